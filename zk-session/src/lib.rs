@@ -1,1 +1,50 @@
-//! zk-session
+//! An async ZooKeeper 3.8 client session on tokio.
+//!
+//! [`Client`] is a cheap handle; one background task per session owns the connection. It
+//! pipelines any number of requests, sends heartbeats, moves to another server with the same
+//! session when a server dies or stalls, re-sends auth and re-registers watches there, and
+//! reports connection states ([`SessionEvent`]) the way Curator does.
+//!
+//! ```no_run
+//! # async fn f() -> zk_session::Result<()> {
+//! use zk_session::{Client, CreateOptions};
+//!
+//! let client = Client::builder("127.0.0.1:2181,127.0.0.1:2182/app").connect().await?;
+//! let path = client
+//!     .create("/jobs/job-", b"payload", &CreateOptions::persistent_sequential())
+//!     .await?;
+//! let (_children, _stat, watch) = client.get_children_watch("/jobs").await?;
+//! let event = watch.await?;
+//! println!("{path} and then {event:?}");
+//! # Ok(()) }
+//! ```
+
+mod builder;
+mod chroot;
+mod client;
+mod connect_string;
+mod connection;
+mod create_options;
+mod error;
+mod multi;
+mod retry;
+mod session;
+mod state;
+mod version;
+mod watch;
+mod watch_table;
+
+pub use builder::{ClientBuilder, ReadOnly};
+pub use client::Client;
+pub use create_options::CreateOptions;
+pub use error::{Error, Result};
+pub use multi::{Op, OpResult, ReadOp, ReadResult};
+pub use retry::RetryPolicy;
+pub use state::{SessionEvent, SessionEvents, SessionState};
+pub use version::Version;
+pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
+
+pub use zk_proto::{
+    Acl, AddWatchMode, ClientInfo, CreateMode, ErrorCode, EventType, Id, PathError, Perms, Stat,
+    WatcherType,
+};

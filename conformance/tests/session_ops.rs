@@ -1,0 +1,618 @@
+//! Every operation of zk-session against a real standalone server.
+
+use std::time::Duration;
+
+use conformance::{shared_standalone, Standalone};
+use zk_session::{
+    Acl, AddWatchMode, Client, CreateMode, CreateOptions, Error, ErrorCode, EventType, Id, Op,
+    OpResult, Perms, ReadOp, ReadResult, SessionState, Version, WatcherType,
+};
+
+async fn client() -> Client {
+    Client::builder(&shared_standalone().connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// A fresh, unique base path per test, so tests can share one server.
+async fn base(c: &Client, name: &str) -> String {
+    let p = format!("/ops-{name}-{}", rand_suffix());
+    c.create(&p, b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    p
+}
+
+fn rand_suffix() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        ^ std::process::id() as u64
+}
+
+#[tokio::test]
+async fn create_get_set_delete_and_versions() {
+    let c = client().await;
+    assert_eq!(c.state(), SessionState::Connected);
+    assert_ne!(c.session_id(), 0);
+    let b = base(&c, "crud").await;
+    let p = format!("{b}/n");
+    assert_eq!(
+        c.create(&p, b"one", &CreateOptions::persistent())
+            .await
+            .unwrap(),
+        p
+    );
+    let (data, stat) = c.get_data(&p).await.unwrap();
+    assert_eq!(&data[..], b"one");
+    assert_eq!(stat.version, 0);
+    assert_eq!(stat.data_length, 3);
+    let stat = c.set_data(&p, b"two", Version::Exact(0)).await.unwrap();
+    assert_eq!(stat.version, 1);
+    let e = c.set_data(&p, b"x", Version::Exact(0)).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::BadVersion));
+    let e = c
+        .create(&p, b"", &CreateOptions::persistent())
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Code(ErrorCode::NodeExists)));
+    assert_eq!(c.exists(&p).await.unwrap().unwrap().version, 1);
+    let e = c.delete(&b, Version::Any).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::NotEmpty));
+    let e = c.delete(&p, Version::Exact(0)).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::BadVersion));
+    c.delete(&p, Version::Exact(1)).await.unwrap();
+    assert_eq!(c.exists(&p).await.unwrap(), None);
+    let e = c.get_data(&p).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::NoNode));
+    let e = c.set_data(&p, b"", Version::Any).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::NoNode));
+}
+
+#[tokio::test]
+async fn every_create_mode() {
+    let c = client().await;
+    let b = base(&c, "modes").await;
+    let (p, stat) = c
+        .create_with_stat(&format!("{b}/p"), b"d", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    assert_eq!(p, format!("{b}/p"));
+    assert_eq!(stat.ephemeral_owner, 0);
+    let (e, stat) = c
+        .create_with_stat(&format!("{b}/e"), b"", &CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    assert_eq!(stat.ephemeral_owner, c.session_id());
+    let s1 = c
+        .create(
+            &format!("{b}/s-"),
+            b"",
+            &CreateOptions::persistent_sequential(),
+        )
+        .await
+        .unwrap();
+    let s2 = c
+        .create(
+            &format!("{b}/s-"),
+            b"",
+            &CreateOptions::ephemeral_sequential(),
+        )
+        .await
+        .unwrap();
+    assert!(s1.len() == b.len() + 3 + 10 && s1 < s2, "{s1} {s2}");
+    assert!(s1[b.len() + 3..].chars().all(|c| c.is_ascii_digit()));
+    // A container is removed by the server once its last child is gone.
+    let cont = c
+        .create(&format!("{b}/cont"), b"", &CreateOptions::container())
+        .await
+        .unwrap();
+    let (_, stat) = c
+        .create_with_stat(&format!("{cont}/child"), b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    assert_eq!(stat.ephemeral_owner, 0);
+    // The ephemeral znodes are this session's.
+    let mut eph = c.get_ephemerals(&b).await.unwrap();
+    eph.sort();
+    assert_eq!(eph, vec![e.clone(), s2.clone()]);
+    c.create(
+        &format!("{b}/ttl"),
+        b"",
+        &CreateOptions::ttl(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.get_all_children_number(&b).await.unwrap(), 7);
+    let mut kids = c.get_children(&b).await.unwrap();
+    kids.sort();
+    assert_eq!(kids.len(), 6);
+    assert!(kids.contains(&"cont".to_string()));
+    let (kids2, stat) = c.get_children_with_stat(&b).await.unwrap();
+    assert_eq!(kids2.len(), 6);
+    assert_eq!(stat.num_children, 6);
+    // A trailing slash is refused, except for sequential creates (the server appends the
+    // sequence number).
+    assert!(matches!(
+        c.create(&format!("{b}/"), b"", &CreateOptions::persistent())
+            .await,
+        Err(Error::InvalidPath { .. })
+    ));
+    let seq = c
+        .create(
+            &format!("{b}/"),
+            b"",
+            &CreateOptions::persistent_sequential(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(seq.len(), b.len() + 1 + 10);
+    c.delete(&format!("{cont}/child"), Version::Any)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn ttl_and_container_znodes_are_reaped() {
+    // The reaper runs every znode.container.checkIntervalMs (60 s by default).
+    let zk = Standalone::builder()
+        .extended_types(true)
+        .system_property("znode.container.checkIntervalMs", "100")
+        .start()
+        .unwrap();
+    let c = Client::builder(&zk.connect_string())
+        .connect()
+        .await
+        .unwrap();
+    let (p, stat) = c
+        .create_with_stat(
+            "/ttl",
+            b"x",
+            &CreateOptions::ttl(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(p, "/ttl");
+    // The server hides the TTL marker it keeps in ephemeralOwner.
+    assert_eq!(stat.ephemeral_owner, 0);
+    let s = c
+        .create(
+            "/ttl-",
+            b"",
+            &CreateOptions::ttl_sequential(Duration::from_secs(600)),
+        )
+        .await
+        .unwrap();
+    assert!(s.starts_with("/ttl-"));
+    let err = c
+        .create(
+            "/bad",
+            b"",
+            &CreateOptions::new(CreateMode::PersistentWithTtl),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)));
+    c.create("/box", b"", &CreateOptions::container())
+        .await
+        .unwrap();
+    c.create("/box/item", b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    c.delete("/box/item", Version::Any).await.unwrap();
+    let mut reaped = false;
+    for _ in 0..100 {
+        if c.exists("/ttl").await.unwrap().is_none() && c.exists("/box").await.unwrap().is_none() {
+            reaped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(reaped, "TTL znode or empty container was not removed");
+    assert!(
+        c.exists(&s).await.unwrap().is_some(),
+        "the long TTL znode went too early"
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn multi_success_and_failure() {
+    let c = client().await;
+    let b = base(&c, "multi").await;
+    let r = c
+        .multi(vec![
+            Op::create(format!("{b}/a"), b"1", CreateOptions::persistent()),
+            Op::create(
+                format!("{b}/s-"),
+                b"2",
+                CreateOptions::persistent_sequential(),
+            ),
+            Op::set_data(format!("{b}/a"), b"3", Version::Exact(0)),
+            Op::check(format!("{b}/a"), Version::Exact(1)),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(r.len(), 4);
+    // The 3.8 server answers a create2 inside a multi with a plain create result (no Stat).
+    assert!(matches!(&r[0], OpResult::Create { path, .. } if *path == format!("{b}/a")));
+    assert!(matches!(&r[1], OpResult::Create { path, .. } if path.starts_with(&format!("{b}/s-"))));
+    assert!(matches!(&r[2], OpResult::SetData(s) if s.version == 1));
+    assert_eq!(r[3], OpResult::Check);
+    // A failing check rolls the whole transaction back.
+    let e = c
+        .multi(vec![
+            Op::create(format!("{b}/b"), b"", CreateOptions::persistent()),
+            Op::check(format!("{b}/a"), Version::Exact(7)),
+            Op::delete(format!("{b}/a"), Version::Any),
+        ])
+        .await
+        .unwrap_err();
+    match e {
+        Error::Multi {
+            index,
+            code,
+            results,
+        } => {
+            assert_eq!(index, 1);
+            assert_eq!(code, ErrorCode::BadVersion);
+            assert_eq!(
+                results,
+                vec![
+                    ErrorCode::Ok,
+                    ErrorCode::BadVersion,
+                    ErrorCode::RuntimeInconsistency
+                ]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.exists(&format!("{b}/b")).await.unwrap(), None);
+    assert!(c.exists(&format!("{b}/a")).await.unwrap().is_some());
+    // multiRead: each read on its own.
+    let r = c
+        .multi_read(vec![
+            ReadOp::GetData(format!("{b}/a")),
+            ReadOp::GetChildren(b.clone()),
+            ReadOp::GetData(format!("{b}/missing")),
+        ])
+        .await
+        .unwrap();
+    assert!(matches!(&r[0], ReadResult::Data(Ok((d, s))) if &d[..] == b"3" && s.version == 1));
+    assert!(matches!(&r[1], ReadResult::Children(Ok(k)) if k.len() == 2));
+    assert_eq!(r[2], ReadResult::Data(Err(ErrorCode::NoNode)));
+    assert!(c.multi(Vec::new()).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn acls_and_digest_auth() {
+    let c = client().await;
+    let b = base(&c, "acl").await;
+    let alice = Client::builder(&shared_standalone().connect_string())
+        .digest_auth("alice", "secret")
+        .connect()
+        .await
+        .unwrap();
+    let who = alice.who_am_i().await.unwrap();
+    assert!(
+        who.iter()
+            .any(|i| i.auth_scheme == "digest" && i.user == "alice"),
+        "{who:?}"
+    );
+    let p = format!("{b}/private");
+    alice
+        .create(
+            &p,
+            b"s3cr3t",
+            &CreateOptions::persistent().with_acl(Acl::creator_all()),
+        )
+        .await
+        .unwrap();
+    let (acl, _) = alice.get_acl(&p).await.unwrap();
+    assert_eq!(acl.len(), 1);
+    assert_eq!(acl[0].id.scheme, "digest");
+    assert_eq!(acl[0].perms, Perms::ALL);
+    // getACL needs READ or ADMIN since 3.5, like any read.
+    assert_eq!(
+        c.get_acl(&p).await.unwrap_err().code(),
+        Some(ErrorCode::NoAuth)
+    );
+    // Not authenticated: NoAuth.
+    assert_eq!(
+        c.get_data(&p).await.unwrap_err().code(),
+        Some(ErrorCode::NoAuth)
+    );
+    // After add_auth with the same identity the read works.
+    c.add_auth("digest", b"alice:secret").await.unwrap();
+    assert_eq!(&c.get_data(&p).await.unwrap().0[..], b"s3cr3t");
+    // set_acl with version check.
+    let open = vec![Acl {
+        perms: Perms::READ,
+        id: Id::anyone(),
+    }];
+    assert_eq!(
+        alice
+            .set_acl(&p, &open, Version::Exact(5))
+            .await
+            .unwrap_err()
+            .code(),
+        Some(ErrorCode::BadVersion)
+    );
+    let stat = alice.set_acl(&p, &open, Version::Exact(0)).await.unwrap();
+    assert_eq!(stat.aversion, 1);
+    let anon = client().await;
+    assert_eq!(&anon.get_data(&p).await.unwrap().0[..], b"s3cr3t");
+    assert_eq!(
+        anon.set_data(&p, b"x", Version::Any)
+            .await
+            .unwrap_err()
+            .code(),
+        Some(ErrorCode::NoAuth)
+    );
+    // A bad digest is not an auth failure (digest accepts any identity), but an unknown
+    // scheme is: the server answers AuthFailed and closes the session.
+    let bad = client().await;
+    let e = bad.add_auth("nosuchscheme", b"x").await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::AuthFailed));
+    assert_eq!(bad.state(), SessionState::AuthFailed);
+    assert_eq!(
+        bad.get_data("/").await.unwrap_err().code(),
+        Some(ErrorCode::AuthFailed)
+    );
+}
+
+#[tokio::test]
+async fn watches_fire_once_and_persistent_watches_stream() {
+    let c = client().await;
+    let other = client().await;
+    let b = base(&c, "watch").await;
+    let p = format!("{b}/w");
+    // exists on a missing znode leaves a watch for its creation.
+    let (stat, created) = c.exists_watch(&p).await.unwrap();
+    assert_eq!(stat, None);
+    other
+        .create(&p, b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let ev = within(created).await.unwrap();
+    assert_eq!(
+        (ev.event_type, ev.path.as_str()),
+        (EventType::NodeCreated, p.as_str())
+    );
+    // Two data watches on one path both fire, once.
+    let (_, _, w1) = c.get_data_watch(&p).await.unwrap();
+    let (_, _, w2) = c.get_data_watch(&p).await.unwrap();
+    let (_, _, kids) = c.get_children_watch(&b).await.unwrap();
+    other.set_data(&p, b"x", Version::Any).await.unwrap();
+    for w in [w1, w2] {
+        assert_eq!(
+            within(w).await.unwrap().event_type,
+            EventType::NodeDataChanged
+        );
+    }
+    other.delete(&p, Version::Any).await.unwrap();
+    let ev = within(kids).await.unwrap();
+    assert_eq!(
+        (ev.event_type, ev.path.as_str()),
+        (EventType::NodeChildrenChanged, b.as_str())
+    );
+
+    // ZooKeeper 3.8 keeps one watch mode per path and connection (ZOOKEEPER-4466, fixed in
+    // 3.9): a second mode on the same path replaces the first. So each mode gets its own path.
+    let rec = format!("{b}/rec");
+    let dir = format!("{b}/dir");
+    for d in [&rec, &dir] {
+        c.create(d, b"", &CreateOptions::persistent())
+            .await
+            .unwrap();
+    }
+    let mut recursive = c
+        .add_watch(&rec, AddWatchMode::PersistentRecursive)
+        .await
+        .unwrap();
+    let mut persistent = c.add_watch(&dir, AddWatchMode::Persistent).await.unwrap();
+    let deep = format!("{rec}/x");
+    other
+        .create(&deep, b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    other
+        .create(&format!("{deep}/y"), b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    other.set_data(&deep, b"1", Version::Any).await.unwrap();
+    other
+        .delete(&format!("{deep}/y"), Version::Any)
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let ev = within(recursive.next()).await.unwrap();
+        seen.push((ev.event_type, ev.path));
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (EventType::NodeCreated, deep.clone()),
+            (EventType::NodeCreated, format!("{deep}/y")),
+            (EventType::NodeDataChanged, deep.clone()),
+            (EventType::NodeDeleted, format!("{deep}/y")),
+        ]
+    );
+    // The persistent watch sees its own znode's children change, every time.
+    for i in 0..3 {
+        other
+            .create(&format!("{dir}/c{i}"), b"", &CreateOptions::persistent())
+            .await
+            .unwrap();
+        let ev = within(persistent.next()).await.unwrap();
+        assert_eq!(
+            (ev.event_type, ev.path.as_str()),
+            (EventType::NodeChildrenChanged, dir.as_str())
+        );
+    }
+    // check/remove watches.
+    c.check_watches(&rec, WatcherType::Any).await.unwrap();
+    c.remove_watches(&rec, WatcherType::Any).await.unwrap();
+    assert_eq!(
+        c.check_watches(&rec, WatcherType::Any)
+            .await
+            .unwrap_err()
+            .code(),
+        Some(ErrorCode::NoWatcher)
+    );
+    assert_eq!(within(recursive.next()).await, None);
+}
+
+async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(5), f)
+        .await
+        .expect("no event within 5 s")
+}
+
+#[tokio::test]
+async fn dropping_the_last_watch_removes_it_on_the_server() {
+    let c = client().await;
+    let b = base(&c, "dropwatch").await;
+    let (_, _, w) = c.get_data_watch(&b).await.unwrap();
+    c.check_watches(&b, WatcherType::Data).await.unwrap();
+    drop(w);
+    // The removal is sent before any later request on the same connection.
+    let mut gone = false;
+    for _ in 0..50 {
+        match c.check_watches(&b, WatcherType::Data).await {
+            Err(e) if e.code() == Some(ErrorCode::NoWatcher) => {
+                gone = true;
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    assert!(gone, "server-side watch was not removed");
+    let w = c.add_watch(&b, AddWatchMode::Persistent).await.unwrap();
+    drop(w);
+    let mut gone = false;
+    for _ in 0..50 {
+        match c.check_watches(&b, WatcherType::Any).await {
+            Err(e) if e.code() == Some(ErrorCode::NoWatcher) => {
+                gone = true;
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    assert!(gone, "persistent watch was not removed");
+}
+
+#[tokio::test]
+async fn chroot_paths_are_relative() {
+    let c = client().await;
+    let b = base(&c, "chroot").await;
+    let cr = Client::builder(&format!("{}{b}", shared_standalone().connect_string()))
+        .connect()
+        .await
+        .unwrap();
+    let mut w = cr
+        .add_watch("/", AddWatchMode::PersistentRecursive)
+        .await
+        .unwrap();
+    assert_eq!(
+        cr.create("/x", b"", &CreateOptions::persistent())
+            .await
+            .unwrap(),
+        "/x"
+    );
+    let s = cr
+        .create("/q-", b"", &CreateOptions::ephemeral_sequential())
+        .await
+        .unwrap();
+    assert!(s.starts_with("/q-"), "{s}");
+    let r = cr
+        .multi(vec![Op::create("/m", b"", CreateOptions::persistent())])
+        .await
+        .unwrap();
+    assert!(matches!(&r[0], OpResult::Create { path, .. } if path == "/m"));
+    assert_eq!(cr.get_ephemerals("/").await.unwrap(), vec![s.clone()]);
+    let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ev.path, "/x");
+    assert!(c.exists(&format!("{b}/x")).await.unwrap().is_some());
+    let mut kids = cr.get_children("/").await.unwrap();
+    kids.sort();
+    assert_eq!(kids.len(), 3);
+    cr.sync("/").await.unwrap();
+}
+
+#[tokio::test]
+async fn invalid_paths_are_refused_before_sending() {
+    let c = client().await;
+    for p in [
+        "", "a", "/a/", "//a", "/a/./b", "/a/../b", "/a\u{0}b", "/\u{1}",
+    ] {
+        let e = c.get_data(p).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidPath { .. }), "{p:?}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn pipelined_requests_are_all_answered_in_order() {
+    let c = client().await;
+    let b = base(&c, "pipeline").await;
+    let p = format!("{b}/n");
+    c.create(&p, b"0", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    // 10,000 setData in flight at once: each reply's version is its position in the FIFO.
+    let mut tasks = Vec::with_capacity(10_000);
+    for _ in 0..10_000 {
+        let c = c.clone();
+        let p = p.clone();
+        tasks.push(tokio::spawn(async move {
+            c.set_data(&p, b"x", Version::Any).await
+        }));
+    }
+    let mut versions = Vec::with_capacity(10_000);
+    for t in tasks {
+        versions.push(t.await.unwrap().unwrap().version);
+    }
+    versions.sort();
+    assert_eq!(versions, (1..=10_000).collect::<Vec<_>>());
+    // And from one task, requests issued in order complete in order.
+    let futs: Vec<_> = (0..1000)
+        .map(|_| c.set_data(&p, b"y", Version::Any))
+        .collect();
+    let mut last = 10_000;
+    for f in futs {
+        let v = f.await.unwrap().version;
+        assert!(v > last);
+        last = v;
+    }
+}
+
+#[tokio::test]
+async fn close_ends_the_session_and_its_ephemerals() {
+    let c = client().await;
+    let watcher = client().await;
+    let b = base(&c, "close").await;
+    let e = format!("{b}/e");
+    c.create(&e, b"", &CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    let (_, gone) = watcher.exists_watch(&e).await.unwrap();
+    let mut events = c.session_events();
+    c.close().await.unwrap();
+    assert_eq!(c.state(), SessionState::Closed);
+    assert_eq!(events.next().await, Some(zk_session::SessionEvent::Closed));
+    assert!(matches!(c.get_data("/").await, Err(Error::Closed)));
+    let ev = tokio::time::timeout(Duration::from_secs(5), gone)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ev.event_type, EventType::NodeDeleted);
+}

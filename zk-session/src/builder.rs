@@ -1,0 +1,200 @@
+//! Configuring and connecting a [`Client`].
+
+use std::{
+    sync::{
+        atomic::{AtomicI64, AtomicU64},
+        Arc, Mutex,
+    },
+    time::Duration,
+};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use zk_proto::DEFAULT_MAX_FRAME_LEN;
+
+use crate::{
+    client::Client,
+    connect_string::ConnectString,
+    session::{Config, Session, Shared},
+    state::{SessionState, StatePublisher},
+    Error,
+};
+
+/// Whether the client may use a server that has lost its quorum, for reads only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadOnly {
+    /// Only read-write servers (the default).
+    #[default]
+    Disallowed,
+    /// Read-only servers too, while looking for a read-write one.
+    Allowed,
+}
+
+/// Builds a [`Client`]; see [`Client::builder`].
+///
+/// ```no_run
+/// # async fn f() -> zk_session::Result<()> {
+/// use std::time::Duration;
+/// use zk_session::{Client, ReadOnly};
+///
+/// let client = Client::builder("10.0.0.1:2181,10.0.0.2:2181,10.0.0.3:2181/app")
+///     .session_timeout(Duration::from_secs(10))
+///     .request_timeout(Duration::from_secs(5))
+///     .read_only(ReadOnly::Allowed)
+///     .digest_auth("user", "secret")
+///     .connect()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    connect_string: String,
+    session_timeout: Duration,
+    connect_timeout: Option<Duration>,
+    initial_connect_timeout: Option<Duration>,
+    request_timeout: Option<Duration>,
+    read_only: ReadOnly,
+    max_frame_len: usize,
+    auths: Vec<(String, Bytes)>,
+    backoff_base: Duration,
+    backoff_max: Duration,
+}
+
+impl ClientBuilder {
+    pub(crate) fn new(connect_string: &str) -> Self {
+        ClientBuilder {
+            connect_string: connect_string.to_owned(),
+            session_timeout: Duration::from_secs(10),
+            connect_timeout: None,
+            initial_connect_timeout: None,
+            request_timeout: None,
+            read_only: ReadOnly::Disallowed,
+            max_frame_len: DEFAULT_MAX_FRAME_LEN,
+            auths: Vec::new(),
+            backoff_base: Duration::from_millis(50),
+            backoff_max: Duration::from_secs(1),
+        }
+    }
+
+    /// The session timeout to ask for (default 10 s). The server clamps it to
+    /// [2, 20] × its tickTime; [`Client::negotiated_timeout`] tells what it granted.
+    pub fn session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+
+    /// How long to try one server before moving to the next (default: the session timeout
+    /// divided by the number of servers, as the reference client does).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// How long [`connect`](Self::connect) waits for the first connection (default: the
+    /// session timeout).
+    pub fn initial_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.initial_connect_timeout = Some(timeout);
+        self
+    }
+
+    /// How long an operation may take, including any wait for a reconnect, before it fails
+    /// with `RequestTimeout` (default: no limit; a disconnected request then waits until the
+    /// session reconnects or ends).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether read-only servers may be used.
+    pub fn read_only(mut self, read_only: ReadOnly) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// The largest frame accepted from (or sent to) a server (default 0xfffff, the server's
+    /// `jute.maxbuffer` default).
+    pub fn max_frame_len(mut self, len: usize) -> Self {
+        self.max_frame_len = len;
+        self
+    }
+
+    /// Authenticates every connection with `scheme` and `auth`, before any request.
+    pub fn auth(mut self, scheme: &str, auth: &[u8]) -> Self {
+        self.auths
+            .push((scheme.to_owned(), Bytes::copy_from_slice(auth)));
+        self
+    }
+
+    /// Digest authentication as `user:password`.
+    pub fn digest_auth(self, user: &str, password: &str) -> Self {
+        self.auth("digest", format!("{user}:{password}").as_bytes())
+    }
+
+    /// The first and the largest pause between rounds of connection attempts
+    /// (default 50 ms growing to 1 s, with jitter).
+    pub fn reconnect_backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.backoff_base = base;
+        self.backoff_max = max;
+        self
+    }
+
+    /// Starts the session task without waiting for a connection. Requests made before the
+    /// first connection wait for it. Must be called inside a tokio runtime.
+    pub fn build(self) -> Result<Client, Error> {
+        let cs = ConnectString::parse(&self.connect_string)?;
+        if self.session_timeout < Duration::from_millis(1) {
+            return Err(Error::Config("session timeout must be positive".into()));
+        }
+        let cfg = Config {
+            hosts: cs.hosts,
+            chroot: cs.chroot.clone(),
+            session_timeout: self.session_timeout,
+            connect_timeout: self.connect_timeout,
+            read_only: self.read_only == ReadOnly::Allowed,
+            max_frame_len: self.max_frame_len,
+            auths: self.auths,
+            backoff_base: self.backoff_base,
+            backoff_max: self.backoff_max,
+        };
+        let shared = Arc::new(Shared {
+            publisher: StatePublisher::new(),
+            session_id: AtomicI64::new(0),
+            negotiated_timeout_ms: AtomicU64::new(0),
+            last_zxid: AtomicI64::new(0),
+            passwd: Mutex::new(Bytes::new()),
+            last_connect_error: Mutex::new(None),
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(Session::new(cfg, shared.clone(), rx).run());
+        Ok(Client::new(tx, shared, cs.chroot, self.request_timeout))
+    }
+
+    /// Starts the session and waits until it is connected.
+    pub async fn connect(self) -> Result<Client, Error> {
+        let wait = self.initial_connect_timeout.unwrap_or(self.session_timeout);
+        let client = self.build()?;
+        let mut state = client.watch_state();
+        let reached = tokio::time::timeout(wait, async {
+            loop {
+                let s = *state.borrow_and_update();
+                if s != SessionState::Connecting {
+                    return s;
+                }
+                if state.changed().await.is_err() {
+                    return SessionState::Closed;
+                }
+            }
+        })
+        .await;
+        match reached {
+            Ok(s) if s.is_connected() => Ok(client),
+            Ok(SessionState::Expired) => Err(Error::session_expired()),
+            Ok(SessionState::AuthFailed) => Err(Error::Code(zk_proto::ErrorCode::AuthFailed)),
+            Ok(_) => Err(Error::Closed),
+            Err(_) => Err(Error::ConnectTimeout {
+                waited: wait,
+                last_error: client.last_connect_error(),
+            }),
+        }
+    }
+}

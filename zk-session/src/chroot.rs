@@ -1,0 +1,68 @@
+//! Translating paths between the caller's view (under the chroot) and the server's.
+
+use zk_proto::{validate_path, PathKind};
+
+use crate::Error;
+
+/// A chroot prefix such as `/app`; paths the caller sees are relative to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Chroot(Option<String>);
+
+impl Chroot {
+    pub fn none() -> Chroot {
+        Chroot(None)
+    }
+
+    pub fn new(prefix: &str) -> Result<Chroot, Error> {
+        if prefix == "/" {
+            return Ok(Chroot(None));
+        }
+        validate_path(prefix, PathKind::Plain).map_err(|reason| Error::InvalidPath {
+            path: prefix.to_owned(),
+            reason,
+        })?;
+        Ok(Chroot(Some(prefix.to_owned())))
+    }
+
+    /// The server's path for a caller's path.
+    pub fn to_server(&self, path: &str) -> String {
+        match &self.0 {
+            None => path.to_owned(),
+            Some(root) if path == "/" => root.clone(),
+            Some(root) => {
+                let mut s = String::with_capacity(root.len() + path.len());
+                s.push_str(root);
+                s.push_str(path);
+                s
+            }
+        }
+    }
+
+    /// The caller's path for a server path; paths outside the chroot are returned unchanged.
+    pub fn to_client(&self, path: &str) -> String {
+        match &self.0 {
+            None => path.to_owned(),
+            Some(root) => match path.strip_prefix(root.as_str()) {
+                Some("") => "/".to_owned(),
+                Some(rest) if rest.starts_with('/') => rest.to_owned(),
+                _ => path.to_owned(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let c = Chroot::new("/app").unwrap();
+        assert_eq!(c.to_server("/"), "/app");
+        assert_eq!(c.to_server("/a/b"), "/app/a/b");
+        assert_eq!(c.to_client("/app"), "/");
+        assert_eq!(c.to_client("/app/a"), "/a");
+        assert_eq!(c.to_client("/apple"), "/apple");
+        assert_eq!(Chroot::none().to_client("/x"), "/x");
+    }
+}

@@ -1,0 +1,764 @@
+//! The `Client` handle: one `async fn` per ZooKeeper operation.
+
+use std::{
+    sync::{atomic::Ordering, Arc},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use tokio::sync::{mpsc, oneshot, watch};
+use zk_proto::{
+    validate_path, Acl, AddWatchMode, AddWatchRequest, CheckVersionRequest, ClientInfo, CreateMode,
+    CreateRequest, CreateTtlRequest, DeleteRequest, ErrorCode, ExistsRequest, GetAclRequest,
+    GetAllChildrenNumberRequest, GetChildrenRequest, GetDataRequest, GetEphemeralsRequest, MultiOp,
+    MultiRequest, MultiResult, PathKind, ReconfigRequest, RemoveWatchesRequest, Request, Response,
+    SetAclRequest, SetDataRequest, Stat, SyncRequest, WatcherType,
+};
+
+use crate::{
+    builder::ClientBuilder,
+    chroot::Chroot,
+    session::{Command, RequestCmd, Shared, WatchReg},
+    state::{SessionEvents, SessionState},
+    watch::{DropNotice, WatchKind},
+    CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, Version,
+};
+
+/// The znode holding the ensemble's dynamic configuration (never under the chroot).
+const CONFIG_NODE: &str = "/zookeeper/config";
+
+/// A handle on one ZooKeeper session. Cheap to clone; every clone shares the session.
+///
+/// The session lives in a background task that owns the connection: it pipelines requests,
+/// sends heartbeats, reconnects to other servers with the same session, and re-registers
+/// watches. When the last handle is dropped the session is closed.
+///
+/// ```no_run
+/// # async fn f() -> zk_session::Result<()> {
+/// use zk_session::{Client, CreateOptions, Version};
+///
+/// let client = Client::builder("127.0.0.1:2181").connect().await?;
+/// client.create("/hello", b"world", &CreateOptions::persistent()).await?;
+/// let (data, stat) = client.get_data("/hello").await?;
+/// assert_eq!(&data[..], b"world");
+/// client.delete("/hello", Version::Exact(stat.version)).await?;
+/// client.close().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tx: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
+    chroot: Chroot,
+    request_timeout: Option<Duration>,
+}
+
+impl Client {
+    /// A builder for a client of the ensemble in `connect_string`
+    /// (`host:port,host:port[/chroot]`).
+    pub fn builder(connect_string: &str) -> ClientBuilder {
+        ClientBuilder::new(connect_string)
+    }
+
+    pub(crate) fn new(
+        tx: mpsc::UnboundedSender<Command>,
+        shared: Arc<Shared>,
+        chroot: Chroot,
+        request_timeout: Option<Duration>,
+    ) -> Self {
+        Client {
+            inner: Arc::new(Inner {
+                tx,
+                shared,
+                chroot,
+                request_timeout,
+            }),
+        }
+    }
+
+    // ----- session information -----
+
+    /// The session id (0 before the first connection).
+    pub fn session_id(&self) -> i64 {
+        self.inner.shared.session_id.load(Ordering::Acquire)
+    }
+
+    /// The session password, with [`session_id`](Self::session_id) enough to take the session
+    /// over from another connection.
+    pub fn session_password(&self) -> Bytes {
+        self.inner
+            .shared
+            .passwd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The session timeout the server granted (zero before the first connection).
+    pub fn negotiated_timeout(&self) -> Duration {
+        Duration::from_millis(
+            self.inner
+                .shared
+                .negotiated_timeout_ms
+                .load(Ordering::Acquire),
+        )
+    }
+
+    /// The highest zxid seen in a reply.
+    pub fn last_zxid(&self) -> i64 {
+        self.inner.shared.last_zxid.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn last_connect_error(&self) -> Option<String> {
+        self.inner
+            .shared
+            .last_connect_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The current connection state.
+    pub fn state(&self) -> SessionState {
+        self.inner.shared.publisher.state()
+    }
+
+    /// A stream of connection state changes from now on.
+    pub fn session_events(&self) -> SessionEvents {
+        SessionEvents::new(self.inner.shared.publisher.subscribe())
+    }
+
+    /// The state as a `tokio::sync::watch` receiver, for waiting on a particular state.
+    pub fn watch_state(&self) -> watch::Receiver<SessionState> {
+        self.inner.shared.publisher.watch_state()
+    }
+
+    // ----- plumbing -----
+
+    fn server_path(&self, path: &str, kind: PathKind) -> Result<String, Error> {
+        validate_path(path, kind).map_err(|reason| Error::InvalidPath {
+            path: path.to_owned(),
+            reason,
+        })?;
+        Ok(self.inner.chroot.to_server(path))
+    }
+
+    fn client_path(&self, server_path: &str) -> String {
+        self.inner.chroot.to_client(server_path)
+    }
+
+    async fn call(&self, request: Request, watch: Option<WatchReg>) -> Result<Response, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .tx
+            .send(Command::Request(RequestCmd {
+                request,
+                reply: tx,
+                watch,
+            }))
+            .map_err(|_| Error::Closed)?;
+        match self.inner.request_timeout {
+            None => rx.await.unwrap_or(Err(Error::Closed)),
+            Some(t) => match tokio::time::timeout(t, rx).await {
+                Ok(r) => r.unwrap_or(Err(Error::Closed)),
+                Err(_) => Err(Error::Code(ErrorCode::RequestTimeout)),
+            },
+        }
+    }
+
+    fn oneshot_watch(&self, path: &str) -> (WatchReg, OneshotWatch) {
+        let (tx, rx) = oneshot::channel();
+        let notice = DropNotice {
+            tx: Some(self.inner.tx.downgrade()),
+            path: path.to_owned(),
+            // Corrected by the task from the reply; only the path matters for removal checks.
+            kind: WatchKind::Data,
+        };
+        (
+            WatchReg::Oneshot {
+                path: path.to_owned(),
+                tx,
+            },
+            OneshotWatch::new(rx, notice),
+        )
+    }
+
+    // ----- operations -----
+
+    fn create_request(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions,
+    ) -> Result<Request, Error> {
+        let mode = options.mode();
+        let kind = if mode.is_sequential() {
+            PathKind::Sequential
+        } else {
+            PathKind::Plain
+        };
+        let path = self.server_path(path, kind)?;
+        let data = Some(Bytes::copy_from_slice(data));
+        let acl = options.acl().to_vec();
+        if mode.is_ttl() {
+            let ttl = options
+                .ttl_duration()
+                .ok_or_else(|| Error::InvalidArgument("a TTL mode needs a TTL".into()))?;
+            let ttl = ttl.as_millis();
+            if ttl == 0 || ttl > (1u128 << 40) {
+                return Err(Error::InvalidArgument(format!(
+                    "TTL of {ttl} ms is out of range"
+                )));
+            }
+            return Ok(Request::CreateTtl(CreateTtlRequest {
+                path,
+                data,
+                acl,
+                mode,
+                ttl: ttl as i64,
+            }));
+        }
+        if options.ttl_duration().is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{mode:?} does not take a TTL"
+            )));
+        }
+        Ok(Request::Create2(CreateRequest {
+            path,
+            data,
+            acl,
+            mode,
+        }))
+    }
+
+    /// Creates a znode and returns its path (with the sequence suffix for sequential modes).
+    pub async fn create(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions,
+    ) -> Result<String, Error> {
+        let mut req = self.create_request(path, data, options)?;
+        // Plain modes use opcode 1, which returns no Stat.
+        if let Request::Create2(r) = req {
+            req = if r.mode == CreateMode::Container {
+                Request::CreateContainer(r)
+            } else {
+                Request::Create(r)
+            };
+        }
+        match self.call(req, None).await? {
+            Response::Create(r) => Ok(self.client_path(&r.path)),
+            Response::Create2(r) => Ok(self.client_path(&r.path)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Creates a znode and returns its path and Stat.
+    pub async fn create_with_stat(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions,
+    ) -> Result<(String, Stat), Error> {
+        let mut req = self.create_request(path, data, options)?;
+        if let Request::Create2(r) = req {
+            req = if r.mode == CreateMode::Container {
+                Request::CreateContainer(r)
+            } else {
+                Request::Create2(r)
+            };
+        }
+        match self.call(req, None).await? {
+            Response::Create2(r) => Ok((self.client_path(&r.path), r.stat)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Deletes a znode if its version matches.
+    pub async fn delete(&self, path: &str, version: Version) -> Result<(), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::Delete(DeleteRequest {
+            path,
+            version: version.as_i32(),
+        });
+        self.call(req, None).await.map(drop)
+    }
+
+    /// The znode's Stat, or `None` if it does not exist.
+    pub async fn exists(&self, path: &str) -> Result<Option<Stat>, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::Exists(ExistsRequest { path, watch: false });
+        exists_result(self.call(req, None).await)
+    }
+
+    /// Like [`exists`](Self::exists), and leaves a watch that fires when the znode is created,
+    /// changed or deleted.
+    pub async fn exists_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let (reg, watch) = self.oneshot_watch(&path);
+        let req = Request::Exists(ExistsRequest { path, watch: true });
+        let stat = exists_result(self.call(req, Some(reg)).await)?;
+        Ok((stat, watch))
+    }
+
+    /// The znode's data (a slice of the reply frame, not a copy; empty for null data) and Stat.
+    pub async fn get_data(&self, path: &str) -> Result<(Bytes, Stat), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetData(GetDataRequest { path, watch: false });
+        data_result(self.call(req, None).await?)
+    }
+
+    /// Like [`get_data`](Self::get_data), and leaves a watch that fires when the data changes
+    /// or the znode is deleted.
+    pub async fn get_data_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let (reg, watch) = self.oneshot_watch(&path);
+        let req = Request::GetData(GetDataRequest { path, watch: true });
+        let (data, stat) = data_result(self.call(req, Some(reg)).await?)?;
+        Ok((data, stat, watch))
+    }
+
+    /// Replaces the znode's data if its version matches; returns the new Stat.
+    pub async fn set_data(&self, path: &str, data: &[u8], version: Version) -> Result<Stat, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::SetData(SetDataRequest {
+            path,
+            data: Some(Bytes::copy_from_slice(data)),
+            version: version.as_i32(),
+        });
+        stat_result(self.call(req, None).await?)
+    }
+
+    /// The znode's ACL and Stat.
+    pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        match self
+            .call(Request::GetAcl(GetAclRequest { path }), None)
+            .await?
+        {
+            Response::GetAcl(r) => Ok((r.acl, r.stat)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Replaces the znode's ACL if its ACL version matches; returns the new Stat.
+    pub async fn set_acl(&self, path: &str, acl: &[Acl], version: Version) -> Result<Stat, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::SetAcl(SetAclRequest {
+            path,
+            acl: acl.to_vec(),
+            version: version.as_i32(),
+        });
+        stat_result(self.call(req, None).await?)
+    }
+
+    /// The names of the znode's children.
+    pub async fn get_children(&self, path: &str) -> Result<Vec<String>, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetChildren(GetChildrenRequest { path, watch: false });
+        match self.call(req, None).await? {
+            Response::GetChildren(r) => Ok(r.children),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The names of the znode's children and its Stat.
+    pub async fn get_children_with_stat(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetChildren2(GetChildrenRequest { path, watch: false });
+        children2_result(self.call(req, None).await?)
+    }
+
+    /// Like [`get_children_with_stat`](Self::get_children_with_stat), and leaves a watch that
+    /// fires when a child is added or removed or the znode is deleted.
+    pub async fn get_children_watch(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<String>, Stat, OneshotWatch), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let (reg, watch) = self.oneshot_watch(&path);
+        let req = Request::GetChildren2(GetChildrenRequest { path, watch: true });
+        let (children, stat) = children2_result(self.call(req, Some(reg)).await?)?;
+        Ok((children, stat, watch))
+    }
+
+    /// Waits until the server this session is connected to has caught up with the leader.
+    pub async fn sync(&self, path: &str) -> Result<(), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        self.call(Request::Sync(SyncRequest { path }), None)
+            .await
+            .map(drop)
+    }
+
+    /// Runs the writes as one transaction: all succeed or none does. A failed transaction is
+    /// [`Error::Multi`], which names the op that failed.
+    pub async fn multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>, Error> {
+        let mut wire = Vec::new();
+        for op in ops {
+            wire.push(self.multi_op(op)?);
+        }
+        // The server would accept an empty multi, but there is nothing to send.
+        if wire.is_empty() {
+            return Ok(Vec::new());
+        }
+        let resp = self
+            .call(Request::Multi(MultiRequest { ops: wire }), None)
+            .await?;
+        let Response::Multi(m) = resp else {
+            return Err(unexpected(resp));
+        };
+        if let Some(err) = multi_failure(&m.results) {
+            return Err(err);
+        }
+        m.results
+            .into_iter()
+            .map(|r| match r {
+                MultiResult::Create(c) => Ok(OpResult::Create {
+                    path: self.client_path(&c.path),
+                    stat: None,
+                }),
+                MultiResult::Create2(c) => Ok(OpResult::Create {
+                    path: self.client_path(&c.path),
+                    stat: Some(c.stat),
+                }),
+                MultiResult::Delete => Ok(OpResult::Delete),
+                MultiResult::SetData(s) => Ok(OpResult::SetData(s)),
+                MultiResult::Check => Ok(OpResult::Check),
+                other => Err(Error::ProtocolViolation(format!(
+                    "unexpected multi result {other:?}"
+                ))),
+            })
+            .collect()
+    }
+
+    fn multi_op(&self, op: Op) -> Result<MultiOp, Error> {
+        let kind = match &op {
+            Op::Create { options, .. } if options.mode().is_sequential() => PathKind::Sequential,
+            _ => PathKind::Plain,
+        };
+        let path = self.server_path(op.path(), kind)?;
+        Ok(match op {
+            Op::Create { data, options, .. } => {
+                let mode = options.mode();
+                let acl = options.acl().to_vec();
+                if mode.is_ttl() {
+                    let ttl = options
+                        .ttl_duration()
+                        .ok_or_else(|| Error::InvalidArgument("a TTL mode needs a TTL".into()))?;
+                    MultiOp::CreateTtl(CreateTtlRequest {
+                        path,
+                        data: Some(data),
+                        acl,
+                        mode,
+                        ttl: ttl.as_millis() as i64,
+                    })
+                } else {
+                    let r = CreateRequest {
+                        path,
+                        data: Some(data),
+                        acl,
+                        mode,
+                    };
+                    if mode == CreateMode::Container {
+                        MultiOp::CreateContainer(r)
+                    } else {
+                        MultiOp::Create2(r)
+                    }
+                }
+            }
+            Op::Delete { version, .. } => MultiOp::Delete(DeleteRequest {
+                path,
+                version: version.as_i32(),
+            }),
+            Op::SetData { data, version, .. } => MultiOp::SetData(SetDataRequest {
+                path,
+                data: Some(data),
+                version: version.as_i32(),
+            }),
+            Op::Check { version, .. } => MultiOp::Check(CheckVersionRequest {
+                path,
+                version: version.as_i32(),
+            }),
+        })
+    }
+
+    /// Runs the reads in one round trip; each succeeds or fails on its own.
+    pub async fn multi_read(
+        &self,
+        ops: impl IntoIterator<Item = ReadOp>,
+    ) -> Result<Vec<ReadResult>, Error> {
+        let mut wire = Vec::new();
+        for op in ops {
+            wire.push(match op {
+                ReadOp::GetData(p) => MultiOp::GetData(GetDataRequest {
+                    path: self.server_path(&p, PathKind::Plain)?,
+                    watch: false,
+                }),
+                ReadOp::GetChildren(p) => MultiOp::GetChildren(GetChildrenRequest {
+                    path: self.server_path(&p, PathKind::Plain)?,
+                    watch: false,
+                }),
+            });
+        }
+        if wire.is_empty() {
+            return Ok(Vec::new());
+        }
+        let resp = self
+            .call(Request::MultiRead(MultiRequest { ops: wire.clone() }), None)
+            .await?;
+        let Response::Multi(m) = resp else {
+            return Err(unexpected(resp));
+        };
+        if m.results.len() != wire.len() {
+            return Err(Error::ProtocolViolation(format!(
+                "{} results for {} reads",
+                m.results.len(),
+                wire.len()
+            )));
+        }
+        m.results
+            .into_iter()
+            .zip(wire)
+            .map(|(r, op)| match (r, op) {
+                (MultiResult::GetData(d), _) => {
+                    Ok(ReadResult::Data(Ok((d.data.unwrap_or_default(), d.stat))))
+                }
+                (MultiResult::GetChildren(c), _) => Ok(ReadResult::Children(Ok(c.children))),
+                (MultiResult::Error(code), MultiOp::GetData(_)) => Ok(ReadResult::Data(Err(code))),
+                (MultiResult::Error(code), _) => Ok(ReadResult::Children(Err(code))),
+                (other, _) => Err(Error::ProtocolViolation(format!(
+                    "unexpected multiRead result {other:?}"
+                ))),
+            })
+            .collect()
+    }
+
+    /// Adds a persistent watch (every change at `path`) or a persistent-recursive watch (every
+    /// change at or below `path`, children-changed excepted), as a stream of events.
+    pub async fn add_watch(
+        &self,
+        path: &str,
+        mode: AddWatchMode,
+    ) -> Result<PersistentWatch, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let kind = match mode {
+            AddWatchMode::Persistent => WatchKind::Persistent,
+            AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let notice = DropNotice {
+            tx: Some(self.inner.tx.downgrade()),
+            path: path.clone(),
+            kind,
+        };
+        let reg = WatchReg::Stream {
+            path: path.clone(),
+            kind,
+            tx,
+        };
+        let req = Request::AddWatch(AddWatchRequest { path, mode });
+        match self.call(req, Some(reg)).await? {
+            Response::Error(e) if e.err != 0 => Err(Error::Code(ErrorCode::from_code(e.err))),
+            Response::Error(_) | Response::Empty => Ok(PersistentWatch::new(rx, notice)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Removes this session's watches of `watcher_type` on `path`, on the server and here:
+    /// the local watches end with [`Error::WatchRemoved`]. Fails with `NoWatcher` if none.
+    pub async fn remove_watches(&self, path: &str, watcher_type: WatcherType) -> Result<(), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let reg = WatchReg::Remove {
+            path: path.clone(),
+            watcher_type,
+        };
+        let req = Request::RemoveWatches(RemoveWatchesRequest { path, watcher_type });
+        self.call(req, Some(reg)).await.map(drop)
+    }
+
+    /// Succeeds if this session has a watch of `watcher_type` on `path`; `NoWatcher` if not.
+    pub async fn check_watches(&self, path: &str, watcher_type: WatcherType) -> Result<(), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::CheckWatches(RemoveWatchesRequest { path, watcher_type });
+        self.call(req, None).await.map(drop)
+    }
+
+    /// The paths of this session's ephemeral znodes under `prefix` ("/" for all).
+    pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>, Error> {
+        let prefix_path = self.server_path(prefix, PathKind::Plain)?;
+        let req = Request::GetEphemerals(GetEphemeralsRequest { prefix_path });
+        match self.call(req, None).await? {
+            Response::GetEphemerals(r) => {
+                Ok(r.ephemerals.iter().map(|p| self.client_path(p)).collect())
+            }
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The number of descendants of `path`.
+    pub async fn get_all_children_number(&self, path: &str) -> Result<i32, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetAllChildrenNumber(GetAllChildrenNumberRequest { path });
+        match self.call(req, None).await? {
+            Response::GetAllChildrenNumber(r) => Ok(r.total_number),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The identities this session is authenticated as.
+    pub async fn who_am_i(&self) -> Result<Vec<ClientInfo>, Error> {
+        match self.call(Request::WhoAmI, None).await? {
+            Response::WhoAmI(r) => Ok(r.client_info),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Authenticates the session (and every later connection of it) with `scheme`/`auth`.
+    /// An `AuthFailed` answer ends the session, as the server closes it.
+    pub async fn add_auth(&self, scheme: &str, auth: &[u8]) -> Result<(), Error> {
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .tx
+            .send(Command::AddAuth {
+                scheme: scheme.to_owned(),
+                auth: Bytes::copy_from_slice(auth),
+                reply: tx,
+            })
+            .map_err(|_| Error::Closed)?;
+        rx.await.unwrap_or(Err(Error::Closed))
+    }
+
+    /// The ensemble's dynamic configuration (`/zookeeper/config`) and its Stat.
+    pub async fn get_config(&self) -> Result<(Bytes, Stat), Error> {
+        let req = Request::GetData(GetDataRequest {
+            path: CONFIG_NODE.to_owned(),
+            watch: false,
+        });
+        data_result(self.call(req, None).await?)
+    }
+
+    /// Changes the ensemble's membership: incrementally (`joining`/`leaving`, comma-separated
+    /// server specs and ids) or wholesale (`new_members`). `from_config` makes it conditional
+    /// on the current config version. Returns the new config and its Stat.
+    pub async fn reconfig(
+        &self,
+        joining: Option<&str>,
+        leaving: Option<&str>,
+        new_members: Option<&str>,
+        from_config: Option<i64>,
+    ) -> Result<(Bytes, Stat), Error> {
+        let req = Request::Reconfig(ReconfigRequest {
+            joining_servers: joining.map(str::to_owned),
+            leaving_servers: leaving.map(str::to_owned),
+            new_members: new_members.map(str::to_owned),
+            cur_config_id: from_config.unwrap_or(-1),
+        });
+        data_result(self.call(req, None).await?)
+    }
+
+    /// Closes the session: its ephemeral znodes go, its watches end, every later request fails
+    /// with [`Error::Closed`].
+    pub async fn close(&self) -> Result<(), Error> {
+        let (tx, rx) = oneshot::channel();
+        if self.inner.tx.send(Command::Close { reply: tx }).is_err() {
+            return Ok(());
+        }
+        let _ = rx.await;
+        Ok(())
+    }
+}
+
+fn unexpected(resp: Response) -> Error {
+    Error::ProtocolViolation(format!("unexpected response {resp:?}"))
+}
+
+fn exists_result(r: Result<Response, Error>) -> Result<Option<Stat>, Error> {
+    match r {
+        Ok(Response::Stat(s)) => Ok(Some(s)),
+        Err(Error::Code(ErrorCode::NoNode)) => Ok(None),
+        Ok(other) => Err(unexpected(other)),
+        Err(e) => Err(e),
+    }
+}
+
+fn data_result(r: Response) -> Result<(Bytes, Stat), Error> {
+    match r {
+        Response::GetData(d) => Ok((d.data.unwrap_or_default(), d.stat)),
+        other => Err(unexpected(other)),
+    }
+}
+
+fn stat_result(r: Response) -> Result<Stat, Error> {
+    match r {
+        Response::Stat(s) => Ok(s),
+        other => Err(unexpected(other)),
+    }
+}
+
+fn children2_result(r: Response) -> Result<(Vec<String>, Stat), Error> {
+    match r {
+        Response::GetChildren2(c) => Ok((c.children, c.stat)),
+        other => Err(unexpected(other)),
+    }
+}
+
+/// A rolled-back transaction comes back as all-error results: the op that failed carries its
+/// code, the ops before it 0 and the ops after it -2 (RuntimeInconsistency).
+fn multi_failure(results: &[MultiResult]) -> Option<Error> {
+    let codes: Vec<ErrorCode> = results
+        .iter()
+        .map(|r| match r {
+            MultiResult::Error(c) => *c,
+            _ => ErrorCode::Ok,
+        })
+        .collect();
+    if !results
+        .iter()
+        .any(|r| matches!(r, MultiResult::Error(c) if *c != ErrorCode::Ok))
+    {
+        return None;
+    }
+    let index = codes
+        .iter()
+        .position(|c| !matches!(c, ErrorCode::Ok | ErrorCode::RuntimeInconsistency))
+        .or_else(|| codes.iter().position(|c| *c != ErrorCode::Ok))
+        .unwrap_or(0);
+    Some(Error::Multi {
+        index,
+        code: codes[index],
+        results: codes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_multi_names_the_failing_op() {
+        let r = [
+            MultiResult::Error(ErrorCode::Ok),
+            MultiResult::Error(ErrorCode::BadVersion),
+            MultiResult::Error(ErrorCode::RuntimeInconsistency),
+        ];
+        match multi_failure(&r) {
+            Some(Error::Multi {
+                index,
+                code,
+                results,
+            }) => {
+                assert_eq!(index, 1);
+                assert_eq!(code, ErrorCode::BadVersion);
+                assert_eq!(results.len(), 3);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(multi_failure(&[MultiResult::Delete, MultiResult::Check]).is_none());
+    }
+}

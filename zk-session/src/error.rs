@@ -1,0 +1,109 @@
+//! The one error type of the client.
+
+use std::time::Duration;
+
+use thiserror::Error;
+use zk_proto::{DecodeError, ErrorCode, PathError};
+
+/// Everything an operation can fail with.
+///
+/// Server error codes stay codes: match on [`Error::Code`] with the [`ErrorCode`] you expect, or
+/// use [`Error::code`]. Client-side conditions that ZooKeeper has codes for use those codes too
+/// (`ConnectionLoss`, `SessionExpired`, `RequestTimeout`, `AuthFailed`), as the Java client does.
+///
+/// ```
+/// use zk_session::{Error, ErrorCode};
+///
+/// fn exists_already(e: &Error) -> bool {
+///     matches!(e, Error::Code(ErrorCode::NodeExists))
+/// }
+/// assert!(exists_already(&Error::Code(ErrorCode::NodeExists)));
+/// assert_eq!(Error::Code(ErrorCode::NoNode).code(), Some(ErrorCode::NoNode));
+/// ```
+#[derive(Debug, Clone, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server (or the session, for ConnectionLoss, SessionExpired, RequestTimeout and
+    /// AuthFailed) answered with this code.
+    #[error("{0}")]
+    Code(ErrorCode),
+    /// A multi transaction was rolled back: `index` is the op that failed with `code`, and
+    /// `results` holds the per-op codes the server sent (0 before it, -2 after it).
+    #[error("multi op {index} failed: {code}")]
+    Multi {
+        index: usize,
+        code: ErrorCode,
+        results: Vec<ErrorCode>,
+    },
+    /// The path breaks one of ZooKeeper's rules; nothing was sent.
+    #[error("invalid path {path:?}: {reason}")]
+    InvalidPath { path: String, reason: PathError },
+    /// An argument the server would refuse; nothing was sent.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The server sent bytes that break the protocol; the connection was dropped.
+    #[error("protocol error from the server: {0}")]
+    Protocol(#[from] DecodeError),
+    /// The server's reply does not fit the request it answers; the connection was dropped.
+    #[error("protocol violation: {0}")]
+    ProtocolViolation(String),
+    /// The connect string or the builder's settings are unusable.
+    #[error("bad configuration: {0}")]
+    Config(String),
+    /// No server could be reached in time for the first connection.
+    #[error("could not connect to any server within {waited:?} (last attempt: {})", last_error.as_deref().unwrap_or("none"))]
+    ConnectTimeout {
+        waited: Duration,
+        last_error: Option<String>,
+    },
+    /// The watch was removed by [`Client::remove_watches`](crate::Client::remove_watches)
+    /// before it fired.
+    #[error("the watch was removed")]
+    WatchRemoved,
+    /// The client was closed.
+    #[error("the client is closed")]
+    Closed,
+}
+
+impl Error {
+    /// The ZooKeeper error code behind this error, if it has one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Error::Code(c) => Some(*c),
+            Error::Multi { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// True when the operation may have taken effect or not, and is worth retrying if it is
+    /// idempotent: the connection was lost or the request timed out.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.code(),
+            Some(
+                ErrorCode::ConnectionLoss
+                    | ErrorCode::OperationTimeout
+                    | ErrorCode::RequestTimeout
+                    | ErrorCode::SessionMoved
+                    | ErrorCode::ThrottledOp
+            )
+        ) || matches!(self, Error::Protocol(_) | Error::ProtocolViolation(_))
+    }
+
+    pub(crate) fn connection_loss() -> Error {
+        Error::Code(ErrorCode::ConnectionLoss)
+    }
+
+    pub(crate) fn session_expired() -> Error {
+        Error::Code(ErrorCode::SessionExpired)
+    }
+}
+
+impl From<ErrorCode> for Error {
+    fn from(c: ErrorCode) -> Self {
+        Error::Code(c)
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

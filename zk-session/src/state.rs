@@ -1,0 +1,142 @@
+//! Connection states and the stream of their changes.
+
+use tokio::sync::{broadcast, watch};
+
+/// Where the session stands now.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) {
+/// use zk_session::SessionState;
+/// if client.state() == SessionState::Connected {
+///     println!("session {:#x}", client.session_id());
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionState {
+    /// Looking for a server for the first time.
+    Connecting,
+    /// Connected to a server that serves reads and writes.
+    Connected,
+    /// Connected to a server that has lost its quorum: reads only.
+    ConnectedReadOnly,
+    /// The connection is gone; the session may still be alive on the ensemble.
+    Suspended,
+    /// No connection for the whole negotiated session timeout: the session is presumed
+    /// expired, though the client keeps trying in case the ensemble still holds it.
+    Lost,
+    /// The ensemble declared the session expired. Build a new client.
+    Expired,
+    /// The server refused our credentials. Build a new client.
+    AuthFailed,
+    /// The client was closed.
+    Closed,
+}
+
+impl SessionState {
+    /// True when requests can be sent now.
+    pub fn is_connected(self) -> bool {
+        matches!(
+            self,
+            SessionState::Connected | SessionState::ConnectedReadOnly
+        )
+    }
+
+    /// True when the session can never come back.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            SessionState::Expired | SessionState::AuthFailed | SessionState::Closed
+        )
+    }
+}
+
+/// A change of connection state, in the manner of Curator's `ConnectionState`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// The first connection of the session.
+    Connected,
+    /// Connected to a read-only server.
+    ConnectedReadOnly,
+    /// The connection was lost; the session may live (Curator's SUSPENDED).
+    Suspended,
+    /// Connected again with the same session (Curator's RECONNECTED).
+    Reconnected,
+    /// No connection for the negotiated timeout: presume the session gone (Curator's LOST).
+    Lost,
+    /// The ensemble expired the session.
+    Expired,
+    /// Authentication failed.
+    AuthFailed,
+    /// The client was closed.
+    Closed,
+}
+
+/// A stream of [`SessionEvent`]s, from [`Client::session_events`](crate::Client::session_events).
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) {
+/// let mut events = client.session_events();
+/// while let Some(ev) = events.next().await {
+///     println!("{ev:?}");
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct SessionEvents {
+    rx: broadcast::Receiver<SessionEvent>,
+}
+
+impl SessionEvents {
+    pub(crate) fn new(rx: broadcast::Receiver<SessionEvent>) -> Self {
+        SessionEvents { rx }
+    }
+
+    /// The next event; `None` once the client is gone and all events were read.
+    ///
+    /// A reader that falls more than 64 events behind skips the oldest ones.
+    pub async fn next(&mut self) -> Option<SessionEvent> {
+        loop {
+            match self.rx.recv().await {
+                Ok(ev) => return Some(ev),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+/// The session task's side: publishes states and events.
+#[derive(Debug)]
+pub(crate) struct StatePublisher {
+    state: watch::Sender<SessionState>,
+    events: broadcast::Sender<SessionEvent>,
+}
+
+impl StatePublisher {
+    pub fn new() -> Self {
+        StatePublisher {
+            state: watch::channel(SessionState::Connecting).0,
+            events: broadcast::channel(64).0,
+        }
+    }
+
+    pub fn state(&self) -> SessionState {
+        *self.state.borrow()
+    }
+
+    pub fn watch_state(&self) -> watch::Receiver<SessionState> {
+        self.state.subscribe()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.events.subscribe()
+    }
+
+    pub fn publish(&self, state: SessionState, event: SessionEvent) {
+        self.state.send_replace(state);
+        let _ = self.events.send(event);
+    }
+}

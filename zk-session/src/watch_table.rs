@@ -1,0 +1,477 @@
+//! The session task's registry of watches: who gets which event, what to re-register on
+//! reconnect, and when a server-side watch can be removed.
+
+use std::collections::HashMap;
+
+use tokio::sync::{mpsc, oneshot};
+use zk_proto::{EventType, Request, SetWatches, SetWatches2, WatcherType};
+
+use crate::{chroot::Chroot, watch::WatchKind, Error, WatchedEvent};
+
+pub(crate) type OneshotTx = oneshot::Sender<Result<WatchedEvent, Error>>;
+pub(crate) type StreamTx = mpsc::UnboundedSender<WatchedEvent>;
+
+/// SetWatches batches stay under this much path text, as the Java client's do, so that no
+/// batch comes near the server's frame limit.
+pub(crate) const SET_WATCHES_MAX_PATH_BYTES: usize = 128 * 1024;
+
+/// Watches by server path (chroot included).
+#[derive(Debug, Default)]
+pub(crate) struct WatchTable {
+    data: HashMap<String, Vec<OneshotTx>>,
+    exist: HashMap<String, Vec<OneshotTx>>,
+    child: HashMap<String, Vec<OneshotTx>>,
+    persistent: HashMap<String, Vec<StreamTx>>,
+    recursive: HashMap<String, Vec<StreamTx>>,
+    /// Watch-setting requests in flight per path: a server-side watch is not removed while one
+    /// of them may still register a watch there.
+    registering: HashMap<String, u32>,
+}
+
+fn deliver_oneshots(list: Option<Vec<OneshotTx>>, ev: &WatchedEvent) -> usize {
+    let mut n = 0;
+    for tx in list.into_iter().flatten() {
+        if tx.send(Ok(ev.clone())).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
+fn deliver_streams(list: Option<&mut Vec<StreamTx>>, ev: &WatchedEvent) -> usize {
+    let Some(list) = list else { return 0 };
+    list.retain(|tx| tx.send(ev.clone()).is_ok());
+    list.len()
+}
+
+impl WatchTable {
+    /// A request that may register a watch on `path` was sent.
+    pub fn begin_registration(&mut self, path: &str) {
+        *self.registering.entry(path.to_owned()).or_default() += 1;
+    }
+
+    /// That request was answered or failed.
+    pub fn end_registration(&mut self, path: &str) {
+        if let Some(n) = self.registering.get_mut(path) {
+            *n -= 1;
+            if *n == 0 {
+                self.registering.remove(path);
+            }
+        }
+    }
+
+    /// Registers a one-shot watch of `kind` (Data, Exist or Child).
+    pub fn add_oneshot(&mut self, kind: WatchKind, path: String, tx: OneshotTx) {
+        let map = match kind {
+            WatchKind::Data => &mut self.data,
+            WatchKind::Exist => &mut self.exist,
+            WatchKind::Child => &mut self.child,
+            WatchKind::Persistent | WatchKind::PersistentRecursive => {
+                unreachable!("persistent watches are streams")
+            }
+        };
+        map.entry(path).or_default().push(tx);
+    }
+
+    /// Registers a persistent or persistent-recursive watch.
+    pub fn add_stream(&mut self, kind: WatchKind, path: String, tx: StreamTx) {
+        let map = match kind {
+            WatchKind::Persistent => &mut self.persistent,
+            WatchKind::PersistentRecursive => &mut self.recursive,
+            _ => unreachable!("one-shot watches are not streams"),
+        };
+        map.entry(path).or_default().push(tx);
+    }
+
+    /// Delivers a notification to every watch it concerns, following the server's rules:
+    /// data and exist watches fire on created/changed/deleted, child watches on
+    /// children-changed and deleted; persistent watches on everything at their path, and
+    /// recursive watches on everything but children-changed at or below theirs.
+    /// Returns how many watches were told.
+    pub fn dispatch(&mut self, event_type: EventType, server_path: &str, chroot: &Chroot) -> usize {
+        let ev = WatchedEvent {
+            event_type,
+            path: chroot.to_client(server_path),
+        };
+        let mut n = 0;
+        match event_type {
+            EventType::NodeCreated | EventType::NodeDataChanged => {
+                n += deliver_oneshots(self.data.remove(server_path), &ev);
+                n += deliver_oneshots(self.exist.remove(server_path), &ev);
+            }
+            EventType::NodeChildrenChanged => {
+                n += deliver_oneshots(self.child.remove(server_path), &ev);
+            }
+            EventType::NodeDeleted => {
+                n += deliver_oneshots(self.data.remove(server_path), &ev);
+                n += deliver_oneshots(self.exist.remove(server_path), &ev);
+                n += deliver_oneshots(self.child.remove(server_path), &ev);
+            }
+            _ => return 0,
+        }
+        n += deliver_streams(self.persistent.get_mut(server_path), &ev);
+        if event_type != EventType::NodeChildrenChanged && !self.recursive.is_empty() {
+            let mut p = server_path;
+            loop {
+                n += deliver_streams(self.recursive.get_mut(p), &ev);
+                if p == "/" {
+                    break;
+                }
+                p = match p.rfind('/') {
+                    Some(0) => "/",
+                    Some(i) => &p[..i],
+                    None => break,
+                };
+            }
+        }
+        n
+    }
+
+    /// Ends every watch with `err` (one-shot) or by closing its stream, when the session ends.
+    pub fn fail_all(&mut self, err: &Error) {
+        for (_, list) in self
+            .data
+            .drain()
+            .chain(self.exist.drain())
+            .chain(self.child.drain())
+        {
+            for tx in list {
+                let _ = tx.send(Err(err.clone()));
+            }
+        }
+        self.persistent.clear();
+        self.recursive.clear();
+        self.registering.clear();
+    }
+
+    /// Ends the local watches that a successful removeWatches of `watcher_type` took away on
+    /// the server: one-shot watches resolve with [`Error::WatchRemoved`], streams close.
+    pub fn remove_local(&mut self, path: &str, watcher_type: WatcherType) {
+        let (data, child, streams) = match watcher_type {
+            WatcherType::Data => (true, false, false),
+            WatcherType::Children => (false, true, false),
+            _ => (true, true, true),
+        };
+        let mut ended = Vec::new();
+        if data {
+            ended.extend(self.data.remove(path).into_iter().flatten());
+            ended.extend(self.exist.remove(path).into_iter().flatten());
+        }
+        if child {
+            ended.extend(self.child.remove(path).into_iter().flatten());
+        }
+        if streams {
+            self.persistent.remove(path);
+            self.recursive.remove(path);
+        }
+        for tx in ended {
+            let _ = tx.send(Err(Error::WatchRemoved));
+        }
+    }
+
+    fn prune(&mut self) {
+        for map in [&mut self.data, &mut self.exist, &mut self.child] {
+            map.retain(|_, l| {
+                l.retain(|tx| !tx.is_closed());
+                !l.is_empty()
+            });
+        }
+        for map in [&mut self.persistent, &mut self.recursive] {
+            map.retain(|_, l| {
+                l.retain(|tx| !tx.is_closed());
+                !l.is_empty()
+            });
+        }
+    }
+
+    fn has(&self, kind: WatchKind, path: &str) -> bool {
+        let live = |l: Option<&Vec<OneshotTx>>| l.is_some_and(|l| l.iter().any(|t| !t.is_closed()));
+        let live_s =
+            |l: Option<&Vec<StreamTx>>| l.is_some_and(|l| l.iter().any(|t| !t.is_closed()));
+        match kind {
+            WatchKind::Data => live(self.data.get(path)),
+            WatchKind::Exist => live(self.exist.get(path)),
+            WatchKind::Child => live(self.child.get(path)),
+            WatchKind::Persistent => live_s(self.persistent.get(path)),
+            WatchKind::PersistentRecursive => live_s(self.recursive.get(path)),
+        }
+    }
+
+    /// A caller dropped a watch of `kind` on `path`. Returns the server-side watch type to
+    /// remove when no caller is left for it. A server-side watch shared with another kind
+    /// (3.8 keeps one watch per path and connection) is kept: its events are dropped here.
+    pub fn watch_dropped(&mut self, path: &str, kind: WatchKind) -> Option<WatcherType> {
+        self.prune();
+        if self.registering.contains_key(path) {
+            return None;
+        }
+        let persistent =
+            self.has(WatchKind::Persistent, path) || self.has(WatchKind::PersistentRecursive, path);
+        let data = self.has(WatchKind::Data, path) || self.has(WatchKind::Exist, path);
+        let child = self.has(WatchKind::Child, path);
+        match kind {
+            WatchKind::Data | WatchKind::Exist if !data && !persistent => Some(WatcherType::Data),
+            WatchKind::Child if !child && !persistent => Some(WatcherType::Children),
+            WatchKind::Persistent | WatchKind::PersistentRecursive
+                if !persistent && !data && !child =>
+            {
+                Some(WatcherType::Any)
+            }
+            _ => None,
+        }
+    }
+
+    /// True when no watch is registered.
+    #[cfg(test)]
+    pub fn is_empty(&mut self) -> bool {
+        self.prune();
+        self.data.is_empty()
+            && self.exist.is_empty()
+            && self.child.is_empty()
+            && self.persistent.is_empty()
+            && self.recursive.is_empty()
+    }
+
+    /// The SetWatches/SetWatches2 requests that re-register every live watch after a
+    /// reconnect, each under [`SET_WATCHES_MAX_PATH_BYTES`] of path text.
+    pub fn set_watches(&mut self, relative_zxid: i64) -> Vec<Request> {
+        self.prune();
+        let mut out = Vec::new();
+        let mut batch = SetWatches2 {
+            relative_zxid,
+            data_watches: Vec::new(),
+            exist_watches: Vec::new(),
+            child_watches: Vec::new(),
+            persistent_watches: Vec::new(),
+            persistent_recursive_watches: Vec::new(),
+        };
+        let mut bytes = 0;
+        let lists: [(usize, Vec<&String>); 5] = [
+            (0, self.data.keys().collect()),
+            (1, self.exist.keys().collect()),
+            (2, self.child.keys().collect()),
+            (3, self.persistent.keys().collect()),
+            (4, self.recursive.keys().collect()),
+        ];
+        for (which, keys) in lists {
+            for path in keys {
+                if bytes + path.len() > SET_WATCHES_MAX_PATH_BYTES && bytes > 0 {
+                    out.push(finish_batch(&mut batch, relative_zxid));
+                    bytes = 0;
+                }
+                bytes += path.len();
+                let list = match which {
+                    0 => &mut batch.data_watches,
+                    1 => &mut batch.exist_watches,
+                    2 => &mut batch.child_watches,
+                    3 => &mut batch.persistent_watches,
+                    _ => &mut batch.persistent_recursive_watches,
+                };
+                list.push(path.clone());
+            }
+        }
+        if bytes > 0 {
+            out.push(finish_batch(&mut batch, relative_zxid));
+        }
+        out
+    }
+}
+
+/// Turns a filled batch into a request: SetWatches when it has no persistent watches (the
+/// opcode every 3.x server knows), SetWatches2 otherwise.
+fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
+    let b = std::mem::replace(
+        batch,
+        SetWatches2 {
+            relative_zxid,
+            data_watches: Vec::new(),
+            exist_watches: Vec::new(),
+            child_watches: Vec::new(),
+            persistent_watches: Vec::new(),
+            persistent_recursive_watches: Vec::new(),
+        },
+    );
+    if b.persistent_watches.is_empty() && b.persistent_recursive_watches.is_empty() {
+        Request::SetWatches(SetWatches {
+            relative_zxid,
+            data_watches: b.data_watches,
+            exist_watches: b.exist_watches,
+            child_watches: b.child_watches,
+        })
+    } else {
+        Request::SetWatches2(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oneshot_pair() -> (OneshotTx, oneshot::Receiver<Result<WatchedEvent, Error>>) {
+        oneshot::channel()
+    }
+
+    #[test]
+    fn data_and_exist_fire_on_change_child_does_not() {
+        let mut t = WatchTable::default();
+        let (d, mut drx) = oneshot_pair();
+        let (e, mut erx) = oneshot_pair();
+        let (c, mut crx) = oneshot_pair();
+        t.add_oneshot(WatchKind::Data, "/a".into(), d);
+        t.add_oneshot(WatchKind::Exist, "/a".into(), e);
+        t.add_oneshot(WatchKind::Child, "/a".into(), c);
+        assert_eq!(
+            t.dispatch(EventType::NodeDataChanged, "/a", &Chroot::none()),
+            2
+        );
+        assert_eq!(
+            drx.try_recv().unwrap().unwrap().event_type,
+            EventType::NodeDataChanged
+        );
+        assert!(erx.try_recv().unwrap().is_ok());
+        assert!(crx.try_recv().is_err());
+        // One-shot: a second change tells nobody but the child watch on delete.
+        assert_eq!(t.dispatch(EventType::NodeDeleted, "/a", &Chroot::none()), 1);
+        assert_eq!(
+            crx.try_recv().unwrap().unwrap().event_type,
+            EventType::NodeDeleted
+        );
+    }
+
+    #[test]
+    fn recursive_watch_sees_descendants_but_not_child_events() {
+        let mut t = WatchTable::default();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        t.add_stream(WatchKind::PersistentRecursive, "/app".into(), tx);
+        let chroot = Chroot::new("/app").unwrap();
+        assert_eq!(t.dispatch(EventType::NodeCreated, "/app/x/y", &chroot), 1);
+        assert_eq!(
+            t.dispatch(EventType::NodeChildrenChanged, "/app/x", &chroot),
+            0
+        );
+        assert_eq!(t.dispatch(EventType::NodeDeleted, "/other", &chroot), 0);
+        let ev = rx.try_recv().unwrap();
+        assert_eq!(ev.path, "/x/y");
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn root_recursive_watch_sees_everything() {
+        let mut t = WatchTable::default();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        t.add_stream(WatchKind::PersistentRecursive, "/".into(), tx);
+        assert_eq!(
+            t.dispatch(EventType::NodeDataChanged, "/a", &Chroot::none()),
+            1
+        );
+        assert_eq!(rx.try_recv().unwrap().path, "/a");
+    }
+
+    #[test]
+    fn every_watcher_on_a_path_is_told() {
+        let mut t = WatchTable::default();
+        let rxs: Vec<_> = (0..3)
+            .map(|_| {
+                let (tx, rx) = oneshot_pair();
+                t.add_oneshot(WatchKind::Data, "/p".into(), tx);
+                rx
+            })
+            .collect();
+        assert_eq!(
+            t.dispatch(EventType::NodeDataChanged, "/p", &Chroot::none()),
+            3
+        );
+        for mut rx in rxs {
+            assert!(rx.try_recv().unwrap().is_ok());
+        }
+    }
+
+    #[test]
+    fn removal_only_when_last_watcher_of_the_kind_is_gone() {
+        let mut t = WatchTable::default();
+        let (a, arx) = oneshot_pair();
+        let (b, brx) = oneshot_pair();
+        t.add_oneshot(WatchKind::Data, "/p".into(), a);
+        t.add_oneshot(WatchKind::Exist, "/p".into(), b);
+        drop(arx);
+        assert_eq!(t.watch_dropped("/p", WatchKind::Data), None);
+        drop(brx);
+        assert_eq!(
+            t.watch_dropped("/p", WatchKind::Exist),
+            Some(WatcherType::Data)
+        );
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn no_removal_while_a_registration_is_in_flight() {
+        let mut t = WatchTable::default();
+        t.begin_registration("/p");
+        assert_eq!(t.watch_dropped("/p", WatchKind::Child), None);
+        t.end_registration("/p");
+        assert_eq!(
+            t.watch_dropped("/p", WatchKind::Child),
+            Some(WatcherType::Children)
+        );
+    }
+
+    #[test]
+    fn set_watches_batches_stay_under_the_limit() {
+        let mut t = WatchTable::default();
+        let mut keep = Vec::new();
+        for i in 0..3000 {
+            let (tx, rx) = oneshot_pair();
+            keep.push(rx);
+            t.add_oneshot(WatchKind::Data, format!("/{}/{i:08}", "x".repeat(90)), tx);
+        }
+        let (tx, _rx) = mpsc::unbounded_channel();
+        t.add_stream(WatchKind::Persistent, "/p".into(), tx);
+        let reqs = t.set_watches(42);
+        assert!(reqs.len() >= 3);
+        let mut total = 0;
+        let mut saw_v2 = false;
+        for r in &reqs {
+            let (paths, zxid): (Vec<&String>, i64) = match r {
+                Request::SetWatches(s) => (
+                    s.data_watches
+                        .iter()
+                        .chain(&s.exist_watches)
+                        .chain(&s.child_watches)
+                        .collect(),
+                    s.relative_zxid,
+                ),
+                Request::SetWatches2(s) => {
+                    saw_v2 = true;
+                    (
+                        s.data_watches
+                            .iter()
+                            .chain(&s.exist_watches)
+                            .chain(&s.child_watches)
+                            .chain(&s.persistent_watches)
+                            .chain(&s.persistent_recursive_watches)
+                            .collect(),
+                        s.relative_zxid,
+                    )
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            assert_eq!(zxid, 42);
+            assert!(paths.iter().map(|p| p.len()).sum::<usize>() <= SET_WATCHES_MAX_PATH_BYTES);
+            total += paths.len();
+        }
+        assert!(saw_v2);
+        assert_eq!(total, 3001);
+    }
+
+    #[test]
+    fn fail_all_tells_every_oneshot() {
+        let mut t = WatchTable::default();
+        let (tx, mut rx) = oneshot_pair();
+        t.add_oneshot(WatchKind::Child, "/c".into(), tx);
+        t.fail_all(&Error::session_expired());
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            Err(Error::Code(zk_proto::ErrorCode::SessionExpired))
+        ));
+    }
+}
