@@ -1,1 +1,10 @@
-//! zk-recipes
+//! Coordination recipes on [`zk_session`]: a protected-mode, Curator-compatible mutex with
+//! fencing and a lost-lock signal, and leader election (a selector and a latch).
+
+pub mod contender;
+pub mod error;
+pub mod leader_latch;
+pub mod leader_selector;
+pub mod lock_guard;
+pub mod mutex;
+pub mod protected;

@@ -1,0 +1,1 @@
+//! contender (being written)

@@ -1,0 +1,1 @@
+//! leader_latch (being written)

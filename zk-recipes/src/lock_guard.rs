@@ -1,0 +1,1 @@
+//! lock_guard (being written)

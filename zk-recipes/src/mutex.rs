@@ -1,0 +1,1 @@
+//! mutex (being written)
