@@ -1,1 +1,36 @@
-//! error (being written)
+//! The recipes' error type.
+
+use thiserror::Error;
+
+/// What a recipe operation can fail with.
+///
+/// ```
+/// use zk_recipes::RecipeError;
+/// use zk_session::{Error, ErrorCode};
+///
+/// let e = RecipeError::from(Error::Code(ErrorCode::ConnectionLoss));
+/// assert!(matches!(e, RecipeError::Session(_)));
+/// ```
+#[derive(Debug, Clone, Error)]
+#[non_exhaustive]
+pub enum RecipeError {
+    /// The session failed the operation (server codes stay visible inside).
+    #[error(transparent)]
+    Session(#[from] zk_session::Error),
+    /// The wait ended before the lock or leadership was obtained.
+    #[error("timed out")]
+    Timeout,
+    /// Released more times than acquired.
+    #[error("the lock is not held")]
+    NotHeld,
+    /// The lock or leadership can no longer be trusted (session suspended, lost or expired,
+    /// or our znode deleted).
+    #[error("lost: {0}")]
+    Lost(&'static str),
+    /// The recipe was closed.
+    #[error("closed")]
+    Closed,
+}
+
+/// `Result` with [`RecipeError`].
+pub type Result<T, E = RecipeError> = std::result::Result<T, E>;

@@ -8,3 +8,5 @@ pub mod leader_selector;
 pub mod lock_guard;
 pub mod mutex;
 pub mod protected;
+
+pub use error::{RecipeError, Result};
