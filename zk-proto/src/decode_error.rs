@@ -20,58 +20,98 @@ pub enum DecodeError {
     /// The frame ended before the field was complete.
     #[error("truncated {field} at offset {offset}: needs {needed} bytes, {remaining} left")]
     Truncated {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
         field: &'static str,
+        /// Byte offset in the frame where the field starts.
         offset: usize,
+        /// Bytes the field needs.
         needed: usize,
+        /// Bytes that were left.
         remaining: usize,
     },
     /// A buffer or string length below -1, or larger than the bytes left in the frame.
     #[error("invalid length {len} for {field} at offset {offset} ({remaining} bytes left)")]
     InvalidLength {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
         field: &'static str,
+        /// Byte offset in the frame where the field starts.
         offset: usize,
+        /// The length read.
         len: i32,
+        /// Bytes that were left.
         remaining: usize,
     },
     /// A vector count below -1, or more elements than the bytes left could hold.
     #[error("invalid count {count} for {field} at offset {offset} ({remaining} bytes left)")]
     InvalidCount {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
         field: &'static str,
+        /// Byte offset in the frame where the field starts.
         offset: usize,
+        /// The count read.
         count: i32,
+        /// Bytes that were left.
         remaining: usize,
     },
     /// A string that is not valid UTF-8.
     #[error("invalid UTF-8 in {field} at offset {offset}")]
-    InvalidUtf8 { field: &'static str, offset: usize },
+    InvalidUtf8 {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
+        field: &'static str,
+        /// Byte offset in the frame where the field starts.
+        offset: usize,
+    },
     /// A null (-1 length) where the protocol requires a value.
     #[error("unexpected null {field} at offset {offset}")]
-    UnexpectedNull { field: &'static str, offset: usize },
+    UnexpectedNull {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
+        field: &'static str,
+        /// Byte offset in the frame where the field starts.
+        offset: usize,
+    },
     /// Bytes left over after a complete record.
     #[error("{len} trailing bytes after {record} at offset {offset}")]
     TrailingBytes {
+        /// The record that was complete.
         record: &'static str,
+        /// Byte offset of the first left-over byte.
         offset: usize,
+        /// How many bytes were left over.
         len: usize,
     },
     /// A value outside the set the protocol allows (an opcode, a create mode, a flag…).
     #[error("invalid value {value} for {field} at offset {offset}")]
     InvalidValue {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
         field: &'static str,
+        /// Byte offset in the frame where the field starts.
         offset: usize,
+        /// The value read.
         value: i64,
     },
     /// A frame length prefix above the configured maximum.
     #[error("frame length {len} exceeds the maximum of {max} bytes")]
-    FrameTooLarge { len: usize, max: usize },
+    FrameTooLarge {
+        /// The length prefix.
+        len: usize,
+        /// The configured maximum.
+        max: usize,
+    },
     /// A negative frame length prefix.
     #[error("negative frame length {len}")]
-    NegativeFrameLength { len: i32 },
-    /// Multi results nested deeper than the protocol allows, or a multi without its end marker.
+    NegativeFrameLength {
+        /// The length prefix.
+        len: i32,
+    },
+    /// A multi that breaks the rules: a missing or malformed end marker, or reads and writes
+    /// mixed in one request.
     #[error("malformed multi in {field} at offset {offset}: {reason}")]
     MalformedMulti {
+        /// The record and field being read, e.g. `"CreateRequest.path"`.
         field: &'static str,
+        /// Byte offset in the frame where the field starts.
         offset: usize,
+        /// What was wrong.
         reason: &'static str,
     },
 }
@@ -85,7 +125,12 @@ pub enum FrameError {
     Decode(#[from] DecodeError),
     /// An encoded frame is larger than the configured maximum.
     #[error("encoded frame of {len} bytes exceeds the maximum of {max} bytes")]
-    EncodeTooLarge { len: usize, max: usize },
+    EncodeTooLarge {
+        /// The encoded body length.
+        len: usize,
+        /// The configured maximum.
+        max: usize,
+    },
     /// The underlying transport failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

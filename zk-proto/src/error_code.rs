@@ -13,37 +13,69 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
+    /// 0: success.
     Ok,
+    /// -1: a server-side system error.
     SystemError,
+    /// -2: a runtime inconsistency (in a failed multi: an operation after the failing one).
     RuntimeInconsistency,
+    /// -3: a data inconsistency.
     DataInconsistency,
+    /// -4: the connection was lost (client-side).
     ConnectionLoss,
+    /// -5: a request or reply could not be (de)serialized.
     MarshallingError,
+    /// -6: the operation is not implemented.
     Unimplemented,
+    /// -7: the operation timed out.
     OperationTimeout,
+    /// -8: invalid arguments.
     BadArguments,
+    /// -12: the session is not known to the server.
     UnknownSession,
+    /// -13: the new configuration has no quorum.
     NewConfigNoQuorum,
+    /// -14: another reconfiguration is in progress.
     ReconfigInProgress,
+    /// -100: an API error.
     ApiError,
+    /// -101: the znode does not exist.
     NoNode,
+    /// -102: not authorized.
     NoAuth,
+    /// -103: the version does not match.
     BadVersion,
+    /// -108: ephemeral znodes cannot have children.
     NoChildrenForEphemerals,
+    /// -110: the znode already exists.
     NodeExists,
+    /// -111: the znode has children.
     NotEmpty,
+    /// -112: the session has expired.
     SessionExpired,
+    /// -113: an invalid callback.
     InvalidCallback,
+    /// -114: the ACL is invalid.
     InvalidAcl,
+    /// -115: authentication failed.
     AuthFailed,
+    /// -118: the session moved to another server.
     SessionMoved,
+    /// -119: a write sent to a read-only server.
     NotReadOnly,
+    /// -120: ephemeral znodes need a global session.
     EphemeralOnLocalSession,
+    /// -121: no such watcher.
     NoWatcher,
+    /// -122: the request timed out.
     RequestTimeout,
+    /// -123: reconfiguration is disabled.
     ReconfigDisabled,
+    /// -124: the session was closed because SASL auth is required.
     SessionClosedRequireSaslAuth,
+    /// -125: a quota was exceeded.
     QuotaExceeded,
+    /// -127: the server throttled the operation.
     ThrottledOp,
     /// A code this crate does not know.
     Unknown(i32),

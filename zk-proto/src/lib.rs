@@ -13,6 +13,8 @@
 //! Decoders never panic on malformed input, never allocate more than the frame can justify,
 //! and report what was wrong and where as a [`DecodeError`].
 
+#![warn(missing_docs)]
+
 pub mod acl;
 pub mod connect;
 pub mod create_mode;

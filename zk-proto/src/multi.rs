@@ -421,6 +421,11 @@ mod tests {
             ],
         };
         assert!(!m.is_read_only());
+        assert!(!MultiRequest::default().is_read_only());
+        assert!(MultiRequest {
+            ops: m.ops[1..].to_vec()
+        }
+        .is_read_only());
         let mut b = BytesMut::new();
         m.encode(&mut b);
         assert!(matches!(

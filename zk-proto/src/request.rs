@@ -525,20 +525,6 @@ mod tests {
     }
 
     #[test]
-    fn null_and_empty_data_stay_apart() {
-        for data in [None, Some(Bytes::new())] {
-            let req = Request::SetData(SetDataRequest {
-                path: "/a".into(),
-                data: data.clone(),
-                version: 2,
-            });
-            let mut b = BytesMut::new();
-            req.encode(1, &mut b);
-            assert_eq!(Request::decode(b.freeze()).unwrap().1, req);
-        }
-    }
-
-    #[test]
     fn bodiless_requests_have_only_a_header() {
         for (req, xid) in [
             (Request::Ping, crate::xid::PING),
@@ -635,19 +621,5 @@ mod tests {
             Request::decode(b.freeze()).unwrap().1,
             Request::MultiRead(reads)
         );
-    }
-
-    #[test]
-    fn reconfig_keeps_nulls() {
-        let req = Request::Reconfig(ReconfigRequest {
-            joining_servers: None,
-            leaving_servers: Some(String::new()),
-            new_members: None,
-            cur_config_id: -1,
-        });
-        let mut b = BytesMut::new();
-        req.encode(2, &mut b);
-        assert_eq!(&b[8..16], &[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
-        assert_eq!(Request::decode(b.freeze()).unwrap().1, req);
     }
 }

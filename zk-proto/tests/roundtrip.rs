@@ -10,9 +10,20 @@ use proptest::{
     option,
     prelude::*,
     sample::select,
+    strategy::Union,
     test_runner::{Config, TestCaseError, TestRunner},
 };
 use zk_proto::{jute::Record, *};
+
+/// Declares `fn $name() -> impl Strategy<Value = $ty>` building `$ty` from one strategy per
+/// field.
+macro_rules! arb_struct {
+    ($name:ident -> $ty:ident { $($field:ident: $strategy:expr),* $(,)? }) => {
+        fn $name() -> impl Strategy<Value = $ty> {
+            ($($strategy,)*).prop_map(|($($field,)*)| $ty { $($field),* })
+        }
+    };
+}
 
 // ---------------------------------------------------------------- primitives
 
@@ -35,48 +46,6 @@ fn arb_bytes() -> impl Strategy<Value = Bytes> {
 
 fn arb_opt_bytes() -> impl Strategy<Value = Option<Bytes>> {
     option::of(arb_bytes())
-}
-
-fn arb_stat() -> impl Strategy<Value = Stat> {
-    (
-        (any::<i64>(), any::<i64>(), any::<i64>(), any::<i64>()),
-        (any::<i32>(), any::<i32>(), any::<i32>()),
-        (any::<i64>(), any::<i32>(), any::<i32>(), any::<i64>()),
-    )
-        .prop_map(
-            |(
-                (czxid, mzxid, ctime, mtime),
-                (version, cversion, aversion),
-                (ephemeral_owner, data_length, num_children, pzxid),
-            )| Stat {
-                czxid,
-                mzxid,
-                ctime,
-                mtime,
-                version,
-                cversion,
-                aversion,
-                ephemeral_owner,
-                data_length,
-                num_children,
-                pzxid,
-            },
-        )
-}
-
-fn arb_id() -> impl Strategy<Value = Id> {
-    (arb_string(), arb_string()).prop_map(|(scheme, id)| Id { scheme, id })
-}
-
-fn arb_acl() -> impl Strategy<Value = Acl> {
-    (any::<i32>(), arb_id()).prop_map(|(p, id)| Acl {
-        perms: Perms(p),
-        id,
-    })
-}
-
-fn arb_acls() -> impl Strategy<Value = Vec<Acl>> {
-    vec(arb_acl(), 0..4)
 }
 
 fn arb_create_mode() -> impl Strategy<Value = CreateMode> {
@@ -113,368 +82,235 @@ fn arb_error_code() -> impl Strategy<Value = ErrorCode> {
     ]
 }
 
-// ---------------------------------------------------------------- headers and small records
-
-fn arb_request_header() -> impl Strategy<Value = RequestHeader> {
-    (any::<i32>(), any::<i32>()).prop_map(|(xid, op)| RequestHeader { xid, op })
+fn arb_perms() -> impl Strategy<Value = Perms> {
+    any::<i32>().prop_map(Perms)
 }
 
-fn arb_reply_header() -> impl Strategy<Value = ReplyHeader> {
-    (any::<i32>(), any::<i64>(), any::<i32>()).prop_map(|(xid, zxid, err)| ReplyHeader {
-        xid,
-        zxid,
-        err,
-    })
+// ---------------------------------------------------------------- small records
+
+arb_struct!(arb_stat -> Stat {
+    czxid: any::<i64>(),
+    mzxid: any::<i64>(),
+    ctime: any::<i64>(),
+    mtime: any::<i64>(),
+    version: any::<i32>(),
+    cversion: any::<i32>(),
+    aversion: any::<i32>(),
+    ephemeral_owner: any::<i64>(),
+    data_length: any::<i32>(),
+    num_children: any::<i32>(),
+    pzxid: any::<i64>(),
+});
+arb_struct!(arb_id -> Id { scheme: arb_string(), id: arb_string() });
+arb_struct!(arb_acl -> Acl { perms: arb_perms(), id: arb_id() });
+
+fn arb_acls() -> impl Strategy<Value = Vec<Acl>> {
+    vec(arb_acl(), 0..4)
 }
 
-fn arb_multi_header() -> impl Strategy<Value = MultiHeader> {
-    (any::<i32>(), any::<bool>(), any::<i32>()).prop_map(|(op, done, err)| MultiHeader {
-        op,
-        done,
-        err,
-    })
-}
-
-fn arb_watcher_event() -> impl Strategy<Value = WatcherEvent> {
-    (arb_event_type(), arb_keeper_state(), arb_string()).prop_map(|(event_type, state, path)| {
-        WatcherEvent {
-            event_type,
-            state,
-            path,
-        }
-    })
-}
-
-fn arb_connect_request() -> impl Strategy<Value = ConnectRequest> {
-    (
-        any::<i32>(),
-        any::<i64>(),
-        any::<i32>(),
-        any::<i64>(),
-        arb_bytes(),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(protocol_version, last_zxid_seen, timeout, session_id, passwd, read_only)| {
-                ConnectRequest {
-                    protocol_version,
-                    last_zxid_seen,
-                    timeout,
-                    session_id,
-                    passwd,
-                    read_only,
-                }
-            },
-        )
-}
-
-fn arb_connect_response() -> impl Strategy<Value = ConnectResponse> {
-    (
-        any::<i32>(),
-        any::<i32>(),
-        any::<i64>(),
-        arb_bytes(),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(protocol_version, timeout, session_id, passwd, read_only)| ConnectResponse {
-                protocol_version,
-                timeout,
-                session_id,
-                passwd,
-                read_only,
-            },
-        )
-}
+arb_struct!(arb_request_header -> RequestHeader { xid: any::<i32>(), op: any::<i32>() });
+arb_struct!(arb_reply_header -> ReplyHeader {
+    xid: any::<i32>(),
+    zxid: any::<i64>(),
+    err: any::<i32>(),
+});
+arb_struct!(arb_multi_header -> MultiHeader {
+    op: any::<i32>(),
+    done: any::<bool>(),
+    err: any::<i32>(),
+});
+arb_struct!(arb_watcher_event -> WatcherEvent {
+    event_type: arb_event_type(),
+    state: arb_keeper_state(),
+    path: arb_string(),
+});
+arb_struct!(arb_connect_request -> ConnectRequest {
+    protocol_version: any::<i32>(),
+    last_zxid_seen: any::<i64>(),
+    timeout: any::<i32>(),
+    session_id: any::<i64>(),
+    passwd: arb_bytes(),
+    read_only: any::<bool>(),
+});
+arb_struct!(arb_connect_response -> ConnectResponse {
+    protocol_version: any::<i32>(),
+    timeout: any::<i32>(),
+    session_id: any::<i64>(),
+    passwd: arb_bytes(),
+    read_only: any::<bool>(),
+});
 
 // ---------------------------------------------------------------- request records
 
-fn arb_create() -> impl Strategy<Value = CreateRequest> {
-    (arb_string(), arb_opt_bytes(), arb_acls(), arb_create_mode()).prop_map(
-        |(path, data, acl, mode)| CreateRequest {
-            path,
-            data,
-            acl,
-            mode,
-        },
-    )
-}
+arb_struct!(arb_create -> CreateRequest {
+    path: arb_string(),
+    data: arb_opt_bytes(),
+    acl: arb_acls(),
+    mode: arb_create_mode(),
+});
+arb_struct!(arb_create_ttl -> CreateTtlRequest {
+    path: arb_string(),
+    data: arb_opt_bytes(),
+    acl: arb_acls(),
+    mode: arb_create_mode(),
+    ttl: any::<i64>(),
+});
+arb_struct!(arb_delete -> DeleteRequest { path: arb_string(), version: any::<i32>() });
+arb_struct!(arb_exists -> ExistsRequest { path: arb_string(), watch: any::<bool>() });
+arb_struct!(arb_get_data -> GetDataRequest { path: arb_string(), watch: any::<bool>() });
+arb_struct!(arb_set_data -> SetDataRequest {
+    path: arb_string(),
+    data: arb_opt_bytes(),
+    version: any::<i32>(),
+});
+arb_struct!(arb_get_acl -> GetAclRequest { path: arb_string() });
+arb_struct!(arb_set_acl -> SetAclRequest {
+    path: arb_string(),
+    acl: arb_acls(),
+    version: any::<i32>(),
+});
+arb_struct!(arb_get_children -> GetChildrenRequest { path: arb_string(), watch: any::<bool>() });
+arb_struct!(arb_sync -> SyncRequest { path: arb_string() });
+arb_struct!(arb_check -> CheckVersionRequest { path: arb_string(), version: any::<i32>() });
+arb_struct!(arb_reconfig -> ReconfigRequest {
+    joining_servers: arb_opt_string(),
+    leaving_servers: arb_opt_string(),
+    new_members: arb_opt_string(),
+    cur_config_id: any::<i64>(),
+});
+arb_struct!(arb_remove_watches -> RemoveWatchesRequest {
+    path: arb_string(),
+    watcher_type: arb_watcher_type(),
+});
+arb_struct!(arb_auth -> AuthPacket {
+    auth_type: any::<i32>(),
+    scheme: arb_string(),
+    auth: arb_opt_bytes(),
+});
+arb_struct!(arb_set_watches -> SetWatches {
+    relative_zxid: any::<i64>(),
+    data_watches: arb_strings(),
+    exist_watches: arb_strings(),
+    child_watches: arb_strings(),
+});
+arb_struct!(arb_set_watches2 -> SetWatches2 {
+    relative_zxid: any::<i64>(),
+    data_watches: arb_strings(),
+    exist_watches: arb_strings(),
+    child_watches: arb_strings(),
+    persistent_watches: arb_strings(),
+    persistent_recursive_watches: arb_strings(),
+});
+arb_struct!(arb_sasl -> GetSaslRequest { token: arb_opt_bytes() });
+arb_struct!(arb_get_ephemerals -> GetEphemeralsRequest { prefix_path: arb_string() });
+arb_struct!(arb_get_all_children_number -> GetAllChildrenNumberRequest { path: arb_string() });
+arb_struct!(arb_add_watch -> AddWatchRequest { path: arb_string(), mode: arb_add_watch_mode() });
 
-fn arb_create_ttl() -> impl Strategy<Value = CreateTtlRequest> {
-    (
-        arb_string(),
-        arb_opt_bytes(),
-        arb_acls(),
-        arb_create_mode(),
-        any::<i64>(),
-    )
-        .prop_map(|(path, data, acl, mode, ttl)| CreateTtlRequest {
-            path,
-            data,
-            acl,
-            mode,
-            ttl,
-        })
-}
+// ---------------------------------------------------------------- response records
 
-fn arb_delete() -> impl Strategy<Value = DeleteRequest> {
-    (arb_string(), any::<i32>()).prop_map(|(path, version)| DeleteRequest { path, version })
-}
-
-fn arb_exists() -> impl Strategy<Value = ExistsRequest> {
-    (arb_string(), any::<bool>()).prop_map(|(path, watch)| ExistsRequest { path, watch })
-}
-
-fn arb_get_data() -> impl Strategy<Value = GetDataRequest> {
-    (arb_string(), any::<bool>()).prop_map(|(path, watch)| GetDataRequest { path, watch })
-}
-
-fn arb_set_data() -> impl Strategy<Value = SetDataRequest> {
-    (arb_string(), arb_opt_bytes(), any::<i32>()).prop_map(|(path, data, version)| SetDataRequest {
-        path,
-        data,
-        version,
-    })
-}
-
-fn arb_get_acl() -> impl Strategy<Value = GetAclRequest> {
-    arb_string().prop_map(|path| GetAclRequest { path })
-}
-
-fn arb_set_acl() -> impl Strategy<Value = SetAclRequest> {
-    (arb_string(), arb_acls(), any::<i32>()).prop_map(|(path, acl, version)| SetAclRequest {
-        path,
-        acl,
-        version,
-    })
-}
-
-fn arb_get_children() -> impl Strategy<Value = GetChildrenRequest> {
-    (arb_string(), any::<bool>()).prop_map(|(path, watch)| GetChildrenRequest { path, watch })
-}
-
-fn arb_sync() -> impl Strategy<Value = SyncRequest> {
-    arb_string().prop_map(|path| SyncRequest { path })
-}
-
-fn arb_check() -> impl Strategy<Value = CheckVersionRequest> {
-    (arb_string(), any::<i32>()).prop_map(|(path, version)| CheckVersionRequest { path, version })
-}
-
-fn arb_reconfig() -> impl Strategy<Value = ReconfigRequest> {
-    (
-        arb_opt_string(),
-        arb_opt_string(),
-        arb_opt_string(),
-        any::<i64>(),
-    )
-        .prop_map(
-            |(joining_servers, leaving_servers, new_members, cur_config_id)| ReconfigRequest {
-                joining_servers,
-                leaving_servers,
-                new_members,
-                cur_config_id,
-            },
-        )
-}
-
-fn arb_remove_watches() -> impl Strategy<Value = RemoveWatchesRequest> {
-    (arb_string(), arb_watcher_type())
-        .prop_map(|(path, watcher_type)| RemoveWatchesRequest { path, watcher_type })
-}
-
-fn arb_auth() -> impl Strategy<Value = AuthPacket> {
-    (any::<i32>(), arb_string(), arb_opt_bytes()).prop_map(|(auth_type, scheme, auth)| AuthPacket {
-        auth_type,
-        scheme,
-        auth,
-    })
-}
-
-fn arb_set_watches() -> impl Strategy<Value = SetWatches> {
-    (any::<i64>(), arb_strings(), arb_strings(), arb_strings()).prop_map(
-        |(relative_zxid, data_watches, exist_watches, child_watches)| SetWatches {
-            relative_zxid,
-            data_watches,
-            exist_watches,
-            child_watches,
-        },
-    )
-}
-
-fn arb_set_watches2() -> impl Strategy<Value = SetWatches2> {
-    (
-        any::<i64>(),
-        arb_strings(),
-        arb_strings(),
-        arb_strings(),
-        arb_strings(),
-        arb_strings(),
-    )
-        .prop_map(|(relative_zxid, d, e, c, p, r)| SetWatches2 {
-            relative_zxid,
-            data_watches: d,
-            exist_watches: e,
-            child_watches: c,
-            persistent_watches: p,
-            persistent_recursive_watches: r,
-        })
-}
-
-fn arb_sasl() -> impl Strategy<Value = GetSaslRequest> {
-    arb_opt_bytes().prop_map(|token| GetSaslRequest { token })
-}
-
-fn arb_get_ephemerals() -> impl Strategy<Value = GetEphemeralsRequest> {
-    arb_string().prop_map(|prefix_path| GetEphemeralsRequest { prefix_path })
-}
-
-fn arb_get_all_children_number() -> impl Strategy<Value = GetAllChildrenNumberRequest> {
-    arb_string().prop_map(|path| GetAllChildrenNumberRequest { path })
-}
-
-fn arb_add_watch() -> impl Strategy<Value = AddWatchRequest> {
-    (arb_string(), arb_add_watch_mode()).prop_map(|(path, mode)| AddWatchRequest { path, mode })
-}
+arb_struct!(arb_create_response -> CreateResponse { path: arb_string() });
+arb_struct!(arb_create2_response -> Create2Response { path: arb_string(), stat: arb_stat() });
+arb_struct!(arb_get_data_response -> GetDataResponse { data: arb_opt_bytes(), stat: arb_stat() });
+arb_struct!(arb_get_acl_response -> GetAclResponse { acl: arb_acls(), stat: arb_stat() });
+arb_struct!(arb_get_children_response -> GetChildrenResponse { children: arb_strings() });
+arb_struct!(arb_get_children2_response -> GetChildren2Response {
+    children: arb_strings(),
+    stat: arb_stat(),
+});
+arb_struct!(arb_sync_response -> SyncResponse { path: arb_string() });
+arb_struct!(arb_sasl_response -> GetSaslResponse { token: arb_opt_bytes() });
+arb_struct!(arb_get_ephemerals_response -> GetEphemeralsResponse { ephemerals: arb_strings() });
+arb_struct!(arb_get_all_children_number_response -> GetAllChildrenNumberResponse {
+    total_number: any::<i32>(),
+});
+arb_struct!(arb_client_info -> ClientInfo { auth_scheme: arb_string(), user: arb_string() });
+arb_struct!(arb_who_am_i_response -> WhoAmIResponse { client_info: vec(arb_client_info(), 0..4) });
+arb_struct!(arb_error_response -> ErrorResponse { err: any::<i32>() });
 
 // ---------------------------------------------------------------- multi
 
-fn arb_write_op() -> impl Strategy<Value = MultiOp> {
-    prop_oneof![
-        arb_create().prop_map(MultiOp::Create),
-        arb_create().prop_map(MultiOp::Create2),
-        arb_create().prop_map(MultiOp::CreateContainer),
-        arb_create_ttl().prop_map(MultiOp::CreateTtl),
-        arb_delete().prop_map(MultiOp::Delete),
-        arb_set_data().prop_map(MultiOp::SetData),
-        arb_check().prop_map(MultiOp::Check),
+/// One strategy per write operation kind, so a test can cover each for sure.
+fn write_op_kinds() -> Vec<BoxedStrategy<MultiOp>> {
+    vec![
+        tag(arb_create(), MultiOp::Create),
+        tag(arb_create(), MultiOp::Create2),
+        tag(arb_create(), MultiOp::CreateContainer),
+        tag(arb_create_ttl(), MultiOp::CreateTtl),
+        tag(arb_delete(), MultiOp::Delete),
+        tag(arb_set_data(), MultiOp::SetData),
+        tag(arb_check(), MultiOp::Check),
     ]
 }
 
-fn arb_read_op() -> impl Strategy<Value = MultiOp> {
-    prop_oneof![
-        arb_get_children().prop_map(MultiOp::GetChildren),
-        arb_get_data().prop_map(MultiOp::GetData),
+fn read_op_kinds() -> Vec<BoxedStrategy<MultiOp>> {
+    vec![
+        tag(arb_get_children(), MultiOp::GetChildren),
+        tag(arb_get_data(), MultiOp::GetData),
     ]
 }
 
-fn arb_multi_write() -> impl Strategy<Value = MultiRequest> {
-    vec(arb_write_op(), 0..6).prop_map(|ops| MultiRequest { ops })
+fn result_kinds() -> Vec<BoxedStrategy<MultiResult>> {
+    vec![
+        tag(arb_create_response(), MultiResult::Create),
+        tag(arb_create2_response(), MultiResult::Create2),
+        Just(MultiResult::Delete).boxed(),
+        tag(arb_stat(), MultiResult::SetData),
+        Just(MultiResult::Check).boxed(),
+        tag(arb_get_data_response(), MultiResult::GetData),
+        tag(arb_get_children_response(), MultiResult::GetChildren),
+        tag(arb_error_code(), MultiResult::Error),
+    ]
 }
 
-fn arb_multi_read() -> impl Strategy<Value = MultiRequest> {
-    vec(arb_read_op(), 0..6).prop_map(|ops| MultiRequest { ops })
-}
+arb_struct!(arb_multi_write -> MultiRequest { ops: vec(Union::new(write_op_kinds()), 0..6) });
+arb_struct!(arb_multi_read -> MultiRequest { ops: vec(Union::new(read_op_kinds()), 0..6) });
 
 fn arb_multi_request() -> impl Strategy<Value = MultiRequest> {
     prop_oneof![arb_multi_write(), arb_multi_read()]
 }
 
-fn arb_multi_result() -> impl Strategy<Value = MultiResult> {
-    prop_oneof![
-        arb_create_response().prop_map(MultiResult::Create),
-        arb_create2_response().prop_map(MultiResult::Create2),
-        Just(MultiResult::Delete),
-        arb_stat().prop_map(MultiResult::SetData),
-        Just(MultiResult::Check),
-        arb_get_data_response().prop_map(MultiResult::GetData),
-        arb_get_children_response().prop_map(MultiResult::GetChildren),
-        arb_error_code().prop_map(MultiResult::Error),
-    ]
-}
-
-fn arb_multi_response() -> impl Strategy<Value = MultiResponse> {
-    vec(arb_multi_result(), 0..6).prop_map(|results| MultiResponse { results })
-}
-
-// ---------------------------------------------------------------- response records
-
-fn arb_create_response() -> impl Strategy<Value = CreateResponse> {
-    arb_string().prop_map(|path| CreateResponse { path })
-}
-
-fn arb_create2_response() -> impl Strategy<Value = Create2Response> {
-    (arb_string(), arb_stat()).prop_map(|(path, stat)| Create2Response { path, stat })
-}
-
-fn arb_get_data_response() -> impl Strategy<Value = GetDataResponse> {
-    (arb_opt_bytes(), arb_stat()).prop_map(|(data, stat)| GetDataResponse { data, stat })
-}
-
-fn arb_get_acl_response() -> impl Strategy<Value = GetAclResponse> {
-    (arb_acls(), arb_stat()).prop_map(|(acl, stat)| GetAclResponse { acl, stat })
-}
-
-fn arb_get_children_response() -> impl Strategy<Value = GetChildrenResponse> {
-    arb_strings().prop_map(|children| GetChildrenResponse { children })
-}
-
-fn arb_get_children2_response() -> impl Strategy<Value = GetChildren2Response> {
-    (arb_strings(), arb_stat()).prop_map(|(children, stat)| GetChildren2Response { children, stat })
-}
-
-fn arb_sync_response() -> impl Strategy<Value = SyncResponse> {
-    arb_string().prop_map(|path| SyncResponse { path })
-}
-
-fn arb_sasl_response() -> impl Strategy<Value = GetSaslResponse> {
-    arb_opt_bytes().prop_map(|token| GetSaslResponse { token })
-}
-
-fn arb_get_ephemerals_response() -> impl Strategy<Value = GetEphemeralsResponse> {
-    arb_strings().prop_map(|ephemerals| GetEphemeralsResponse { ephemerals })
-}
-
-fn arb_get_all_children_number_response() -> impl Strategy<Value = GetAllChildrenNumberResponse> {
-    any::<i32>().prop_map(|total_number| GetAllChildrenNumberResponse { total_number })
-}
-
-fn arb_client_info() -> impl Strategy<Value = ClientInfo> {
-    (arb_string(), arb_string()).prop_map(|(auth_scheme, user)| ClientInfo { auth_scheme, user })
-}
-
-fn arb_who_am_i_response() -> impl Strategy<Value = WhoAmIResponse> {
-    vec(arb_client_info(), 0..4).prop_map(|client_info| WhoAmIResponse { client_info })
-}
-
-fn arb_error_response() -> impl Strategy<Value = ErrorResponse> {
-    any::<i32>().prop_map(|err| ErrorResponse { err })
-}
+arb_struct!(arb_multi_response -> MultiResponse { results: vec(Union::new(result_kinds()), 0..6) });
 
 // ---------------------------------------------------------------- per-opcode strategies
+
+/// Boxes `s` mapped into an enum variant.
+fn tag<T: Debug + 'static, U: Debug + 'static>(
+    s: impl Strategy<Value = T> + 'static,
+    variant: fn(T) -> U,
+) -> BoxedStrategy<U> {
+    s.prop_map(variant).boxed()
+}
 
 /// A request with opcode `op`, or `None` for the opcodes that are not requests.
 fn arb_request_for(op: OpCode) -> Option<BoxedStrategy<Request>> {
     use Request as R;
     Some(match op {
-        OpCode::Create => arb_create().prop_map(R::Create).boxed(),
-        OpCode::Create2 => arb_create().prop_map(R::Create2).boxed(),
-        OpCode::CreateContainer => arb_create().prop_map(R::CreateContainer).boxed(),
-        OpCode::CreateTtl => arb_create_ttl().prop_map(R::CreateTtl).boxed(),
-        OpCode::Delete => arb_delete().prop_map(R::Delete).boxed(),
-        OpCode::Exists => arb_exists().prop_map(R::Exists).boxed(),
-        OpCode::GetData => arb_get_data().prop_map(R::GetData).boxed(),
-        OpCode::SetData => arb_set_data().prop_map(R::SetData).boxed(),
-        OpCode::GetAcl => arb_get_acl().prop_map(R::GetAcl).boxed(),
-        OpCode::SetAcl => arb_set_acl().prop_map(R::SetAcl).boxed(),
-        OpCode::GetChildren => arb_get_children().prop_map(R::GetChildren).boxed(),
-        OpCode::GetChildren2 => arb_get_children().prop_map(R::GetChildren2).boxed(),
-        OpCode::Sync => arb_sync().prop_map(R::Sync).boxed(),
-        OpCode::Check => arb_check().prop_map(R::Check).boxed(),
-        OpCode::Multi => arb_multi_write().prop_map(R::Multi).boxed(),
-        OpCode::MultiRead => arb_multi_read().prop_map(R::MultiRead).boxed(),
-        OpCode::Reconfig => arb_reconfig().prop_map(R::Reconfig).boxed(),
-        OpCode::CheckWatches => arb_remove_watches().prop_map(R::CheckWatches).boxed(),
-        OpCode::RemoveWatches => arb_remove_watches().prop_map(R::RemoveWatches).boxed(),
-        OpCode::Auth => arb_auth().prop_map(R::Auth).boxed(),
-        OpCode::SetWatches => arb_set_watches().prop_map(R::SetWatches).boxed(),
-        OpCode::SetWatches2 => arb_set_watches2().prop_map(R::SetWatches2).boxed(),
-        OpCode::Sasl => arb_sasl().prop_map(R::Sasl).boxed(),
-        OpCode::GetEphemerals => arb_get_ephemerals().prop_map(R::GetEphemerals).boxed(),
-        OpCode::GetAllChildrenNumber => arb_get_all_children_number()
-            .prop_map(R::GetAllChildrenNumber)
-            .boxed(),
-        OpCode::AddWatch => arb_add_watch().prop_map(R::AddWatch).boxed(),
+        OpCode::Create => tag(arb_create(), R::Create),
+        OpCode::Create2 => tag(arb_create(), R::Create2),
+        OpCode::CreateContainer => tag(arb_create(), R::CreateContainer),
+        OpCode::CreateTtl => tag(arb_create_ttl(), R::CreateTtl),
+        OpCode::Delete => tag(arb_delete(), R::Delete),
+        OpCode::Exists => tag(arb_exists(), R::Exists),
+        OpCode::GetData => tag(arb_get_data(), R::GetData),
+        OpCode::SetData => tag(arb_set_data(), R::SetData),
+        OpCode::GetAcl => tag(arb_get_acl(), R::GetAcl),
+        OpCode::SetAcl => tag(arb_set_acl(), R::SetAcl),
+        OpCode::GetChildren => tag(arb_get_children(), R::GetChildren),
+        OpCode::GetChildren2 => tag(arb_get_children(), R::GetChildren2),
+        OpCode::Sync => tag(arb_sync(), R::Sync),
+        OpCode::Check => tag(arb_check(), R::Check),
+        OpCode::Multi => tag(arb_multi_write(), R::Multi),
+        OpCode::MultiRead => tag(arb_multi_read(), R::MultiRead),
+        OpCode::Reconfig => tag(arb_reconfig(), R::Reconfig),
+        OpCode::CheckWatches => tag(arb_remove_watches(), R::CheckWatches),
+        OpCode::RemoveWatches => tag(arb_remove_watches(), R::RemoveWatches),
+        OpCode::Auth => tag(arb_auth(), R::Auth),
+        OpCode::SetWatches => tag(arb_set_watches(), R::SetWatches),
+        OpCode::SetWatches2 => tag(arb_set_watches2(), R::SetWatches2),
+        OpCode::Sasl => tag(arb_sasl(), R::Sasl),
+        OpCode::GetEphemerals => tag(arb_get_ephemerals(), R::GetEphemerals),
+        OpCode::GetAllChildrenNumber => tag(arb_get_all_children_number(), R::GetAllChildrenNumber),
+        OpCode::AddWatch => tag(arb_add_watch(), R::AddWatch),
         OpCode::WhoAmI => Just(R::WhoAmI).boxed(),
         OpCode::Ping => Just(R::Ping).boxed(),
         OpCode::CloseSession => Just(R::CloseSession).boxed(),
@@ -495,28 +331,25 @@ fn arb_response_for(op: OpCode) -> Option<BoxedStrategy<Response>> {
         | OpCode::RemoveWatches
         | OpCode::Check
         | OpCode::CloseSession => Just(R::Empty).boxed(),
-        OpCode::Create => arb_create_response().prop_map(R::Create).boxed(),
+        OpCode::Create => tag(arb_create_response(), R::Create),
         OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => {
-            arb_create2_response().prop_map(R::Create2).boxed()
+            tag(arb_create2_response(), R::Create2)
         }
-        OpCode::Exists | OpCode::SetData | OpCode::SetAcl => arb_stat().prop_map(R::Stat).boxed(),
-        OpCode::GetData | OpCode::Reconfig => arb_get_data_response().prop_map(R::GetData).boxed(),
-        OpCode::GetAcl => arb_get_acl_response().prop_map(R::GetAcl).boxed(),
-        OpCode::GetChildren => arb_get_children_response().prop_map(R::GetChildren).boxed(),
-        OpCode::GetChildren2 => arb_get_children2_response()
-            .prop_map(R::GetChildren2)
-            .boxed(),
-        OpCode::Sync => arb_sync_response().prop_map(R::Sync).boxed(),
-        OpCode::Multi | OpCode::MultiRead => arb_multi_response().prop_map(R::Multi).boxed(),
-        OpCode::Sasl => arb_sasl_response().prop_map(R::Sasl).boxed(),
-        OpCode::GetEphemerals => arb_get_ephemerals_response()
-            .prop_map(R::GetEphemerals)
-            .boxed(),
-        OpCode::GetAllChildrenNumber => arb_get_all_children_number_response()
-            .prop_map(R::GetAllChildrenNumber)
-            .boxed(),
-        OpCode::WhoAmI => arb_who_am_i_response().prop_map(R::WhoAmI).boxed(),
-        OpCode::AddWatch | OpCode::Error => arb_error_response().prop_map(R::Error).boxed(),
+        OpCode::Exists | OpCode::SetData | OpCode::SetAcl => tag(arb_stat(), R::Stat),
+        OpCode::GetData | OpCode::Reconfig => tag(arb_get_data_response(), R::GetData),
+        OpCode::GetAcl => tag(arb_get_acl_response(), R::GetAcl),
+        OpCode::GetChildren => tag(arb_get_children_response(), R::GetChildren),
+        OpCode::GetChildren2 => tag(arb_get_children2_response(), R::GetChildren2),
+        OpCode::Sync => tag(arb_sync_response(), R::Sync),
+        OpCode::Multi | OpCode::MultiRead => tag(arb_multi_response(), R::Multi),
+        OpCode::Sasl => tag(arb_sasl_response(), R::Sasl),
+        OpCode::GetEphemerals => tag(arb_get_ephemerals_response(), R::GetEphemerals),
+        OpCode::GetAllChildrenNumber => tag(
+            arb_get_all_children_number_response(),
+            R::GetAllChildrenNumber,
+        ),
+        OpCode::WhoAmI => tag(arb_who_am_i_response(), R::WhoAmI),
+        OpCode::AddWatch | OpCode::Error => tag(arb_error_response(), R::Error),
         _ => return None,
     })
 }
@@ -526,7 +359,7 @@ fn arb_request() -> impl Strategy<Value = Request> {
         .iter()
         .filter_map(|&op| arb_request_for(op))
         .collect();
-    proptest::strategy::Union::new(all)
+    Union::new(all)
 }
 
 fn arb_op_and_response() -> impl Strategy<Value = (OpCode, Response)> {
@@ -534,7 +367,7 @@ fn arb_op_and_response() -> impl Strategy<Value = (OpCode, Response)> {
         .iter()
         .filter_map(|&op| arb_response_for(op).map(|s| s.prop_map(move |r| (op, r)).boxed()))
         .collect();
-    proptest::strategy::Union::new(all)
+    Union::new(all)
 }
 
 // ---------------------------------------------------------------- checks
@@ -655,17 +488,84 @@ fn every_opcode_round_trips() {
 
 #[test]
 fn every_multi_op_and_result_kind_round_trips() {
-    for (i, s) in [arb_write_op().boxed(), arb_read_op().boxed()]
+    for (i, s) in write_op_kinds()
         .into_iter()
+        .chain(read_op_kinds())
         .enumerate()
     {
         run_cases(&format!("multi op kind {i}"), s, |op| {
             check_record(&MultiRequest { ops: vec![op] }, 0)
         });
     }
-    run_cases("multi result", arb_multi_result(), |res| {
-        check_record(&MultiResponse { results: vec![res] }, 0)
-    });
+    for (i, s) in result_kinds().into_iter().enumerate() {
+        run_cases(&format!("multi result kind {i}"), s, |res| {
+            check_record(&MultiResponse { results: vec![res] }, 0)
+        });
+    }
+}
+
+/// One round-trip property per record type, named after it.
+macro_rules! record_round_trips {
+    ($($test:ident: $strategy:expr;)*) => {
+        proptest! {
+            $(
+                #[test]
+                fn $test(v in $strategy) {
+                    check_record(&v, 0)?;
+                }
+            )*
+        }
+    };
+}
+
+record_round_trips! {
+    // Headers. A MultiHeader's `done` survives because we only generate 0/1 booleans.
+    request_header: arb_request_header();
+    reply_header: arb_reply_header();
+    multi_header: arb_multi_header();
+    // Data records.
+    stat: arb_stat();
+    id: arb_id();
+    acl: arb_acl();
+    watcher_event: arb_watcher_event();
+    client_info: arb_client_info();
+    // Requests.
+    create_request: arb_create();
+    create_ttl_request: arb_create_ttl();
+    delete_request: arb_delete();
+    exists_request: arb_exists();
+    get_data_request: arb_get_data();
+    set_data_request: arb_set_data();
+    get_acl_request: arb_get_acl();
+    set_acl_request: arb_set_acl();
+    get_children_request: arb_get_children();
+    sync_request: arb_sync();
+    check_version_request: arb_check();
+    reconfig_request: arb_reconfig();
+    remove_watches_request: arb_remove_watches();
+    auth_packet: arb_auth();
+    set_watches: arb_set_watches();
+    set_watches2: arb_set_watches2();
+    get_sasl_request: arb_sasl();
+    get_ephemerals_request: arb_get_ephemerals();
+    get_all_children_number_request: arb_get_all_children_number();
+    add_watch_request: arb_add_watch();
+    // Responses.
+    create_response: arb_create_response();
+    create2_response: arb_create2_response();
+    get_data_response: arb_get_data_response();
+    get_acl_response: arb_get_acl_response();
+    get_children_response: arb_get_children_response();
+    get_children2_response: arb_get_children2_response();
+    sync_response: arb_sync_response();
+    get_sasl_response: arb_sasl_response();
+    get_ephemerals_response: arb_get_ephemerals_response();
+    get_all_children_number_response: arb_get_all_children_number_response();
+    who_am_i_response: arb_who_am_i_response();
+    error_response: arb_error_response();
+    // Multi.
+    multi_request: arb_multi_request();
+    multi_response: arb_multi_response();
 }
 
 proptest! {
@@ -698,17 +598,6 @@ proptest! {
     }
 
     #[test]
-    fn multi_request_round_trip(m in arb_multi_request()) {
-        check_record(&m, 0)?;
-        prop_assert_eq!(m.is_read_only(), m.ops.first().is_some_and(MultiOp::is_read));
-    }
-
-    #[test]
-    fn multi_response_round_trip(m in arb_multi_response()) {
-        check_record(&m, 0)?;
-    }
-
-    #[test]
     fn connect_request_round_trip(v in arb_connect_request()) {
         check_record(&v, 1)?;
         // Without the readOnly byte the request still decodes, as read_only = false.
@@ -727,114 +616,6 @@ proptest! {
         buf.truncate(buf.len() - 1);
         let back = ConnectResponse::decode_exact(buf.freeze(), "ConnectResponse")?;
         prop_assert_eq!(back, ConnectResponse { read_only: false, ..v });
-    }
-
-    #[test]
-    fn header_records_round_trip(
-        rq in arb_request_header(),
-        rp in arb_reply_header(),
-        mh in arb_multi_header(),
-    ) {
-        check_record(&rq, 0)?;
-        check_record(&rp, 0)?;
-        // Any non-zero byte decodes as true, so only 0/1 booleans survive unchanged.
-        check_record(&mh, 0)?;
-    }
-
-    #[test]
-    fn data_records_round_trip(
-        stat in arb_stat(),
-        id in arb_id(),
-        acl in arb_acl(),
-        ev in arb_watcher_event(),
-        ci in arb_client_info(),
-    ) {
-        check_record(&stat, 0)?;
-        check_record(&id, 0)?;
-        check_record(&acl, 0)?;
-        check_record(&ev, 0)?;
-        check_record(&ci, 0)?;
-    }
-
-    #[test]
-    fn create_records_round_trip(c in arb_create(), t in arb_create_ttl()) {
-        check_record(&c, 0)?;
-        check_record(&t, 0)?;
-    }
-
-    #[test]
-    fn path_records_round_trip(
-        d in arb_delete(),
-        e in arb_exists(),
-        g in arb_get_data(),
-        s in arb_set_data(),
-        ga in arb_get_acl(),
-        sa in arb_set_acl(),
-        gc in arb_get_children(),
-        sy in arb_sync(),
-        ch in arb_check(),
-    ) {
-        check_record(&d, 0)?;
-        check_record(&e, 0)?;
-        check_record(&g, 0)?;
-        check_record(&s, 0)?;
-        check_record(&ga, 0)?;
-        check_record(&sa, 0)?;
-        check_record(&gc, 0)?;
-        check_record(&sy, 0)?;
-        check_record(&ch, 0)?;
-    }
-
-    #[test]
-    fn session_records_round_trip(
-        rc in arb_reconfig(),
-        rw in arb_remove_watches(),
-        au in arb_auth(),
-        sw in arb_set_watches(),
-        sw2 in arb_set_watches2(),
-        sa in arb_sasl(),
-        ge in arb_get_ephemerals(),
-        gn in arb_get_all_children_number(),
-        aw in arb_add_watch(),
-    ) {
-        check_record(&rc, 0)?;
-        check_record(&rw, 0)?;
-        check_record(&au, 0)?;
-        check_record(&sw, 0)?;
-        check_record(&sw2, 0)?;
-        check_record(&sa, 0)?;
-        check_record(&ge, 0)?;
-        check_record(&gn, 0)?;
-        check_record(&aw, 0)?;
-    }
-
-    #[test]
-    fn response_records_round_trip(
-        cr in arb_create_response(),
-        c2 in arb_create2_response(),
-        gd in arb_get_data_response(),
-        ga in arb_get_acl_response(),
-        gc in arb_get_children_response(),
-        gc2 in arb_get_children2_response(),
-        sy in arb_sync_response(),
-        sa in arb_sasl_response(),
-        ge in arb_get_ephemerals_response(),
-        gn in arb_get_all_children_number_response(),
-        wa in arb_who_am_i_response(),
-        er in arb_error_response(),
-    ) {
-        check_record(&cr, 0)?;
-        check_record(&c2, 0)?;
-        check_record(&gd, 0)?;
-        check_record(&ga, 0)?;
-        check_record(&gc, 0)?;
-        check_record(&gc2, 0)?;
-        check_record(&sy, 0)?;
-        check_record(&sa, 0)?;
-        check_record(&ge, 0)?;
-        check_record(&gn, 0)?;
-        check_record(&wa, 0)?;
-        check_record(&er, 0)?;
     }
 
     #[test]
