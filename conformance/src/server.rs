@@ -427,3 +427,60 @@ fn read_log_from(path: &Path, from: u64, max: u64) -> String {
     let _ = f.read_to_end(&mut buf);
     String::from_utf8_lossy(&buf).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::TcpListener;
+
+    use super::*;
+    use crate::ports;
+
+    fn taken_port() -> (TcpListener, u16) {
+        let port = ports::free_port().unwrap();
+        (
+            TcpListener::bind((Ipv4Addr::LOCALHOST, port)).unwrap(),
+            port,
+        )
+    }
+
+    #[test]
+    fn a_taken_client_port_is_reported_as_port_in_use() {
+        let (_hold, port) = taken_port();
+        let opts = Arc::new(ServerOptions::default());
+        let server = ZkServer::prepare(opts, port, None, &[]).unwrap();
+        server.start_no_wait().unwrap();
+        let t = Instant::now();
+        let err = server.wait_healthy(Duration::from_secs(30)).unwrap_err();
+        assert!(
+            matches!(err, HarnessError::PortInUse { ref ports, .. } if ports == &[port]),
+            "{err}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        assert!(!server.is_running());
+    }
+
+    #[test]
+    fn a_taken_election_port_is_reported_as_port_in_use() {
+        let (_hold, election_port) = taken_port();
+        let ports = ports::free_ports(5).unwrap();
+        let me = Peer {
+            id: 1,
+            peer_port: ports[0],
+            election_port,
+            client_port: ports[1],
+        };
+        let other = Peer {
+            id: 2,
+            peer_port: ports[2],
+            election_port: ports[3],
+            client_port: ports[4],
+        };
+        let opts = Arc::new(ServerOptions::default());
+        let server = ZkServer::prepare(opts, me.client_port, Some(me), &[me, other]).unwrap();
+        server.start_no_wait().unwrap();
+        let t = Instant::now();
+        let err = server.wait_healthy(Duration::from_secs(30)).unwrap_err();
+        assert!(matches!(err, HarnessError::PortInUse { .. }), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    }
+}
