@@ -77,7 +77,7 @@ impl Default for ServerOptions {
     }
 }
 
-/// Chainable setters; the builders forward to these through [`forward_option_setters`].
+/// Chainable setters; `Standalone::builder()` and `Ensemble::builder()` offer the same ones.
 impl ServerOptions {
     /// Sets `tickTime` (milliseconds).
     pub fn tick_time(mut self, ms: u32) -> Self {
