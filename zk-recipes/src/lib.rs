@@ -9,4 +9,8 @@ pub mod lock_guard;
 pub mod mutex;
 pub mod protected;
 
+pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use error::{RecipeError, Result};
+pub use lock_guard::{LockGuard, LostReason};
+pub use mutex::{Mutex, MutexBuilder};
+pub use protected::{ProtectedCreate, ProtectedNode, Recovery};

@@ -1,1 +1,459 @@
-//! lock_guard (being written)
+//! The guard of a held [`Mutex`](crate::mutex::Mutex): whether the lock can still be
+//! trusted, a future that says when it cannot, a fencing token and fenced writes.
+//!
+//! Curator's and kazoo's mutexes never watch the connection, so a holder is not told when a
+//! GC pause or a partition has cost it the lock while someone else took it (CURATOR-206,
+//! kazoo #2). Here each held lock has a monitor task that watches the session and keeps a data
+//! watch on the lock node; the first of these ends the guard's trust:
+//!
+//! - the connection is suspended, or the only server left is read-only (unless the mutex was
+//!   built with `suspended_is_lost(false)`; Curator's default policy treats it as lost too);
+//! - no connection for the session timeout ([`LostReason::SessionLost`]), or the session
+//!   expired, was closed, or failed authentication;
+//! - the lock node was deleted (by an administrator, or by the server with the session).
+//!
+//! Trust never comes back: a guard that has lost the lock stays lost until released.
+//!
+//! Even a prompt signal comes too late for a write already on its way. Writes that must not
+//! happen after the lock is gone go through [`LockGuard::fenced_multi`]: one transaction whose
+//! first op checks that the lock node still exists, so the server refuses them once it is
+//! gone; and [`LockGuard::fencing_token`] gives other systems a number that grows with every
+//! new holder.
+
+use std::{fmt, sync::Arc};
+
+use tokio::{runtime::Handle, sync::watch, task::AbortHandle};
+use zk_session::{
+    Client, Error, ErrorCode, EventType, OneshotWatch, Op, OpResult, SessionEvent, SessionEvents,
+    SessionState, Version,
+};
+
+use crate::{
+    mutex::LockCore,
+    protected::{retry_delay, spawn_removal, ProtectedNode},
+    RecipeError, Result,
+};
+
+/// Why a lock (or a guard's hold on it) can no longer be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LostReason {
+    /// The connection was lost (or only a read-only server is reachable); the session may
+    /// still live. Only with the default policy, see
+    /// [`MutexBuilder::suspended_is_lost`](crate::mutex::MutexBuilder::suspended_is_lost).
+    Suspended,
+    /// No connection for the whole session timeout: the session is presumed expired.
+    SessionLost,
+    /// The ensemble expired the session; the lock node went with it.
+    Expired,
+    /// The client was closed.
+    Closed,
+    /// Authentication failed; the server closed the session.
+    AuthFailed,
+    /// The lock node was deleted.
+    NodeDeleted,
+    /// This hold was released.
+    Released,
+}
+
+impl LostReason {
+    /// A short description, as used in [`RecipeError::Lost`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LostReason::Suspended => "connection suspended",
+            LostReason::SessionLost => "session lost",
+            LostReason::Expired => "session expired",
+            LostReason::Closed => "client closed",
+            LostReason::AuthFailed => "authentication failed",
+            LostReason::NodeDeleted => "lock node deleted",
+            LostReason::Released => "released",
+        }
+    }
+}
+
+impl fmt::Display for LostReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One acquisition of the lock node, shared by the re-entrant guards of one mutex handle.
+#[derive(Debug)]
+pub(crate) struct Holding {
+    client: Client,
+    parent: String,
+    node: ProtectedNode,
+    lost: Arc<watch::Sender<Option<LostReason>>>,
+    monitor: AbortHandle,
+    handle: Handle,
+}
+
+impl Holding {
+    /// Starts watching the session and the node. `own_watch` is a data watch on the node
+    /// already set while waiting, if any. Must be called inside a tokio runtime.
+    pub(crate) fn start(
+        client: Client,
+        parent: String,
+        node: ProtectedNode,
+        own_watch: Option<OneshotWatch>,
+        suspended_is_lost: bool,
+    ) -> Arc<Holding> {
+        let handle = Handle::current();
+        let lost = Arc::new(watch::channel(None).0);
+        // Subscribed before the monitor looks at the current state, so no change in between
+        // goes unseen.
+        let events = client.session_events();
+        let task = {
+            let (client, path, lost) = (client.clone(), node.path.clone(), lost.clone());
+            handle.spawn(async move {
+                let reason = tokio::select! {
+                    r = own_node_gone(&client, &path, own_watch) => r,
+                    r = session_gone(&client, events, suspended_is_lost) => r,
+                };
+                mark(&lost, reason);
+            })
+        };
+        Arc::new(Holding {
+            client,
+            parent,
+            node,
+            lost,
+            monitor: task.abort_handle(),
+            handle,
+        })
+    }
+
+    pub(crate) fn lost_reason(&self) -> Option<LostReason> {
+        *self.lost.borrow()
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        &self.node.path
+    }
+
+    /// Stops the monitor (dropping its watch, which removes it on the server) and deletes
+    /// the node, handing the delete to a background task when it cannot finish now.
+    pub(crate) async fn finish(&self) -> Result<()> {
+        self.monitor.abort();
+        mark(&self.lost, LostReason::Released);
+        if !self.client.state().is_connected() {
+            self.finish_in_background();
+            return Ok(());
+        }
+        match self.client.delete(&self.node.path, Version::Any).await {
+            Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
+            // The session is over: the server deleted the node with it.
+            Err(Error::Code(ErrorCode::SessionExpired)) | Err(Error::Closed) => Ok(()),
+            Err(e) if e.is_retryable() => {
+                self.finish_in_background();
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// [`finish`](Self::finish) without waiting, for `Drop`.
+    pub(crate) fn finish_in_background(&self) {
+        self.monitor.abort();
+        mark(&self.lost, LostReason::Released);
+        spawn_removal(
+            Some(&self.handle),
+            self.client.clone(),
+            self.parent.clone(),
+            None,
+            Some(self.node.path.clone()),
+        );
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        self.monitor.abort();
+    }
+}
+
+/// The first reason wins; later ones do not overwrite it.
+fn mark(lost: &watch::Sender<Option<LostReason>>, reason: LostReason) {
+    lost.send_if_modified(|v| {
+        if v.is_none() {
+            *v = Some(reason);
+            true
+        } else {
+            false
+        }
+    });
+}
+
+/// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
+/// changes; re-registered by the client after reconnects).
+async fn own_node_gone(client: &Client, path: &str, first: Option<OneshotWatch>) -> LostReason {
+    let mut watch = first;
+    let mut retry = 0;
+    loop {
+        let w = match watch.take() {
+            Some(w) => w,
+            None => match client.get_data_watch(path).await {
+                Ok((_, _, w)) => w,
+                Err(Error::Code(ErrorCode::NoNode)) => return LostReason::NodeDeleted,
+                Err(e) if e.is_retryable() => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                    continue;
+                }
+                Err(e) => return reason_for_error(client, &e),
+            },
+        };
+        match w.await {
+            Ok(ev) if ev.event_type == EventType::NodeDeleted => return LostReason::NodeDeleted,
+            Ok(_) => {}
+            Err(e) => return reason_for_error(client, &e),
+        }
+    }
+}
+
+/// Resolves when the session state says the lock cannot be trusted.
+async fn session_gone(
+    client: &Client,
+    mut events: SessionEvents,
+    suspended_is_lost: bool,
+) -> LostReason {
+    if let Some(r) = reason_for_state(client.state(), suspended_is_lost) {
+        return r;
+    }
+    loop {
+        let reason = match events.next().await {
+            None => Some(LostReason::Closed),
+            Some(SessionEvent::Suspended | SessionEvent::ConnectedReadOnly) => {
+                suspended_is_lost.then_some(LostReason::Suspended)
+            }
+            Some(SessionEvent::Lost) => Some(LostReason::SessionLost),
+            Some(SessionEvent::Expired) => Some(LostReason::Expired),
+            Some(SessionEvent::Closed) => Some(LostReason::Closed),
+            Some(SessionEvent::AuthFailed) => Some(LostReason::AuthFailed),
+            Some(_) => None,
+        };
+        if let Some(r) = reason {
+            return r;
+        }
+    }
+}
+
+fn reason_for_state(state: SessionState, suspended_is_lost: bool) -> Option<LostReason> {
+    match state {
+        SessionState::Connected | SessionState::Connecting => None,
+        SessionState::Lost => Some(LostReason::SessionLost),
+        SessionState::Expired => Some(LostReason::Expired),
+        SessionState::Closed => Some(LostReason::Closed),
+        SessionState::AuthFailed => Some(LostReason::AuthFailed),
+        // Suspended, read-only, and anything this crate does not know yet.
+        _ => suspended_is_lost.then_some(LostReason::Suspended),
+    }
+}
+
+fn reason_for_error(client: &Client, e: &Error) -> LostReason {
+    match e {
+        Error::Code(ErrorCode::SessionExpired) => LostReason::Expired,
+        Error::Code(ErrorCode::AuthFailed) => LostReason::AuthFailed,
+        _ => reason_for_state(client.state(), true).unwrap_or(LostReason::Closed),
+    }
+}
+
+/// Proof of holding a [`Mutex`](crate::mutex::Mutex): one count of its re-entrant hold.
+///
+/// Release it with [`release`](Self::release) to learn the outcome; dropping it releases too,
+/// deleting the node in the background when it was the last count.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::Mutex;
+/// use zk_session::{Op, Version};
+///
+/// let mutex = Mutex::new(client, "/locks/report");
+/// let guard = mutex.acquire().await?;
+/// tokio::select! {
+///     reason = guard.lost() => eprintln!("lost the lock: {reason}"),
+///     _ = async {
+///         // Refused by the server if the lock is gone by the time it arrives.
+///         guard
+///             .fenced_multi([Op::set_data("/report", b"done", Version::Any)])
+///             .await?;
+///         Ok::<_, zk_recipes::RecipeError>(())
+///     } => {}
+/// }
+/// println!("fencing token {}", guard.fencing_token());
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use = "dropping the guard releases the lock"]
+pub struct LockGuard {
+    core: Arc<LockCore>,
+    holding: Arc<Holding>,
+    id: u64,
+    released: bool,
+}
+
+impl LockGuard {
+    pub(crate) fn new(core: Arc<LockCore>, holding: Arc<Holding>, id: u64) -> Self {
+        LockGuard {
+            core,
+            holding,
+            id,
+            released: false,
+        }
+    }
+
+    /// The lock node's full path.
+    pub fn path(&self) -> &str {
+        self.holding.path()
+    }
+
+    /// True while this hold stands and nothing has cast doubt on the lock.
+    pub fn is_held(&self) -> bool {
+        self.holding.lost_reason().is_none() && self.core.has_hold(self.id)
+    }
+
+    /// Why the lock can no longer be trusted, if it cannot.
+    pub fn lost_reason(&self) -> Option<LostReason> {
+        match self.holding.lost_reason() {
+            Some(r) => Some(r),
+            None if !self.core.has_hold(self.id) => Some(LostReason::Released),
+            None => None,
+        }
+    }
+
+    /// Completes when the lock can no longer be trusted (at once if it already cannot).
+    /// Cancel-safe; may be awaited from several places.
+    pub async fn lost(&self) -> LostReason {
+        let mut lost = self.holding.lost.subscribe();
+        let mut holds = self.core.subscribe_holds();
+        loop {
+            if let Some(r) = *lost.borrow_and_update() {
+                return r;
+            }
+            holds.borrow_and_update();
+            if !self.core.has_hold(self.id) {
+                return LostReason::Released;
+            }
+            // Neither sender can close while this guard keeps the holding and the core.
+            tokio::select! {
+                _ = lost.changed() => {}
+                _ = holds.changed() => {}
+            }
+        }
+    }
+
+    /// A number that grows with every new holder of the lock: the zxid that created the lock
+    /// node. A node created later always has a larger one, and the holder after us created its
+    /// node after ours. Hand it to systems that can reject writes from an older holder.
+    pub fn fencing_token(&self) -> u64 {
+        self.holding.node.stat.czxid as u64
+    }
+
+    /// Runs `ops` as one transaction behind a check that the lock node still exists, and
+    /// returns their results. Once the node is gone (session expired, node deleted) the server
+    /// refuses the whole transaction: that is [`RecipeError::Lost`]. It also fails at once,
+    /// without sending, when this guard already knows the lock is lost. A failing op of the
+    /// caller's is [`zk_session::Error::Multi`] with `index` counting the caller's ops only.
+    pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
+        if let Some(r) = self.lost_reason() {
+            return Err(match r {
+                LostReason::Released => RecipeError::NotHeld,
+                r => RecipeError::Lost(r.as_str()),
+            });
+        }
+        let check = Op::check(self.holding.path(), Version::Any);
+        match self
+            .holding
+            .client
+            .multi(std::iter::once(check).chain(ops))
+            .await
+        {
+            Ok(mut results) => {
+                if !results.is_empty() {
+                    results.remove(0);
+                }
+                Ok(results)
+            }
+            Err(Error::Multi { index: 0, code, .. }) => {
+                if code == ErrorCode::NoNode {
+                    mark(&self.holding.lost, LostReason::NodeDeleted);
+                }
+                Err(RecipeError::Lost(LostReason::NodeDeleted.as_str()))
+            }
+            Err(Error::Multi {
+                index,
+                code,
+                results,
+            }) => Err(RecipeError::Session(Error::Multi {
+                index: index - 1,
+                code,
+                results: results.get(1..).unwrap_or_default().to_vec(),
+            })),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Gives up this hold; when it is the mutex's last, deletes the lock node. Local state
+    /// is updated first, so a release during a connection loss cannot leave it inconsistent
+    /// (CURATOR-678): if the delete cannot be done now, a background task keeps trying until
+    /// the node or the session is gone. [`RecipeError::NotHeld`] if this hold was already
+    /// released through [`Mutex::release`](crate::mutex::Mutex::release).
+    pub async fn release(mut self) -> Result<()> {
+        self.released = true;
+        match self.core.drop_hold(Some(self.id))? {
+            Some(holding) => holding.finish().await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if !self.released {
+            if let Ok(Some(holding)) = self.core.drop_hold(Some(self.id)) {
+                holding.finish_in_background();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_policy() {
+        assert_eq!(reason_for_state(SessionState::Connected, true), None);
+        assert_eq!(
+            reason_for_state(SessionState::Suspended, true),
+            Some(LostReason::Suspended)
+        );
+        assert_eq!(reason_for_state(SessionState::Suspended, false), None);
+        assert_eq!(
+            reason_for_state(SessionState::ConnectedReadOnly, false),
+            None
+        );
+        assert_eq!(
+            reason_for_state(SessionState::Lost, false),
+            Some(LostReason::SessionLost)
+        );
+        assert_eq!(
+            reason_for_state(SessionState::Expired, false),
+            Some(LostReason::Expired)
+        );
+        assert_eq!(
+            reason_for_state(SessionState::Closed, false),
+            Some(LostReason::Closed)
+        );
+    }
+
+    #[test]
+    fn first_reason_wins() {
+        let tx = watch::channel(None).0;
+        mark(&tx, LostReason::Suspended);
+        mark(&tx, LostReason::Expired);
+        assert_eq!(*tx.borrow(), Some(LostReason::Suspended));
+        assert_eq!(LostReason::NodeDeleted.to_string(), "lock node deleted");
+    }
+}

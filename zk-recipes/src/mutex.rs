@@ -1,1 +1,639 @@
-//! mutex (being written)
+//! A distributed, re-entrant mutex on Curator's protocol (InterProcessMutex), with the
+//! failures of Curator and kazoo fixed.
+//!
+//! Each contender creates a protected ephemeral-sequential node `<path>/_c_<uuid>-lock-<seq>`
+//! (see [`protected`](crate::protected)); the oldest contender holds the lock, and every other
+//! one watches only the contender just ahead of it, so a release wakes exactly one waiter.
+//! Contenders are recognised and ordered as [`contender`](crate::contender) describes, so the
+//! lock is shared safely with Curator's InterProcessMutex, and with kazoo's Lock when kazoo is
+//! given `extra_lock_patterns=["-lock-"]`; other children of the lock path are ignored.
+//!
+//! Beyond Curator:
+//! - an uncontended acquire is one round trip: the children listing is sent right behind the
+//!   create; and a waiter whose only predecessor goes takes the lock without listing again;
+//! - an acquire that is dropped, cancelled or times out leaves no node behind (CURATOR-62,
+//!   kazoo #732): it deletes its node, or leaves a background task doing so until the node or
+//!   the session is gone;
+//! - a waiter whose node is deleted by someone else creates a new one and keeps waiting;
+//! - the [`LockGuard`] says when the lock can no longer be trusted and fences writes.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use zk_recipes::Mutex;
+//! use zk_session::Client;
+//!
+//! let client = Client::builder("127.0.0.1:2181").connect().await?;
+//! let mutex = Mutex::new(client.clone(), "/locks/nightly-report");
+//! let guard = mutex.acquire_timeout(Duration::from_secs(30)).await?;
+//! // ... the critical section, watching guard.lost() ...
+//! guard.release().await?;
+//! # Ok(()) }
+//! ```
+
+use std::{
+    sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard},
+    time::Duration,
+};
+
+use tokio::{
+    runtime::Handle,
+    sync::watch,
+    time::{timeout, timeout_at, Instant},
+};
+use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, OneshotWatch};
+
+use crate::{
+    contender::ContenderNames,
+    lock_guard::{Holding, LockGuard},
+    protected::{child_path, retry_delay, spawn_removal, ProtectedCreate, ProtectedNode},
+    RecipeError, Result,
+};
+
+/// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
+const LOCK_NAME: &str = "lock-";
+
+/// How long a failed or timed-out acquire waits for the delete of its node before leaving it
+/// to a background task.
+const INLINE_DELETE: Duration = Duration::from_secs(10);
+
+/// The largest random pause of an unfair waiter before it competes again.
+const UNFAIR_JITTER_MS: u64 = 20;
+
+/// Builds a [`Mutex`]; see [`Mutex::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// use zk_recipes::Mutex;
+///
+/// let mutex = Mutex::builder(client, "/locks/compaction")
+///     .data(b"host-17")
+///     .suspended_is_lost(false)
+///     .contender_marker("n_")
+///     .build();
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct MutexBuilder {
+    client: Client,
+    path: String,
+    fair: bool,
+    data: Vec<u8>,
+    acl: Option<Vec<Acl>>,
+    suspended_is_lost: bool,
+    names: ContenderNames,
+}
+
+impl MutexBuilder {
+    /// First come, first served (the default): each waiter keeps its place in the queue and
+    /// watches only the one ahead of it.
+    pub fn fair(mut self) -> Self {
+        self.fair = true;
+        self
+    }
+
+    /// Random order: a waiter keeps no place in the queue. It watches the current holder, and
+    /// when that goes, competes again after a random pause of up to 20 ms, so the next holder
+    /// is whoever creates its node first. Every unfair waiter wakes on each release (a herd,
+    /// the price of having no order); fair waiters on the same path come first.
+    pub fn unfair(mut self) -> Self {
+        self.fair = false;
+        self
+    }
+
+    /// The data of the lock node (default empty; Curator writes the host's address).
+    pub fn data(mut self, data: &[u8]) -> Self {
+        self.data = data.to_vec();
+        self
+    }
+
+    /// The ACL of the lock node (default open).
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// Whether a suspended connection (or a read-only server) means the lock is lost, as in
+    /// Curator's standard policy (default true). With false, only a lost or expired session,
+    /// a closed client or a deleted node does.
+    pub fn suspended_is_lost(mut self, lost: bool) -> Self {
+        self.suspended_is_lost = lost;
+        self
+    }
+
+    /// Also counts children whose name has `marker` before the sequence suffix as contenders
+    /// (see [`ContenderNames::with_marker`]).
+    pub fn contender_marker(mut self, marker: &str) -> Self {
+        self.names = self.names.with_marker(marker);
+        self
+    }
+
+    /// The mutex.
+    pub fn build(self) -> Mutex {
+        let mut options = CreateOptions::ephemeral_sequential();
+        if let Some(acl) = self.acl {
+            options = options.with_acl(acl);
+        }
+        let create = ProtectedCreate::new(self.path.clone(), LOCK_NAME)
+            .data(&self.data)
+            .options(options);
+        Mutex {
+            core: Arc::new(LockCore {
+                client: self.client,
+                path: self.path,
+                fair: self.fair,
+                suspended_is_lost: self.suspended_is_lost,
+                names: self.names,
+                create,
+                serial: tokio::sync::Mutex::new(()),
+                holds: StdMutex::new(Holds::default()),
+                holds_changed: watch::channel(0).0,
+            }),
+        }
+    }
+}
+
+/// A distributed mutex at a lock path; see the [module documentation](self).
+///
+/// Re-entrant per handle: acquiring again while this handle holds the lock only counts up,
+/// and the node is deleted when the last count is released. Different handles (in one process
+/// or many) exclude each other.
+#[derive(Debug)]
+pub struct Mutex {
+    core: Arc<LockCore>,
+}
+
+/// The state a mutex handle shares with its guards.
+#[derive(Debug)]
+pub(crate) struct LockCore {
+    client: Client,
+    path: String,
+    fair: bool,
+    suspended_is_lost: bool,
+    names: ContenderNames,
+    create: ProtectedCreate,
+    /// One acquisition at a time per handle, so that concurrent acquires of one handle do
+    /// not create two nodes: the second waits and then counts up.
+    serial: tokio::sync::Mutex<()>,
+    holds: StdMutex<Holds>,
+    /// Bumped whenever a hold is taken or given up, for [`LockGuard::lost`].
+    holds_changed: watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct Holds {
+    holding: Option<Arc<Holding>>,
+    /// The guards' ids, oldest first.
+    ids: Vec<u64>,
+    next_id: u64,
+}
+
+impl LockCore {
+    fn holds(&self) -> StdMutexGuard<'_, Holds> {
+        self.holds.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn add_hold(self: &Arc<Self>, holds: &mut Holds, holding: Arc<Holding>) -> LockGuard {
+        let id = holds.next_id;
+        holds.next_id += 1;
+        holds.ids.push(id);
+        self.holds_changed.send_modify(|n| *n += 1);
+        LockGuard::new(self.clone(), holding, id)
+    }
+
+    /// Counts up if this handle holds the lock; fails if it holds a lock it has lost.
+    fn reenter(self: &Arc<Self>) -> Result<Option<LockGuard>> {
+        let mut holds = self.holds();
+        let Some(holding) = holds.holding.clone() else {
+            return Ok(None);
+        };
+        if let Some(reason) = holding.lost_reason() {
+            return Err(RecipeError::Lost(reason.as_str()));
+        }
+        Ok(Some(self.add_hold(&mut holds, holding)))
+    }
+
+    pub(crate) fn has_hold(&self, id: u64) -> bool {
+        self.holds().ids.contains(&id)
+    }
+
+    pub(crate) fn subscribe_holds(&self) -> watch::Receiver<u64> {
+        self.holds_changed.subscribe()
+    }
+
+    /// Gives up hold `id` (the newest for `None`); returns the holding when that was the
+    /// last, for the caller to finish.
+    pub(crate) fn drop_hold(&self, id: Option<u64>) -> Result<Option<Arc<Holding>>> {
+        let mut holds = self.holds();
+        let pos = match id {
+            Some(id) => holds.ids.iter().position(|x| *x == id),
+            None => holds.ids.len().checked_sub(1),
+        };
+        let Some(pos) = pos else {
+            return Err(RecipeError::NotHeld);
+        };
+        holds.ids.remove(pos);
+        let last = if holds.ids.is_empty() {
+            holds.holding.take()
+        } else {
+            None
+        };
+        self.holds_changed.send_modify(|n| *n += 1);
+        Ok(last)
+    }
+}
+
+/// What a successful attempt hands over: the node, and the data watch on it if one was set
+/// while waiting.
+struct Acquired {
+    node: ProtectedNode,
+    own_watch: Option<OneshotWatch>,
+}
+
+/// The node of an acquire in progress: deleted when the acquire fails, and in the background
+/// when the acquire is dropped.
+struct Pending {
+    client: Client,
+    parent: String,
+    node: Option<String>,
+    handle: Option<Handle>,
+}
+
+impl Pending {
+    async fn remove_now(&mut self) {
+        let Some(path) = self.node.take() else {
+            return;
+        };
+        if self.client.state().is_connected() {
+            match timeout(
+                INLINE_DELETE,
+                self.client.delete(&path, zk_session::Version::Any),
+            )
+            .await
+            {
+                // Gone, or nothing more can be done (the session is over, or no permission).
+                Ok(Ok(())) => return,
+                Ok(Err(e)) if !e.is_retryable() => return,
+                _ => {}
+            }
+        }
+        spawn_removal(
+            self.handle.as_ref(),
+            self.client.clone(),
+            self.parent.clone(),
+            None,
+            Some(path),
+        );
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(path) = self.node.take() {
+            spawn_removal(
+                self.handle.as_ref(),
+                self.client.clone(),
+                std::mem::take(&mut self.parent),
+                None,
+                Some(path),
+            );
+        }
+    }
+}
+
+impl Mutex {
+    /// A fair mutex at `path` (the lock node's parent, created as a container when missing).
+    ///
+    /// ```no_run
+    /// # fn f(client: zk_session::Client) {
+    /// let mutex = zk_recipes::Mutex::new(client, "/locks/job-42");
+    /// # }
+    /// ```
+    pub fn new(client: Client, path: impl Into<String>) -> Mutex {
+        Self::builder(client, path).build()
+    }
+
+    /// A builder for the other options.
+    pub fn builder(client: Client, path: impl Into<String>) -> MutexBuilder {
+        MutexBuilder {
+            client,
+            path: path.into(),
+            fair: true,
+            data: Vec::new(),
+            acl: None,
+            suspended_is_lost: true,
+            names: ContenderNames::new(),
+        }
+    }
+
+    /// The lock path.
+    pub fn path(&self) -> &str {
+        &self.core.path
+    }
+
+    /// The client the mutex uses.
+    pub fn client(&self) -> &Client {
+        &self.core.client
+    }
+
+    /// True while this handle holds the lock and nothing has cast doubt on it.
+    pub fn is_held(&self) -> bool {
+        let holds = self.core.holds();
+        holds
+            .holding
+            .as_ref()
+            .is_some_and(|h| h.lost_reason().is_none())
+    }
+
+    /// How many holds (re-entrant acquires) this handle has.
+    pub fn hold_count(&self) -> usize {
+        self.core.holds().ids.len()
+    }
+
+    /// Waits until the lock is held. If this handle holds it already, counts up at once
+    /// (or fails with [`RecipeError::Lost`] when that hold has lost the lock).
+    ///
+    /// Cancel-safe: dropping the future leaves no node behind.
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.acquire_inner(None, true)
+            .await?
+            .ok_or(RecipeError::Timeout)
+    }
+
+    /// Takes the lock if it is free (or held by this handle); `None` when another holds it or
+    /// another acquire of this handle is under way. Leaves no node behind when it fails.
+    pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
+        self.acquire_inner(None, false).await
+    }
+
+    /// Like [`acquire`](Self::acquire), giving up with [`RecipeError::Timeout`] after
+    /// `wait`. The node is deleted before this returns when the client is connected (else in
+    /// the background).
+    pub async fn acquire_timeout(&self, wait: Duration) -> Result<LockGuard> {
+        self.acquire_inner(Some(Instant::now() + wait), true)
+            .await?
+            .ok_or(RecipeError::Timeout)
+    }
+
+    /// Releases this handle's newest hold (Curator's `release()`); deletes the node with the
+    /// last. [`RecipeError::NotHeld`] when it holds nothing. The guard of that hold becomes
+    /// inert.
+    pub async fn release(&self) -> Result<()> {
+        match self.core.drop_hold(None)? {
+            Some(holding) => holding.finish().await,
+            None => Ok(()),
+        }
+    }
+
+    /// The contenders' node names in the lock's order (the holder first), ignoring children
+    /// that are not contenders.
+    pub async fn participant_nodes(&self) -> Result<Vec<String>> {
+        let children = match self.core.client.get_children(&self.core.path).await {
+            Ok(c) => c,
+            Err(Error::Code(ErrorCode::NoNode)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(self
+            .core
+            .names
+            .sorted(&children)
+            .into_iter()
+            .map(|c| c.name().to_owned())
+            .collect())
+    }
+
+    async fn acquire_inner(
+        &self,
+        deadline: Option<Instant>,
+        wait: bool,
+    ) -> Result<Option<LockGuard>> {
+        let core = &self.core;
+        let _serial = if !wait {
+            match core.serial.try_lock() {
+                Ok(g) => g,
+                Err(_) => return core.reenter(),
+            }
+        } else if let Some(d) = deadline {
+            timeout_at(d, core.serial.lock())
+                .await
+                .map_err(|_| RecipeError::Timeout)?
+        } else {
+            core.serial.lock().await
+        };
+        if let Some(guard) = core.reenter()? {
+            return Ok(Some(guard));
+        }
+        let mut pending = Pending {
+            client: core.client.clone(),
+            parent: core.path.clone(),
+            node: None,
+            handle: Handle::try_current().ok(),
+        };
+        let attempt = async {
+            if core.fair {
+                self.attempt_fair(&mut pending, wait).await
+            } else {
+                self.attempt_unfair(&mut pending, wait).await
+            }
+        };
+        let result = match deadline {
+            Some(d) => timeout_at(d, attempt)
+                .await
+                .unwrap_or(Err(RecipeError::Timeout)),
+            None => attempt.await,
+        };
+        match result {
+            Ok(Some(acquired)) => {
+                // The node now belongs to the holding; nothing to clean up.
+                pending.node = None;
+                let holding = Holding::start(
+                    core.client.clone(),
+                    core.path.clone(),
+                    acquired.node,
+                    acquired.own_watch,
+                    core.suspended_is_lost,
+                );
+                let mut holds = core.holds();
+                holds.holding = Some(holding.clone());
+                Ok(Some(core.add_hold(&mut holds, holding)))
+            }
+            Ok(None) => {
+                pending.remove_now().await;
+                Ok(None)
+            }
+            Err(e) => {
+                pending.remove_now().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Lists the lock path, retrying while the connection is lost. A missing lock path lists
+    /// as empty (our node is then gone too).
+    async fn list(&self) -> Result<Vec<String>> {
+        let client = &self.core.client;
+        let mut retry = 0;
+        loop {
+            match client.get_children(&self.core.path).await {
+                Ok(c) => return Ok(c),
+                Err(Error::Code(ErrorCode::NoNode)) => return Ok(Vec::new()),
+                Err(e) if e.is_retryable() && !client.state().is_terminal() => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Curator's algorithm: queue up, watch the one ahead, take the lock when first.
+    async fn attempt_fair(&self, pending: &mut Pending, wait: bool) -> Result<Option<Acquired>> {
+        let core = &self.core;
+        let client = &core.client;
+        'node: loop {
+            let (node, mut children) = core.create.create_and_list(client).await?;
+            pending.node = Some(node.path.clone());
+            // A data watch on our own node, set once we have to wait: it tells us when the node
+            // is deleted under us, and carries over to the guard.
+            let mut own: Option<OneshotWatch> = None;
+            let mut retry = 0;
+            loop {
+                let order = core.names.sorted(&children);
+                let Some(i) = order.iter().position(|c| c.name() == node.name) else {
+                    // Our node is gone (the listing comes after our create, on one session).
+                    // If the session ended, the next create says so.
+                    pending.node = None;
+                    continue 'node;
+                };
+                if i == 0 {
+                    return Ok(Some(Acquired {
+                        node,
+                        own_watch: own,
+                    }));
+                }
+                if !wait {
+                    return Ok(None);
+                }
+                let predecessor = child_path(&core.path, order[i - 1].name());
+                // Every contender created after our listing sorts after us, so when the only
+                // one ahead goes, we are first without listing again.
+                let only_one_ahead = i == 1;
+                // getData, not exists: on a node already gone it leaves no watch behind.
+                let (pred, own_set) = if own.is_none() {
+                    let (p, o) = tokio::join!(
+                        client.get_data_watch(&predecessor),
+                        client.get_data_watch(&node.path)
+                    );
+                    (p, Some(o))
+                } else {
+                    (client.get_data_watch(&predecessor).await, None)
+                };
+                match own_set {
+                    Some(Ok((_, _, w))) => own = Some(w),
+                    Some(Err(Error::Code(ErrorCode::NoNode))) => {
+                        pending.node = None;
+                        continue 'node;
+                    }
+                    Some(Err(e)) if !e.is_retryable() => return Err(e.into()),
+                    // Connection lost: the predecessor's watch failed too; start over below.
+                    Some(Err(_)) | None => {}
+                }
+                let pred_watch = match pred {
+                    Ok((_, _, w)) if own.is_some() => w,
+                    Ok(_) => {
+                        tokio::time::sleep(retry_delay(retry)).await;
+                        retry += 1;
+                        children = self.list().await?;
+                        continue;
+                    }
+                    Err(Error::Code(ErrorCode::NoNode)) if only_one_ahead && own.is_some() => {
+                        return Ok(Some(Acquired {
+                            node,
+                            own_watch: own,
+                        }));
+                    }
+                    Err(Error::Code(ErrorCode::NoNode)) => {
+                        children = self.list().await?;
+                        continue;
+                    }
+                    Err(e) if e.is_retryable() => {
+                        tokio::time::sleep(retry_delay(retry)).await;
+                        retry += 1;
+                        children = self.list().await?;
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let own_watch = own.as_mut().expect("set before waiting");
+                tokio::select! {
+                    // Our own deletion first: if both fired, the predecessor's going must not
+                    // make us take a lock without a node.
+                    biased;
+                    ev = own_watch => {
+                        own = None;
+                        match ev {
+                            Ok(ev) if ev.event_type == EventType::NodeDeleted => {
+                                pending.node = None;
+                                continue 'node;
+                            }
+                            Ok(_) => children = self.list().await?,
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    ev = pred_watch => match ev {
+                        Ok(ev) if ev.event_type == EventType::NodeDeleted && only_one_ahead => {
+                            return Ok(Some(Acquired { node, own_watch: own }));
+                        }
+                        Ok(_) => children = self.list().await?,
+                        Err(e) => return Err(e.into()),
+                    },
+                }
+            }
+        }
+    }
+
+    /// Random order: compete, and when another holds the lock, step out of the queue and
+    /// watch the holder.
+    async fn attempt_unfair(&self, pending: &mut Pending, wait: bool) -> Result<Option<Acquired>> {
+        let core = &self.core;
+        let client = &core.client;
+        let mut retry = 0;
+        loop {
+            let (node, children) = core.create.create_and_list(client).await?;
+            pending.node = Some(node.path.clone());
+            let order = core.names.sorted(&children);
+            match order.iter().position(|c| c.name() == node.name) {
+                Some(0) => {
+                    return Ok(Some(Acquired {
+                        node,
+                        own_watch: None,
+                    }))
+                }
+                None => {
+                    pending.node = None;
+                    continue;
+                }
+                Some(_) => {}
+            }
+            let holder = child_path(&core.path, order[0].name());
+            pending.remove_now().await;
+            if !wait {
+                return Ok(None);
+            }
+            match client.get_data_watch(&holder).await {
+                // Whatever happens to the holder's node, compete again.
+                Ok((_, _, w)) => {
+                    w.await?;
+                }
+                Err(Error::Code(ErrorCode::NoNode)) => {}
+                Err(e) if e.is_retryable() => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+            let pause = rand::random_range(0..=UNFAIR_JITTER_MS);
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+        }
+    }
+}

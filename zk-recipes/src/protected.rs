@@ -1,1 +1,508 @@
-//! protected (being written)
+//! Protected-mode creates, in the manner of Curator's `withProtection()`.
+//!
+//! A create can succeed on the server while its reply is lost with the connection. The session
+//! lives on, and so does the ephemeral node; a client that cannot recognise it would queue
+//! behind its own orphan until the session ends. So the node's name starts with
+//! `_c_<uuid>-` (Curator's format: a 36-character hyphenated lowercase uuid v4, fresh for each
+//! create), and after a ConnectionLoss the parent is listed to look for it:
+//!
+//! - found, and its `ephemeralOwner` is our session: adopted, no second node;
+//! - found under another session (an earlier, dying session of ours: CURATOR-498, or a node
+//!   taken for ours after a reconnect: CURATOR-604/696): deleted, never adopted, and the next
+//!   create uses a fresh uuid;
+//! - not found: created again.
+//!
+//! A create that is given up (an error, or the future dropped) leaves a background task that
+//! deletes whatever carries its uuid, until it is gone or the session is.
+//!
+//! ```no_run
+//! # async fn f(client: zk_session::Client) -> Result<(), zk_session::Error> {
+//! use zk_recipes::protected::ProtectedCreate;
+//!
+//! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
+//! assert!(node.name.starts_with("_c_"));
+//! assert_eq!(node.stat.ephemeral_owner, client.session_id());
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::runtime::Handle;
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
+
+/// How many times a create may find its parent missing (reaped as an empty container right
+/// after we made it) before giving up.
+const PARENT_ATTEMPTS: u32 = 10;
+
+/// A fresh uuid v4 in the 36-character hyphenated lowercase form, from `rand`.
+///
+/// ```
+/// let id = zk_recipes::protected::new_protected_id();
+/// assert_eq!(id.len(), 36);
+/// assert_eq!(id.as_bytes()[14], b'4'); // version 4
+/// assert_ne!(id, zk_recipes::protected::new_protected_id());
+/// ```
+pub fn new_protected_id() -> String {
+    let mut b: [u8; 16] = rand::random();
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// `_c_<id>-`: what every node created with protected id `id` starts with.
+///
+/// ```
+/// let p = zk_recipes::protected::protected_prefix("0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5");
+/// assert_eq!(p, "_c_0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5-");
+/// assert_eq!(p.len(), 40);
+/// ```
+pub fn protected_prefix(id: &str) -> String {
+    format!("_c_{id}-")
+}
+
+/// `parent/name`, for the root too.
+pub(crate) fn child_path(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// How long to wait before retry number `n` of an operation that failed retryably: 50 ms
+/// doubling to 1 s, with jitter so that many clients do not retry in step.
+pub(crate) fn retry_delay(n: u32) -> Duration {
+    let ms = (50u64 << n.min(5)).min(1000);
+    Duration::from_millis(rand::random_range(ms / 2..=ms))
+}
+
+/// A node made by a protected create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedNode {
+    /// The full path.
+    pub path: String,
+    /// The last path component (`_c_<id>-<name><seq>`).
+    pub name: String,
+    /// The protected id (uuid) in the name.
+    pub id: String,
+    /// The node's Stat at creation (or when adopted).
+    pub stat: Stat,
+}
+
+/// What [`ProtectedCreate::recover`] found under the parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Recovery {
+    /// A node with the id, owned by our session: it is ours.
+    Adopted(ProtectedNode),
+    /// Nodes with the id owned by another session, now deleted (their names).
+    Removed(Vec<String>),
+    /// No node with the id.
+    NotFound,
+}
+
+/// A protected create: where, what name, what data and mode (ephemeral-sequential by default).
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> Result<(), zk_session::Error> {
+/// use zk_recipes::protected::ProtectedCreate;
+/// use zk_session::CreateOptions;
+///
+/// let (node, children) = ProtectedCreate::new("/election", "latch-")
+///     .data(b"participant-7")
+///     .options(CreateOptions::ephemeral_sequential())
+///     .create_and_list(&client)
+///     .await?;
+/// assert!(children.contains(&node.name));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedCreate {
+    parent: String,
+    name: String,
+    data: Bytes,
+    options: CreateOptions,
+}
+
+impl ProtectedCreate {
+    /// Creates `parent/_c_<uuid>-<name>` (parents made as containers when missing).
+    pub fn new(parent: impl Into<String>, name: impl Into<String>) -> Self {
+        ProtectedCreate {
+            parent: parent.into(),
+            name: name.into(),
+            data: Bytes::new(),
+            options: CreateOptions::ephemeral_sequential(),
+        }
+    }
+
+    /// The node's data (default empty).
+    pub fn data(mut self, data: &[u8]) -> Self {
+        self.data = Bytes::copy_from_slice(data);
+        self
+    }
+
+    /// The create mode and ACL (default ephemeral-sequential, open ACL).
+    pub fn options(mut self, options: CreateOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The parent path.
+    pub fn parent(&self) -> &str {
+        &self.parent
+    }
+
+    /// Creates the node, recovering from lost replies as the [module](self) describes.
+    pub async fn create(&self, client: &Client) -> Result<ProtectedNode, Error> {
+        Ok(self.run(client, false).await?.0)
+    }
+
+    /// Creates the node and lists the parent's children after it, in one round trip when
+    /// nothing goes wrong: the listing is sent right behind the create on the same
+    /// connection, so the server answers it after the create and the node is in it.
+    pub async fn create_and_list(
+        &self,
+        client: &Client,
+    ) -> Result<(ProtectedNode, Vec<String>), Error> {
+        let (node, children) = self.run(client, true).await?;
+        Ok((node, children.unwrap_or_default()))
+    }
+
+    async fn run(
+        &self,
+        client: &Client,
+        list: bool,
+    ) -> Result<(ProtectedNode, Option<Vec<String>>), Error> {
+        // The session this create belongs to; a node of any other session is not ours.
+        let session = client.session_id();
+        let mut guard = RemoveOnDrop {
+            client: client.clone(),
+            parent: self.parent.clone(),
+            id: None,
+            handle: Handle::try_current().ok(),
+        };
+        let mut id = new_protected_id();
+        let mut parent_attempts = 0;
+        loop {
+            let name = format!("{}{}", protected_prefix(&id), self.name);
+            let path = child_path(&self.parent, &name);
+            let create = client.create_with_stat(&path, &self.data, &self.options);
+            let (created, listed) = if list {
+                let (c, l) = tokio::join!(create, client.get_children(&self.parent));
+                (c, Some(l))
+            } else {
+                (create.await, None)
+            };
+            match created {
+                Ok((path, stat)) => {
+                    guard.id = None;
+                    let children = match listed {
+                        Some(Ok(c)) => Some(c),
+                        Some(Err(_)) => Some(list_retrying(client, &self.parent).await?),
+                        None => None,
+                    };
+                    let name = path.rsplit('/').next().unwrap_or_default().to_owned();
+                    return Ok((
+                        ProtectedNode {
+                            path,
+                            name,
+                            id,
+                            stat,
+                        },
+                        children,
+                    ));
+                }
+                Err(Error::Code(ErrorCode::NoNode)) if parent_attempts < PARENT_ATTEMPTS => {
+                    parent_attempts += 1;
+                    create_parents(client, &self.parent).await?;
+                }
+                Err(e) if e.is_retryable() => {
+                    // The create may or may not have happened: from now on a node with this
+                    // id may exist, and giving up must remove it.
+                    guard.id = Some(id.clone());
+                    let mut retry = 0;
+                    loop {
+                        match self.recover_as(client, &id, session).await {
+                            Ok((Recovery::Adopted(node), children)) => {
+                                guard.id = None;
+                                return Ok((node, list.then_some(children)));
+                            }
+                            Ok((Recovery::NotFound, _)) => break,
+                            Ok((Recovery::Removed(_), _)) => {
+                                id = new_protected_id();
+                                break;
+                            }
+                            Err(e) if e.is_retryable() && !client.state().is_terminal() => {
+                                tokio::time::sleep(retry_delay(retry)).await;
+                                retry += 1;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                // A definite failure: this attempt created nothing (an earlier uncertain one
+                // is still covered by the guard).
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Looks for a node carrying protected id `id` under the parent, on behalf of the
+    /// client's current session: adopts it if that session owns it (or, for a
+    /// non-ephemeral mode, if it exists), deletes it otherwise.
+    ///
+    /// ```no_run
+    /// # async fn f(client: zk_session::Client, id: &str) -> Result<(), zk_session::Error> {
+    /// use zk_recipes::protected::{ProtectedCreate, Recovery};
+    ///
+    /// match ProtectedCreate::new("/locks/job", "lock-").recover(&client, id).await? {
+    ///     Recovery::Adopted(node) => println!("ours: {}", node.path),
+    ///     Recovery::Removed(names) => println!("deleted stale {names:?}"),
+    ///     _ => println!("not there"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn recover(&self, client: &Client, id: &str) -> Result<Recovery, Error> {
+        Ok(self.recover_as(client, id, client.session_id()).await?.0)
+    }
+
+    /// [`recover`](Self::recover) for the session recorded at the first attempt, also
+    /// returning the listing (taken after the create, so good for finding our place).
+    async fn recover_as(
+        &self,
+        client: &Client,
+        id: &str,
+        recorded_session: i64,
+    ) -> Result<(Recovery, Vec<String>), Error> {
+        // The create may have reached the leader through a server we are no longer connected
+        // to: sync first, so this server has applied whatever the leader committed.
+        match client.sync(&self.parent).await {
+            Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
+            Err(e) => return Err(e),
+        }
+        let children = match client.get_children(&self.parent).await {
+            Ok(c) => c,
+            Err(Error::Code(ErrorCode::NoNode)) => return Ok((Recovery::NotFound, Vec::new())),
+            Err(e) => return Err(e),
+        };
+        let session = client.session_id();
+        let ephemeral = self.options.mode().is_ephemeral();
+        let prefix = protected_prefix(id);
+        let mut adopted = None;
+        let mut removed = Vec::new();
+        for name in children.iter().filter(|c| c.starts_with(&prefix)) {
+            let path = child_path(&self.parent, name);
+            let Some(stat) = client.exists(&path).await? else {
+                continue;
+            };
+            let ours = !ephemeral
+                || (session != 0
+                    && stat.ephemeral_owner == session
+                    && (recorded_session == 0 || recorded_session == session));
+            if ours && adopted.is_none() {
+                adopted = Some(ProtectedNode {
+                    path,
+                    name: name.clone(),
+                    id: id.to_owned(),
+                    stat,
+                });
+            } else {
+                match client.delete(&path, Version::Any).await {
+                    Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => removed.push(name.clone()),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let found = match adopted {
+            Some(node) => Recovery::Adopted(node),
+            None if !removed.is_empty() => Recovery::Removed(removed),
+            None => Recovery::NotFound,
+        };
+        Ok((found, children))
+    }
+}
+
+/// Lists `parent`, retrying while the connection is lost.
+async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Error> {
+    let mut retry = 0;
+    loop {
+        match client.get_children(parent).await {
+            Err(e) if e.is_retryable() && !client.state().is_terminal() => {
+                tokio::time::sleep(retry_delay(retry)).await;
+                retry += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Creates `path` and its missing ancestors as containers, as Curator's
+/// `creatingParentContainersIfNeeded` does: the server removes them once they have had
+/// children and have none left, so lock paths do not pile up.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> Result<(), zk_session::Error> {
+/// zk_recipes::protected::create_parents(&client, "/app/locks/job").await?;
+/// # Ok(()) }
+/// ```
+pub async fn create_parents(client: &Client, path: &str) -> Result<(), Error> {
+    let mut at = String::new();
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        at.push('/');
+        at.push_str(part);
+        match client.create(&at, b"", &CreateOptions::container()).await {
+            Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Deletes every child of `parent` that carries protected id `id`; returns how many went.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client, id: &str) -> Result<(), zk_session::Error> {
+/// let n = zk_recipes::protected::remove_protected(&client, "/locks/job", id).await?;
+/// println!("removed {n}");
+/// # Ok(()) }
+/// ```
+pub async fn remove_protected(client: &Client, parent: &str, id: &str) -> Result<usize, Error> {
+    // Sync for the same reason as in recovery: the create may have gone through another
+    // server.
+    match client.sync(parent).await {
+        Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
+        Err(e) => return Err(e),
+    }
+    let children = match client.get_children(parent).await {
+        Ok(c) => c,
+        Err(Error::Code(ErrorCode::NoNode)) => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let prefix = protected_prefix(id);
+    let mut n = 0;
+    for name in children.iter().filter(|c| c.starts_with(&prefix)) {
+        match client.delete(&child_path(parent, name), Version::Any).await {
+            Ok(()) => n += 1,
+            Err(Error::Code(ErrorCode::NoNode)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Deletes, in a background task, the node at `path` and any child of `parent` carrying `id`,
+/// retrying until that is done or the session has ended (then the server has deleted our
+/// ephemeral nodes). The task holds a client handle, so the session stays open until then.
+pub(crate) fn spawn_removal(
+    handle: Option<&Handle>,
+    client: Client,
+    parent: String,
+    id: Option<String>,
+    path: Option<String>,
+) {
+    let task = async move {
+        let mut retry = 0;
+        loop {
+            if client.state().is_terminal() {
+                return;
+            }
+            let once = async {
+                if let Some(path) = &path {
+                    match client.delete(path, Version::Any).await {
+                        Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                if let Some(id) = &id {
+                    remove_protected(&client, &parent, id).await?;
+                }
+                Ok(())
+            };
+            match once.await {
+                Err(e) if e.is_retryable() => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+                // Done, or nothing more we can do (session over, no permission).
+                _ => return,
+            }
+        }
+    };
+    if let Some(h) = handle.cloned().or_else(|| Handle::try_current().ok()) {
+        h.spawn(task);
+    }
+}
+
+/// Removes the nodes of an uncertain create if the create is dropped or fails before it
+/// knows the outcome.
+struct RemoveOnDrop {
+    client: Client,
+    parent: String,
+    /// Set while a node with this id may exist that nobody has taken over.
+    id: Option<String>,
+    handle: Option<Handle>,
+}
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            spawn_removal(
+                self.handle.as_ref(),
+                self.client.clone(),
+                std::mem::take(&mut self.parent),
+                Some(id),
+                None,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contender::protected_id_of;
+
+    #[test]
+    fn ids_are_uuid_v4_and_fresh() {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let id = new_protected_id();
+            assert_eq!(id.len(), 36);
+            assert!(id
+                .bytes()
+                .all(|b| b == b'-' || b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            assert_eq!(id.as_bytes()[14], b'4');
+            assert!(matches!(id.as_bytes()[19], b'8' | b'9' | b'a' | b'b'));
+            let name = format!("{}lock-0000000001", protected_prefix(&id));
+            assert_eq!(protected_id_of(&name), Some(id.as_str()));
+            assert!(seen.insert(id));
+        }
+    }
+
+    #[test]
+    fn child_paths() {
+        assert_eq!(child_path("/", "a"), "/a");
+        assert_eq!(child_path("/x/y", "a"), "/x/y/a");
+    }
+
+    #[test]
+    fn retry_delays_grow_and_are_capped() {
+        for n in 0..40 {
+            let d = retry_delay(n);
+            assert!(
+                d >= Duration::from_millis(25) && d <= Duration::from_secs(1),
+                "{d:?}"
+            );
+        }
+        assert!(retry_delay(0) <= Duration::from_millis(50));
+    }
+}
