@@ -58,6 +58,7 @@ pub struct ClientBuilder {
     auths: Vec<(String, Bytes)>,
     backoff_base: Duration,
     backoff_max: Duration,
+    resume: Option<(i64, Bytes)>,
 }
 
 impl ClientBuilder {
@@ -73,7 +74,16 @@ impl ClientBuilder {
             auths: Vec::new(),
             backoff_base: Duration::from_millis(50),
             backoff_max: Duration::from_secs(1),
+            resume: None,
         }
+    }
+
+    /// Attaches to an existing session instead of creating one, given its id and password
+    /// (from [`Client::session_id`] and [`Client::session_password`]). The server moves the
+    /// session to this connection; if it has expired, the client ends up `Expired`.
+    pub fn resume_session(mut self, session_id: i64, password: Bytes) -> Self {
+        self.resume = Some((session_id, password));
+        self
     }
 
     /// The session timeout to ask for (default 10 s). The server clamps it to
@@ -155,6 +165,7 @@ impl ClientBuilder {
             auths: self.auths,
             backoff_base: self.backoff_base,
             backoff_max: self.backoff_max,
+            resume: self.resume,
         };
         let shared = Arc::new(Shared {
             publisher: StatePublisher::new(),
@@ -163,6 +174,7 @@ impl ClientBuilder {
             last_zxid: AtomicI64::new(0),
             passwd: Mutex::new(Bytes::new()),
             last_connect_error: Mutex::new(None),
+            server: Mutex::new(None),
         });
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(Session::new(cfg, shared.clone(), rx).run());

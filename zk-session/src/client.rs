@@ -123,6 +123,16 @@ impl Client {
             .clone()
     }
 
+    /// The server (`host:port`) this session is connected to now, if any.
+    pub fn connected_server(&self) -> Option<String> {
+        self.inner
+            .shared
+            .server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// The current connection state.
     pub fn state(&self) -> SessionState {
         self.inner.shared.publisher.state()

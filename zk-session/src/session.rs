@@ -104,6 +104,8 @@ pub(crate) struct Config {
     pub auths: Vec<(String, Bytes)>,
     pub backoff_base: Duration,
     pub backoff_max: Duration,
+    /// An existing session to attach to (id, password).
+    pub resume: Option<(i64, Bytes)>,
 }
 
 /// What the handle can read without asking the task.
@@ -116,6 +118,8 @@ pub(crate) struct Shared {
     pub passwd: Mutex<Bytes>,
     /// Why the last connection attempt failed, for the error of a first connect that fails.
     pub last_connect_error: Mutex<Option<String>>,
+    /// The server of the current connection, `host:port`.
+    pub server: Mutex<Option<String>>,
 }
 
 /// Why the session ended for good.
@@ -171,6 +175,9 @@ pub(crate) struct Session {
     auth_waiters: VecDeque<Option<AuthWaiter>>,
     next_host: usize,
     ever_connected: bool,
+    /// A session made by a read-only server is not valid on the quorum: until a read-write
+    /// server has been seen, connect with session id 0 (as the reference client does).
+    seen_rw_server: bool,
     /// Set when close was asked for: answered once the session is closed.
     close_waiters: Vec<oneshot::Sender<()>>,
 }
@@ -184,13 +191,19 @@ impl Session {
             .iter()
             .map(|(s, a)| (s.clone(), a.clone(), None))
             .collect();
+        let (session_id, passwd) = cfg
+            .resume
+            .clone()
+            .unwrap_or((0, Bytes::from_static(&[0u8; 16])));
+        let seen_rw_server = cfg.resume.is_some();
         Session {
+            seen_rw_server,
+            session_id,
+            passwd,
             timeout: cfg.session_timeout,
             cfg,
             shared,
             rx,
-            session_id: 0,
-            passwd: Bytes::from_static(&[0u8; 16]),
             last_zxid: 0,
             next_xid: 1,
             waiting: VecDeque::new(),
@@ -220,7 +233,9 @@ impl Session {
                 Ok(c) => c,
                 Err(end) => break end,
             };
-            match self.connected_phase(conn).await {
+            let dropped = self.connected_phase(conn).await;
+            *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            match dropped {
                 Drop_::Reconnect => {
                     if !self.shared.publisher.state().is_terminal() {
                         self.publish(SessionState::Suspended, SessionEvent::Suspended);
@@ -244,12 +259,17 @@ impl Session {
             let n = self.cfg.hosts.len();
             let host = self.next_host % n;
             self.next_host = (host + 1) % n;
+            let (session_id, passwd) = if self.seen_rw_server {
+                (self.session_id, self.passwd.clone())
+            } else {
+                (0, Bytes::from_static(&[0u8; 16]))
+            };
             let request = ConnectRequest {
                 protocol_version: 0,
                 last_zxid_seen: self.last_zxid,
                 timeout: self.cfg.session_timeout.as_millis().min(i32::MAX as u128) as i32,
-                session_id: self.session_id,
-                passwd: self.passwd.clone(),
+                session_id,
+                passwd,
                 read_only: self.cfg.read_only,
             };
             // The reference client splits the session timeout over the hosts.
@@ -344,6 +364,10 @@ impl Session {
     /// Records a successful handshake and announces it.
     fn established(&mut self, conn: Connection) -> Connection {
         let r = &conn.response;
+        let same_session = self.ever_connected && r.session_id == self.session_id;
+        if !r.read_only {
+            self.seen_rw_server = true;
+        }
         self.session_id = r.session_id;
         self.passwd = r.passwd.clone();
         self.timeout = Duration::from_millis(r.timeout as u64);
@@ -359,7 +383,7 @@ impl Session {
         } else {
             SessionState::Connected
         };
-        let event = if !self.ever_connected {
+        let event = if !same_session {
             if r.read_only {
                 SessionEvent::ConnectedReadOnly
             } else {
@@ -369,6 +393,8 @@ impl Session {
             SessionEvent::Reconnected
         };
         self.ever_connected = true;
+        let (h, p) = &self.cfg.hosts[conn.host];
+        *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("{h}:{p}"));
         // The next attempt after a drop starts with the next server in the list.
         self.next_host = (conn.host + 1) % self.cfg.hosts.len();
         self.publish(state, event);
