@@ -616,3 +616,65 @@ async fn close_ends_the_session_and_its_ephemerals() {
         .unwrap();
     assert_eq!(ev.event_type, EventType::NodeDeleted);
 }
+
+#[tokio::test]
+async fn heartbeats_keep_an_idle_session_alive() {
+    // The server clamps to 2 × tickTime (400 ms): idle for many timeouts, only pings flow.
+    let c = Client::builder(&shared_standalone().connect_string())
+        .session_timeout(Duration::from_millis(400))
+        .connect()
+        .await
+        .unwrap();
+    let negotiated = c.negotiated_timeout();
+    assert!(negotiated <= Duration::from_millis(1000), "{negotiated:?}");
+    let sid = c.session_id();
+    let b = base(&c, "heartbeat").await;
+    c.create(&format!("{b}/e"), b"", &CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    let mut events = c.session_events();
+    tokio::time::sleep(negotiated * 8).await;
+    assert_eq!(c.state(), SessionState::Connected);
+    assert_eq!(c.session_id(), sid);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), events.next())
+            .await
+            .is_err(),
+        "the connection changed state while idle"
+    );
+    assert!(c.exists(&format!("{b}/e")).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn request_timeout_fails_requests_made_while_disconnected() {
+    let zk = Standalone::start().unwrap();
+    let c = Client::builder(&zk.connect_string())
+        .session_timeout(Duration::from_secs(4))
+        .request_timeout(Duration::from_millis(500))
+        .connect()
+        .await
+        .unwrap();
+    let mut state = c.watch_state();
+    zk.kill9();
+    // Wait until the client knows; a request sent before that fails with ConnectionLoss.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        state.wait_for(|s| *s == SessionState::Suspended),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let e = c.get_data("/").await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RequestTimeout));
+    // Nothing is left behind: once the server is back, requests work again.
+    zk.restart().unwrap();
+    let mut ok = false;
+    for _ in 0..50 {
+        if c.get_data("/").await.is_ok() {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ok);
+}
