@@ -1,1 +1,328 @@
-//! leader_latch (being written)
+//! Leader election by latch, in the manner of Curator's `LeaderLatch`, and interoperable
+//! with it on the same path.
+//!
+//! Each participant keeps an ephemeral-sequential node `<path>/_c_<uuid>-latch-<seq>` whose
+//! data is its participant id (a protected create, parents made as containers). The oldest
+//! node leads; every other participant watches only the node just ahead of it. Leadership
+//! lasts until the participant closes the latch or loses its session.
+//!
+//! Never two leaders, beyond Curator:
+//! - a participant claims leadership only after reading its node back from the server and
+//!   finding it owned by its *current* session (Curator's CURATOR-696 double leader);
+//! - the leader drops leadership the moment the connection is suspended (with the default
+//!   [`SuspendPolicy`]), or the session is lost or expires, and looks again when it
+//!   reconnects;
+//! - the leader keeps a watch on its own node: if someone deletes it, leadership ends at once
+//!   and the participant queues again with a new node (Curator's leader would not notice).
+//!
+//! An expired session cannot come back (a zk-session client ends with it): the latch then
+//! ends, [`LeaderLatch::await_leadership`] fails with [`RecipeError::Lost`], and a new
+//! client and latch are needed.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use zk_recipes::leader_latch::{CloseMode, LeaderLatch};
+//! use zk_session::Client;
+//!
+//! let client = Client::builder("127.0.0.1:2181").connect().await?;
+//! let latch = LeaderLatch::builder(client, "/services/indexer/leader")
+//!     .id("indexer-7")
+//!     .start()
+//!     .await?;
+//! latch.await_leadership().await?;
+//! println!("leading; participants: {:?}", latch.participants().await?);
+//! latch.close(CloseMode::NotifyLeader).await;
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+use zk_session::Client;
+
+use crate::{
+    candidacy::{self, Handle, Status},
+    participant::{default_id, list_participants},
+    RecipeError, Result,
+};
+
+pub use crate::candidacy::{LeadershipEvent, SuspendPolicy};
+pub use crate::participant::Participant;
+
+/// The node name after the protected prefix, as Curator's LeaderLatch writes it.
+const LATCH_NAME: &str = "latch-";
+
+/// Whether closing a latch tells the change streams that leadership ended (Curator's
+/// `LeaderLatch.CloseMode`).
+///
+/// ```
+/// use zk_recipes::leader_latch::CloseMode;
+/// assert_eq!(CloseMode::default(), CloseMode::Silent);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CloseMode {
+    /// No [`LeadershipEvent::NotLeader`] for the close itself (Curator's default).
+    #[default]
+    Silent,
+    /// A leader that closes sends [`LeadershipEvent::NotLeader`] first.
+    NotifyLeader,
+}
+
+/// Configures and starts a [`LeaderLatch`]; see [`LeaderLatch::builder`].
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::leader_latch::{LeaderLatch, SuspendPolicy};
+///
+/// let latch = LeaderLatch::builder(client, "/election/scheduler")
+///     .id("scheduler@host-3")
+///     .suspend_policy(SuspendPolicy::WaitForLost)
+///     .start()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct LeaderLatchBuilder {
+    client: Client,
+    path: String,
+    id: Option<String>,
+    policy: SuspendPolicy,
+}
+
+impl LeaderLatchBuilder {
+    /// The participant id, stored as the node's data (default `host:pid:n`).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// What to do when the connection is suspended (default [`SuspendPolicy::StepDown`]).
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Joins the election and returns once this participant's node exists (so it is in
+    /// [`participants`](LeaderLatch::participants)). Leadership may follow at once or later;
+    /// see [`LeaderLatch::await_leadership`]. While the client is disconnected this waits for
+    /// the connection; wrap it in a timeout to bound that.
+    ///
+    /// Fails when the path is invalid, the server refuses the create (e.g. no permission), or
+    /// the session ends first.
+    pub async fn start(self) -> Result<LeaderLatch> {
+        let id = self.id.unwrap_or_else(default_id);
+        let handle = candidacy::spawn(candidacy::Config {
+            client: self.client.clone(),
+            dir: self.path.clone(),
+            name: LATCH_NAME,
+            id: id.clone(),
+            policy: self.policy,
+        });
+        let latch = LeaderLatch {
+            client: self.client,
+            path: self.path,
+            id,
+            handle,
+        };
+        latch.handle.joined().await?;
+        Ok(latch)
+    }
+}
+
+/// A participant in a latch election; see the [module documentation](self).
+///
+/// Dropping the latch without [`close`](Self::close) leaves the election in the background
+/// (silently): the node is deleted as soon as the connection allows.
+#[derive(Debug)]
+pub struct LeaderLatch {
+    client: Client,
+    path: String,
+    id: String,
+    handle: Handle,
+}
+
+impl LeaderLatch {
+    /// A builder for a latch at `path` (the parent of the participants' nodes).
+    ///
+    /// ```no_run
+    /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+    /// let latch = zk_recipes::leader_latch::LeaderLatch::builder(client, "/election/a")
+    ///     .start()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(client: Client, path: impl Into<String>) -> LeaderLatchBuilder {
+        LeaderLatchBuilder {
+            client,
+            path: path.into(),
+            id: None,
+            policy: SuspendPolicy::default(),
+        }
+    }
+
+    /// The election path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// This participant's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// This participant's node, while it has one (Curator's `getOurPath`).
+    pub fn our_path(&self) -> Option<String> {
+        self.handle.status.borrow().node.clone()
+    }
+
+    /// True while this participant is the leader, as far as it can tell right now.
+    ///
+    /// ```no_run
+    /// # fn f(latch: &zk_recipes::leader_latch::LeaderLatch) {
+    /// if latch.has_leadership() {
+    ///     println!("{} leads", latch.id());
+    /// }
+    /// # }
+    /// ```
+    pub fn has_leadership(&self) -> bool {
+        self.handle.status.borrow().leader
+    }
+
+    /// Waits until this participant leads. Fails with [`RecipeError::Closed`] once the latch
+    /// is closed, or with the reason the latch ended (an expired session:
+    /// [`RecipeError::Lost`]).
+    ///
+    /// ```no_run
+    /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) -> zk_recipes::Result<()> {
+    /// latch.await_leadership().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn await_leadership(&self) -> Result<()> {
+        let mut rx = self.handle.status.clone();
+        loop {
+            if let Some(r) = settled(&rx.borrow_and_update()) {
+                return r;
+            }
+            rx.changed().await.map_err(|_| RecipeError::Closed)?;
+        }
+    }
+
+    /// Like [`await_leadership`](Self::await_leadership), giving up with
+    /// [`RecipeError::Timeout`] after `wait`.
+    ///
+    /// ```no_run
+    /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// use std::time::Duration;
+    /// match latch.await_leadership_timeout(Duration::from_secs(5)).await {
+    ///     Ok(()) => println!("leading"),
+    ///     Err(zk_recipes::RecipeError::Timeout) => println!("not yet"),
+    ///     Err(e) => println!("out of the election: {e}"),
+    /// }
+    /// # }
+    /// ```
+    pub async fn await_leadership_timeout(&self, wait: Duration) -> Result<()> {
+        tokio::time::timeout(wait, self.await_leadership())
+            .await
+            .map_err(|_| RecipeError::Timeout)?
+    }
+
+    /// The leadership changes from now on, as a stream of [`LeadershipEvent`]s.
+    ///
+    /// ```no_run
+    /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// use zk_recipes::leader_latch::LeadershipEvent;
+    /// let mut changes = latch.changes();
+    /// while let Some(change) = changes.next().await {
+    ///     match change {
+    ///         LeadershipEvent::IsLeader => println!("now leading"),
+    ///         LeadershipEvent::NotLeader => println!("no longer leading"),
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn changes(&self) -> LeadershipChanges {
+        LeadershipChanges {
+            rx: self.handle.events.subscribe(),
+            status: self.handle.status.clone(),
+        }
+    }
+
+    /// The leadership flag as a `tokio::sync::watch` receiver, for `select!` loops that only
+    /// care about the current value.
+    pub fn watch_leadership(&self) -> watch::Receiver<bool> {
+        let (tx, rx) = watch::channel(self.has_leadership());
+        let mut status = self.handle.status.clone();
+        tokio::spawn(async move {
+            loop {
+                let leader = status.borrow_and_update().leader;
+                tx.send_if_modified(|v| std::mem::replace(v, leader) != leader);
+                tokio::select! {
+                    r = status.changed() => if r.is_err() { break },
+                    _ = tx.closed() => break,
+                }
+            }
+        });
+        rx
+    }
+
+    /// All participants, in line order (the leader first), by id.
+    pub async fn participants(&self) -> Result<Vec<Participant>> {
+        list_participants(&self.client, &self.path).await
+    }
+
+    /// The current leader, if any participant is in line.
+    pub async fn leader(&self) -> Result<Option<Participant>> {
+        Ok(self.participants().await?.into_iter().next())
+    }
+
+    /// Leaves the election: drops leadership first (telling the change streams only with
+    /// [`CloseMode::NotifyLeader`]), then deletes the node. Returns once the node is gone or
+    /// the session is; while the client is disconnected that means waiting for the
+    /// connection (dropping this future leaves the deletion to go on in the background).
+    pub async fn close(&self, mode: CloseMode) {
+        self.handle.close(mode == CloseMode::NotifyLeader).await;
+    }
+}
+
+/// `Some` once waiting for leadership is over.
+fn settled(s: &Status) -> Option<Result<()>> {
+    if s.leader {
+        Some(Ok(()))
+    } else {
+        s.ended.clone().map(Err)
+    }
+}
+
+/// A stream of leadership changes of one latch; see [`LeaderLatch::changes`].
+#[derive(Debug)]
+pub struct LeadershipChanges {
+    rx: broadcast::Receiver<LeadershipEvent>,
+    status: watch::Receiver<Status>,
+}
+
+impl LeadershipChanges {
+    /// The next change; `None` once the latch has ended and every change was read. A reader
+    /// more than 64 changes behind skips the oldest.
+    pub async fn next(&mut self) -> Option<LeadershipEvent> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(ev) => return Some(ev),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(broadcast::error::TryRecvError::Closed) => return None,
+                Err(broadcast::error::TryRecvError::Empty) => {}
+            }
+            // The engine sends its last change before it publishes its end.
+            if self.status.borrow_and_update().ended.is_some() {
+                return None;
+            }
+            tokio::select! {
+                r = self.rx.recv() => match r {
+                    Ok(ev) => return Some(ev),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                r = self.status.changed() => if r.is_err() { return None },
+            }
+        }
+    }
+}

@@ -1,12 +1,14 @@
 //! Coordination recipes on [`zk_session`]: a protected-mode, Curator-compatible mutex with
 //! fencing and a lost-lock signal, and leader election (a selector and a latch).
 
+mod candidacy;
 pub mod contender;
 pub mod error;
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod lock_guard;
 pub mod mutex;
+mod participant;
 pub mod protected;
 
 pub use contender::{Contender, ContenderKind, ContenderNames};

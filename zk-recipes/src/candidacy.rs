@@ -1,0 +1,387 @@
+//! The engine behind [`LeaderLatch`](crate::leader_latch::LeaderLatch): one background task
+//! per participant that keeps its node in line, watches its predecessor, and claims or drops
+//! leadership as the line and the connection change.
+//!
+//! Every wait of the task also listens to the session state and to the close command, so
+//! leadership is dropped the moment the connection is suspended (policy permitting) or lost,
+//! even while a request is outstanding.
+
+use std::future::Future;
+
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use zk_session::{Client, Error, ErrorCode, SessionState};
+
+use crate::{
+    contender::ContenderNames,
+    participant::delete_quietly,
+    protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
+    RecipeError, Result,
+};
+
+/// What a leader does when its connection is suspended (dropped, session possibly alive).
+///
+/// Leadership always ends on Lost and Expired; this only decides the earlier, ambiguous
+/// moment, as Curator's `ConnectionStateErrorPolicy` does.
+///
+/// ```
+/// use zk_recipes::leader_latch::SuspendPolicy;
+/// assert_eq!(SuspendPolicy::default(), SuspendPolicy::StepDown);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SuspendPolicy {
+    /// Give up leadership at once (Curator's standard policy). Safe: the session may expire
+    /// while we are cut off, and another participant may take over then.
+    #[default]
+    StepDown,
+    /// Stay leader until the session is presumed lost (after the session timeout without a
+    /// connection). Fewer handovers on short blips, at the price of a window in which the
+    /// server may already have expired the session and elected someone else.
+    WaitForLost,
+}
+
+/// A change of leadership, from a latch's change stream.
+///
+/// ```
+/// use zk_recipes::leader_latch::LeadershipEvent;
+/// assert_ne!(LeadershipEvent::IsLeader, LeadershipEvent::NotLeader);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeadershipEvent {
+    /// This participant became the leader.
+    IsLeader,
+    /// This participant is no longer the leader.
+    NotLeader,
+}
+
+/// The engine's published state.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Status {
+    pub leader: bool,
+    /// Our node's path while we have one.
+    pub node: Option<String>,
+    /// Counts the nodes created (or adopted), so `start` can wait for the first.
+    pub joins: u64,
+    /// Why the engine stopped, once it has.
+    pub ended: Option<RecipeError>,
+}
+
+/// Step down (telling the change stream if `notify`), delete our node, stop.
+pub(crate) struct Close {
+    pub notify: bool,
+    pub reply: oneshot::Sender<()>,
+}
+
+/// What the engine is for.
+pub(crate) struct Config {
+    pub client: Client,
+    pub dir: String,
+    /// The text between the protected prefix and the sequence (`latch-`).
+    pub name: &'static str,
+    pub id: String,
+    pub policy: SuspendPolicy,
+}
+
+/// The caller's side of a running engine.
+#[derive(Debug)]
+pub(crate) struct Handle {
+    cmds: mpsc::UnboundedSender<Close>,
+    pub status: watch::Receiver<Status>,
+    pub events: broadcast::Sender<LeadershipEvent>,
+}
+
+impl Handle {
+    /// Asks the engine to close and waits until it has (or is gone).
+    pub async fn close(&self, notify: bool) {
+        let (reply, rx) = oneshot::channel();
+        if self.cmds.send(Close { notify, reply }).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Waits until the first node exists; the engine's error if it ended first.
+    pub async fn joined(&self) -> Result<()> {
+        let mut rx = self.status.clone();
+        loop {
+            {
+                let s = rx.borrow_and_update();
+                if s.joins > 0 {
+                    return Ok(());
+                }
+                if let Some(e) = &s.ended {
+                    return Err(e.clone());
+                }
+            }
+            rx.changed().await.map_err(|_| RecipeError::Closed)?;
+        }
+    }
+}
+
+/// Starts the engine; it takes part at once. Must be called inside a tokio runtime.
+pub(crate) fn spawn(cfg: Config) -> Handle {
+    let (cmds_tx, cmds) = mpsc::unbounded_channel();
+    let (status_tx, status) = watch::channel(Status::default());
+    let (events, _) = broadcast::channel(64);
+    let inputs = Inputs {
+        state: cfg.client.watch_state(),
+        cmds,
+    };
+    let create = ProtectedCreate::new(cfg.dir.clone(), cfg.name).data(cfg.id.as_bytes());
+    let engine = Engine {
+        cfg,
+        create,
+        status: status_tx,
+        events: events.clone(),
+        node: None,
+        errors: 0,
+    };
+    tokio::spawn(engine.run(inputs));
+    Handle {
+        cmds: cmds_tx,
+        status,
+        events,
+    }
+}
+
+struct Inputs {
+    state: watch::Receiver<SessionState>,
+    cmds: mpsc::UnboundedReceiver<Close>,
+}
+
+/// Why a wait was cut short.
+enum Stop {
+    /// The session state changed: look again.
+    State,
+    Close(Close),
+    /// Every handle is gone: close silently.
+    Orphaned,
+    /// The engine cannot go on.
+    End(RecipeError),
+}
+
+impl From<RecipeError> for Stop {
+    fn from(e: RecipeError) -> Self {
+        Stop::End(e)
+    }
+}
+
+/// Runs `fut` unless the session state changes or a command arrives first. Dropping `fut`
+/// is safe for everything the engine runs: a protected create that is cut short removes
+/// its node in the background, and a dropped watch is removed from the server.
+async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, Stop> {
+    tokio::select! {
+        biased;
+        r = inp.state.changed() => Err(match r {
+            Ok(()) => Stop::State,
+            Err(_) => Stop::End(RecipeError::Session(Error::Closed)),
+        }),
+        c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
+        v = fut => Ok(v),
+    }
+}
+
+struct Engine {
+    cfg: Config,
+    create: ProtectedCreate,
+    status: watch::Sender<Status>,
+    events: broadcast::Sender<LeadershipEvent>,
+    node: Option<ProtectedNode>,
+    /// Retryable errors in a row, for the backoff.
+    errors: u32,
+}
+
+impl Engine {
+    async fn run(mut self, mut inp: Inputs) {
+        let end = loop {
+            match self.step(&mut inp).await {
+                Ok(()) | Err(Stop::State) => {}
+                Err(Stop::Close(Close { notify, reply })) => {
+                    self.leave(&mut inp, notify).await;
+                    // Published before the reply, so `close` returns to a settled status.
+                    self.status
+                        .send_modify(|s| s.ended = Some(RecipeError::Closed));
+                    let _ = reply.send(());
+                    return;
+                }
+                Err(Stop::Orphaned) => {
+                    self.leave(&mut inp, false).await;
+                    break RecipeError::Closed;
+                }
+                Err(Stop::End(e)) => break e,
+            }
+        };
+        self.set_leader(false, true);
+        self.node = None;
+        self.status.send_modify(|s| {
+            s.node = None;
+            s.ended = Some(end);
+        });
+    }
+
+    fn set_leader(&mut self, leader: bool, notify: bool) {
+        let changed = self.status.send_if_modified(|s| {
+            let changed = s.leader != leader;
+            s.leader = leader;
+            changed
+        });
+        if changed && notify {
+            let _ = self.events.send(if leader {
+                LeadershipEvent::IsLeader
+            } else {
+                LeadershipEvent::NotLeader
+            });
+        }
+    }
+
+    /// Forgets our node (it is gone, or not ours): not leader any more, and queue again.
+    fn drop_node(&mut self) {
+        self.set_leader(false, true);
+        self.node = None;
+        self.status.send_modify(|s| s.node = None);
+    }
+
+    /// Applies the session state; true when requests can go ahead.
+    fn apply_state(&mut self, state: SessionState) -> Result<bool> {
+        match state {
+            SessionState::Connected => Ok(true),
+            SessionState::Connecting => Ok(false),
+            SessionState::Suspended => {
+                if self.cfg.policy == SuspendPolicy::StepDown {
+                    self.set_leader(false, true);
+                }
+                Ok(false)
+            }
+            // A read-only server has lost its quorum: it cannot keep our session alive.
+            SessionState::Lost | SessionState::ConnectedReadOnly => {
+                self.set_leader(false, true);
+                Ok(false)
+            }
+            SessionState::Expired => Err(RecipeError::Lost("session expired")),
+            SessionState::AuthFailed => Err(Error::Code(ErrorCode::AuthFailed).into()),
+            _ => Err(Error::Closed.into()),
+        }
+    }
+
+    /// Turns an operation's error into a pause-and-retry or the engine's end.
+    async fn on_error(&mut self, inp: &mut Inputs, e: Error) -> Result<(), Stop> {
+        if !(e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired)) {
+            return Err(Stop::End(e.into()));
+        }
+        // The state change that usually follows ends the pause early.
+        let pause = retry_delay(self.errors);
+        self.errors += 1;
+        guard(inp, tokio::time::sleep(pause)).await
+    }
+
+    /// One look at the line, then one wait: for the predecessor, for our own node while
+    /// leader, or for the connection.
+    async fn step(&mut self, inp: &mut Inputs) -> Result<(), Stop> {
+        let state = *inp.state.borrow_and_update();
+        if !self.apply_state(state)? {
+            return guard(inp, std::future::pending::<()>()).await;
+        }
+        let client = self.cfg.client.clone();
+        let (node, children) = match self.node.clone() {
+            None => {
+                // Create and list in one round trip.
+                match guard(inp, self.create.create_and_list(&client)).await? {
+                    Ok((node, children)) => {
+                        self.status.send_modify(|s| {
+                            s.node = Some(node.path.clone());
+                            s.joins += 1;
+                        });
+                        self.node = Some(node.clone());
+                        (node, children)
+                    }
+                    Err(e) => return self.on_error(inp, e).await,
+                }
+            }
+            Some(node) => match guard(inp, client.get_children(&self.cfg.dir)).await? {
+                Ok(c) => (node, c),
+                Err(Error::Code(ErrorCode::NoNode)) => (node, Vec::new()),
+                Err(e) => return self.on_error(inp, e).await,
+            },
+        };
+        self.errors = 0;
+        // A node of an earlier session is not ours any more, whatever its name says.
+        if node.stat.ephemeral_owner != client.session_id() {
+            self.drop_node();
+            return match guard(inp, delete_quietly(&client, &node.path)).await? {
+                Ok(()) => Ok(()),
+                Err(RecipeError::Session(e)) => self.on_error(inp, e).await,
+                Err(e) => Err(Stop::End(e)),
+            };
+        }
+        let line = ContenderNames::new().sorted(&children);
+        let Some(pos) = line.iter().position(|c| c.name() == node.name) else {
+            // Deleted under us (by someone else, or with an earlier session): queue again.
+            self.drop_node();
+            return Ok(());
+        };
+        if pos > 0 {
+            self.set_leader(false, true);
+            let pred = child_path(&self.cfg.dir, line[pos - 1].name());
+            // getData, not exists: a predecessor already gone leaves no watch behind.
+            let watch = match guard(inp, client.get_data_watch(&pred)).await? {
+                Ok((_, _, w)) => w,
+                Err(Error::Code(ErrorCode::NoNode)) => return Ok(()),
+                Err(e) => return self.on_error(inp, e).await,
+            };
+            let _ = guard(inp, watch).await?;
+            return Ok(());
+        }
+        // First in line. Claim only after checking, on the server, that the node is there
+        // and belongs to the session we have now (CURATOR-696), and keep a watch on it: its
+        // deletion ends our term.
+        let (stat, watch) = match guard(inp, client.get_data_watch(&node.path)).await? {
+            Ok((_, stat, w)) => (stat, w),
+            Err(Error::Code(ErrorCode::NoNode)) => {
+                self.drop_node();
+                return Ok(());
+            }
+            Err(e) => return self.on_error(inp, e).await,
+        };
+        if stat.ephemeral_owner != client.session_id() {
+            self.drop_node();
+            return Ok(());
+        }
+        // The state may have changed while the reply was on its way; `guard` sees that next.
+        if *inp.state.borrow() == SessionState::Connected {
+            self.set_leader(true, true);
+        }
+        let _ = guard(inp, watch).await?;
+        Ok(())
+    }
+
+    /// Steps down, then deletes our node, retrying until it is gone or the session is.
+    async fn leave(&mut self, inp: &mut Inputs, notify: bool) {
+        // Before the delete: nobody else can lead while our node exists, so we must stop
+        // claiming first.
+        self.set_leader(false, notify);
+        let client = self.cfg.client.clone();
+        let mut retry = 0;
+        while let Some(node) = self.node.clone() {
+            let state = *inp.state.borrow_and_update();
+            if state.is_terminal() {
+                // The session is over, and its ephemeral nodes with it.
+                break;
+            }
+            if state == SessionState::Connected {
+                match delete_quietly(&client, &node.path).await {
+                    Ok(()) => break,
+                    Err(RecipeError::Session(e)) if e.is_retryable() => {
+                        tokio::time::sleep(retry_delay(retry)).await;
+                        retry += 1;
+                        continue;
+                    }
+                    // Nothing more we can do (e.g. no permission): the session's end will.
+                    Err(_) => break,
+                }
+            }
+            if inp.state.changed().await.is_err() {
+                break;
+            }
+        }
+        self.node = None;
+        self.status.send_modify(|s| s.node = None);
+    }
+}
