@@ -1,0 +1,215 @@
+//! The project's demo: starts a real ZooKeeper 3.8 ensemble on 127.0.0.1 and shows
+//!
+//! 1. the wire protocol: a handshake and create / getData / delete, frame by frame, in hex;
+//! 2. the session: a client that survives the death of its server with the same session.
+//!
+//! Run it with `cargo run --release -p conformance --bin demo`.
+
+use std::{
+    io::{Read, Write},
+    net::TcpStream,
+    time::{Duration, Instant},
+};
+
+use bytes::{Bytes, BytesMut};
+use conformance::Ensemble;
+use tokio_util::codec::Decoder;
+use zk_proto::{
+    decode_reply, jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest,
+    DeleteRequest, ErrorCode, FrameCodec, GetDataRequest, OpCode, Request,
+};
+use zk_session::{Client, CreateOptions, SessionState, Version};
+
+fn hex(b: &[u8]) -> String {
+    let mut s = String::new();
+    for (i, x) in b.iter().enumerate() {
+        if i > 0 && i % 32 == 0 {
+            s.push_str("\n              ");
+        } else if i > 0 && i % 4 == 0 {
+            s.push(' ');
+        }
+        s.push_str(&format!("{x:02x}"));
+    }
+    s
+}
+
+struct Raw {
+    stream: TcpStream,
+    codec: FrameCodec,
+    inbuf: BytesMut,
+}
+
+impl Raw {
+    fn send(&mut self, what: &str, body: impl FnOnce(&mut BytesMut)) -> Result<(), String> {
+        let mut out = BytesMut::new();
+        self.codec
+            .encode_with(&mut out, body)
+            .map_err(|e| e.to_string())?;
+        println!("  -> {what:<9} {}", hex(&out));
+        self.stream.write_all(&out).map_err(|e| e.to_string())
+    }
+
+    fn recv(&mut self, what: &str) -> Result<Bytes, String> {
+        loop {
+            if let Some(f) = self
+                .codec
+                .decode(&mut self.inbuf)
+                .map_err(|e| e.to_string())?
+            {
+                let mut framed = (f.len() as u32).to_be_bytes().to_vec();
+                framed.extend_from_slice(&f);
+                println!("  <- {what:<9} {}", hex(&framed));
+                return Ok(f);
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.stream.read(&mut chunk).map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("server closed the connection".into());
+            }
+            self.inbuf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+fn protocol_demo(ens: &Ensemble) -> Result<(), String> {
+    let addr = ens.server(0).client_addr();
+    println!("\n== 1. The wire protocol, by hand with zk-proto, against {addr}");
+    let stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    let mut raw = Raw {
+        stream,
+        codec: FrameCodec::new(),
+        inbuf: BytesMut::new(),
+    };
+    let connect = ConnectRequest {
+        protocol_version: 0,
+        last_zxid_seen: 0,
+        timeout: 10_000,
+        session_id: 0,
+        passwd: Bytes::from_static(&[0; 16]),
+        read_only: false,
+    };
+    raw.send("connect", |b| connect.encode(b))?;
+    let resp = ConnectResponse::decode_exact(raw.recv("connect")?, "ConnectResponse")
+        .map_err(|e| e.to_string())?;
+    println!(
+        "     session {:#x}, negotiated timeout {} ms",
+        resp.session_id, resp.timeout
+    );
+    let steps: Vec<(&str, Request)> = vec![
+        (
+            "create",
+            Request::Create(CreateRequest {
+                path: "/demo".into(),
+                data: Some(Bytes::from_static(b"hello")),
+                acl: Acl::open_unsafe(),
+                mode: CreateMode::Persistent,
+            }),
+        ),
+        (
+            "getData",
+            Request::GetData(GetDataRequest {
+                path: "/demo".into(),
+                watch: false,
+            }),
+        ),
+        (
+            "delete",
+            Request::Delete(DeleteRequest {
+                path: "/demo".into(),
+                version: -1,
+            }),
+        ),
+        (
+            "getData",
+            Request::GetData(GetDataRequest {
+                path: "/demo".into(),
+                watch: false,
+            }),
+        ),
+        ("close", Request::CloseSession),
+    ];
+    for (xid, (name, req)) in (1..).zip(steps) {
+        raw.send(name, |b| req.encode(xid, b))?;
+        let op: OpCode = req.op_code();
+        let (hdr, body) = decode_reply(raw.recv(name)?, op).map_err(|e| e.to_string())?;
+        println!(
+            "     xid {} zxid {:#x} {} {}",
+            hdr.xid,
+            hdr.zxid,
+            ErrorCode::from_code(hdr.err),
+            body.map(|b| format!("{b:?}")).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+async fn session_demo(ens: &Ensemble) -> Result<(), String> {
+    println!("\n== 2. A zk-session client across the death of its server");
+    let c = Client::builder(&ens.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let server = c.connected_server().unwrap_or_default();
+    println!("  session {:#x} connected to {server}", c.session_id());
+    c.create("/demo-ephemeral", b"mine", &CreateOptions::ephemeral())
+        .await
+        .map_err(|e| e.to_string())?;
+    let (_, _, watch) = c
+        .get_data_watch("/demo-ephemeral")
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut events = c.session_events();
+    let victim = (0..ens.len())
+        .find(|&i| server.ends_with(&format!(":{}", ens.server(i).client_port())))
+        .ok_or("connected to an unknown server")?;
+    println!("  kill -9 server {victim} ({server})");
+    let t0 = Instant::now();
+    tokio::task::block_in_place(|| ens.server(victim).kill9());
+    while let Some(ev) = events.next().await {
+        println!("  +{:>5} ms  {ev:?}", t0.elapsed().as_millis());
+        if c.state() == SessionState::Connected {
+            break;
+        }
+    }
+    println!(
+        "  same session {:#x}, now on {}",
+        c.session_id(),
+        c.connected_server().unwrap_or_default()
+    );
+    c.set_data("/demo-ephemeral", b"still mine", Version::Any)
+        .await
+        .map_err(|e| e.to_string())?;
+    let ev = tokio::time::timeout(Duration::from_secs(5), watch)
+        .await
+        .map_err(|_| "watch did not fire")?
+        .map_err(|e| e.to_string())?;
+    println!("  the watch set before the kill fired: {ev:?}");
+    c.close().await.map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    println!("Starting a 3-node ZooKeeper 3.8 ensemble on 127.0.0.1 (installs it if missing)…");
+    let ens = match tokio::task::block_in_place(|| Ensemble::start(3)) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("could not start ZooKeeper: {e}");
+            std::process::exit(2);
+        }
+    };
+    println!("ensemble: {}", ens.connect_string());
+    let result = match tokio::task::block_in_place(|| protocol_demo(&ens)) {
+        Ok(()) => session_demo(&ens).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        eprintln!("demo failed: {e}");
+        std::process::exit(1);
+    }
+    println!("\ndone; stopping the ensemble");
+}
