@@ -401,3 +401,49 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_config_and_reconfig() {
+    let ens = Ensemble::builder()
+        .size(3)
+        .reconfig_enabled(true)
+        .skip_acl(true)
+        .start()
+        .expect("ensemble");
+    let c = Client::builder(&ens.connect_string())
+        .connect()
+        .await
+        .unwrap();
+    let (config, stat) = c.get_config().await.unwrap();
+    let text = String::from_utf8(config.to_vec()).unwrap();
+    assert!(
+        text.contains("server.1=") && text.contains("server.3="),
+        "{text}"
+    );
+    // Remove member 3 (myid 3), then put it back, conditional on the config version.
+    let leaving = if ens.leader_index() == Some(2) {
+        "2"
+    } else {
+        "3"
+    };
+    let (after, _) = c.reconfig(None, Some(leaving), None, None).await.unwrap();
+    let after = String::from_utf8(after.to_vec()).unwrap();
+    assert!(!after.contains(&format!("server.{leaving}=")), "{after}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("server.{leaving}=")))
+        .unwrap()
+        .to_owned();
+    let (_, stat2) = c.get_config().await.unwrap();
+    assert!(stat2.mzxid > stat.mzxid);
+    let e = c
+        .reconfig(Some(&line), None, None, Some(stat.mzxid))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::BadVersion));
+    let (back, _) = c
+        .reconfig(Some(&line), None, None, Some(stat2.mzxid))
+        .await
+        .unwrap();
+    assert!(String::from_utf8(back.to_vec()).unwrap().contains(&line));
+}
