@@ -1,0 +1,182 @@
+//! `zk lock` and `zk elect`: run a command while holding a lock or leadership, and stop it
+//! when that is lost.
+
+use std::{future::Future, os::unix::process::ExitStatusExt, process::ExitStatus, time::Duration};
+
+use tokio::process::{Child, Command};
+use zk_recipes::{
+    leader_latch::{CloseMode, LeaderLatch},
+    Mutex, RecipeError,
+};
+use zk_session::Client;
+
+use crate::{exit, interrupted, session_failure, Failure};
+
+/// How long a command has to exit after SIGTERM before it gets SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(10);
+
+const SIGTERM: i32 = 15;
+
+extern "C" {
+    // From the C library std already links; declared here to avoid a libc dependency.
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours. The pid is our
+    // own child's, which we have not reaped yet, so it cannot name another process.
+    unsafe {
+        kill(pid as i32, sig);
+    }
+}
+
+/// `zk lock`: CMD's exit status once it is done under the lock.
+pub async fn lock(
+    client: &Client,
+    path: &str,
+    timeout: Option<Duration>,
+    cmd: &[String],
+) -> Result<i32, Failure> {
+    let mutex = Mutex::builder(client.clone(), path)
+        .data(default_id().as_bytes())
+        .build();
+    let acquire = async {
+        match timeout {
+            Some(t) => mutex.acquire_timeout(t).await,
+            None => mutex.acquire().await,
+        }
+    };
+    // Dropping the acquire on a signal leaves no node behind.
+    let guard = tokio::select! {
+        r = acquire => r.map_err(|e| recipe_failure(&format!("lock {path}"), e))?,
+        sig = interrupted() => return Err(interrupted_failure(sig, "waiting for the lock")),
+    };
+    let outcome = supervise(cmd, async {
+        format!("lost the lock at {path} ({})", guard.lost().await)
+    })
+    .await;
+    // Whatever happened, the lock is given up before we exit (the node is deleted now if
+    // the connection allows, else with the session when the client closes).
+    let _ = guard.release().await;
+    outcome
+}
+
+/// `zk elect`: CMD's exit status once it is done as leader.
+pub async fn elect(
+    client: &Client,
+    path: &str,
+    id: Option<String>,
+    timeout: Option<Duration>,
+    cmd: &[String],
+) -> Result<i32, Failure> {
+    let what = format!("elect {path}");
+    let joined = LeaderLatch::builder(client.clone(), path)
+        .id(id.unwrap_or_else(default_id))
+        .start();
+    let latch = tokio::select! {
+        r = joined => r.map_err(|e| recipe_failure(&what, e))?,
+        sig = interrupted() => return Err(interrupted_failure(sig, "joining the election")),
+    };
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    let outcome = async {
+        let mut leading = loop {
+            let wait = async {
+                match deadline {
+                    Some(d) => tokio::time::timeout_at(d, latch.await_leadership())
+                        .await
+                        .unwrap_or(Err(RecipeError::Timeout)),
+                    None => latch.await_leadership().await,
+                }
+            };
+            tokio::select! {
+                r = wait => r.map_err(|e| recipe_failure(&what, e))?,
+                sig = interrupted() => {
+                    return Err(interrupted_failure(sig, "waiting for leadership"))
+                }
+            }
+            // Subscribed before CMD starts; a term that ended meanwhile does not count.
+            let leading = latch.watch_leadership();
+            if *leading.borrow() {
+                break leading;
+            }
+        };
+        supervise(cmd, async {
+            let _ = leading.wait_for(|l| !*l).await;
+            format!("lost leadership at {path}")
+        })
+        .await
+    }
+    .await;
+    latch.close(CloseMode::Silent).await;
+    outcome
+}
+
+/// Runs CMD until it exits, forwarding SIGINT/SIGTERM to it. If `lost` completes first, CMD
+/// gets SIGTERM (SIGKILL after a grace period) and the result is [`exit::LOST`].
+async fn supervise(cmd: &[String], lost: impl Future<Output = String>) -> Result<i32, Failure> {
+    let mut child = Command::new(&cmd[0]).args(&cmd[1..]).spawn().map_err(|e| {
+        let code = match e.kind() {
+            std::io::ErrorKind::NotFound => exit::NOT_FOUND,
+            _ => exit::CANNOT_RUN,
+        };
+        Failure::new(code, format!("cannot run {}: {e}", cmd[0]))
+    })?;
+    let pid = child.id().expect("a child not yet waited for has a pid");
+    tokio::pin!(lost);
+    loop {
+        tokio::select! {
+            status = child.wait() => {
+                let status = status.map_err(|e| Failure::new(exit::FAILED, format!("waiting for {}: {e}", cmd[0])))?;
+                return Ok(status_code(status));
+            }
+            why = &mut lost => {
+                eprintln!("zk: {why}; sending SIGTERM to {} (pid {pid})", cmd[0]);
+                terminate(&mut child, pid).await;
+                return Err(Failure::new(exit::LOST, why));
+            }
+            // The command is the one to decide what an interrupt means; we wait for it.
+            sig = interrupted() => signal(pid, sig),
+        }
+    }
+}
+
+/// SIGTERM, then SIGKILL if the command is still there after the grace period.
+async fn terminate(child: &mut Child, pid: u32) {
+    signal(pid, SIGTERM);
+    if tokio::time::timeout(TERM_GRACE, child.wait())
+        .await
+        .is_err()
+    {
+        eprintln!("zk: pid {pid} still running after {TERM_GRACE:?}; sending SIGKILL");
+        let _ = child.kill().await;
+    }
+}
+
+/// The exit code a shell would report: the status, or 128 + the signal.
+fn status_code(status: ExitStatus) -> i32 {
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(exit::FAILED)
+}
+
+fn recipe_failure(what: &str, e: RecipeError) -> Failure {
+    match e {
+        RecipeError::Session(e) => session_failure(what, &e),
+        RecipeError::Timeout => Failure::new(exit::TIMEOUT, format!("{what}: timed out")),
+        RecipeError::Lost(why) => Failure::new(exit::CONNECTION, format!("{what}: {why}")),
+        e => Failure::new(exit::FAILED, format!("{what}: {e}")),
+    }
+}
+
+fn interrupted_failure(sig: i32, doing: &str) -> Failure {
+    Failure::new(128 + sig, format!("interrupted while {doing}"))
+}
+
+/// What other participants see as ours: `zk@host:pid`.
+fn default_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    format!("zk@{host}:{}", std::process::id())
+}
