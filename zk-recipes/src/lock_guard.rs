@@ -20,7 +20,10 @@
 //! gone; and [`LockGuard::fencing_token`] gives other systems a number that grows with every
 //! new holder.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard},
+};
 
 use tokio::{runtime::Handle, sync::watch, task::AbortHandle};
 use zk_session::{
@@ -29,7 +32,6 @@ use zk_session::{
 };
 
 use crate::{
-    mutex::LockCore,
     protected::{retry_delay, spawn_removal, ProtectedNode},
     RecipeError, Result,
 };
@@ -258,6 +260,96 @@ fn reason_for_error(client: &Client, e: &Error) -> LostReason {
     }
 }
 
+/// The re-entrant holds of one mutex handle: the current holding, and one id per guard.
+#[derive(Debug, Default)]
+pub(crate) struct Holds {
+    inner: StdMutex<HoldsInner>,
+    /// Bumped whenever a hold is taken or given up, for [`LockGuard::lost`].
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct HoldsInner {
+    holding: Option<Arc<Holding>>,
+    /// The guards' ids, oldest first.
+    ids: Vec<u64>,
+    next_id: u64,
+}
+
+impl Holds {
+    fn lock(&self) -> StdMutexGuard<'_, HoldsInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn add(self: &Arc<Self>, inner: &mut HoldsInner, holding: Arc<Holding>) -> LockGuard {
+        let id = inner.next_id;
+        inner.next_id += 1;
+        inner.ids.push(id);
+        self.changed.send_modify(|n| *n += 1);
+        LockGuard {
+            holds: self.clone(),
+            holding,
+            id,
+            released: false,
+        }
+    }
+
+    /// The first hold on a new holding.
+    pub(crate) fn install(self: &Arc<Self>, holding: Arc<Holding>) -> LockGuard {
+        let mut inner = self.lock();
+        inner.holding = Some(holding.clone());
+        self.add(&mut inner, holding)
+    }
+
+    /// Counts up if there is a holding; fails if it has lost the lock.
+    pub(crate) fn reenter(self: &Arc<Self>) -> Result<Option<LockGuard>> {
+        let mut inner = self.lock();
+        let Some(holding) = inner.holding.clone() else {
+            return Ok(None);
+        };
+        if let Some(reason) = holding.lost_reason() {
+            return Err(RecipeError::Lost(reason.as_str()));
+        }
+        Ok(Some(self.add(&mut inner, holding)))
+    }
+
+    fn contains(&self, id: u64) -> bool {
+        self.lock().ids.contains(&id)
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.lock().ids.len()
+    }
+
+    pub(crate) fn is_held(&self) -> bool {
+        self.lock()
+            .holding
+            .as_ref()
+            .is_some_and(|h| h.lost_reason().is_none())
+    }
+
+    /// Gives up hold `id` (the newest for `None`); returns the holding when that was the
+    /// last, for the caller to finish.
+    pub(crate) fn drop_hold(&self, id: Option<u64>) -> Result<Option<Arc<Holding>>> {
+        let mut inner = self.lock();
+        let pos = match id {
+            Some(id) => inner.ids.iter().position(|x| *x == id),
+            None => inner.ids.len().checked_sub(1),
+        };
+        let Some(pos) = pos else {
+            return Err(RecipeError::NotHeld);
+        };
+        inner.ids.remove(pos);
+        let last = if inner.ids.is_empty() {
+            inner.holding.take()
+        } else {
+            None
+        };
+        self.changed.send_modify(|n| *n += 1);
+        Ok(last)
+    }
+}
+
 /// Proof of holding a [`Mutex`](crate::mutex::Mutex): one count of its re-entrant hold.
 ///
 /// Release it with [`release`](Self::release) to learn the outcome; dropping it releases too,
@@ -287,22 +379,13 @@ fn reason_for_error(client: &Client, e: &Error) -> LostReason {
 #[derive(Debug)]
 #[must_use = "dropping the guard releases the lock"]
 pub struct LockGuard {
-    core: Arc<LockCore>,
+    holds: Arc<Holds>,
     holding: Arc<Holding>,
     id: u64,
     released: bool,
 }
 
 impl LockGuard {
-    pub(crate) fn new(core: Arc<LockCore>, holding: Arc<Holding>, id: u64) -> Self {
-        LockGuard {
-            core,
-            holding,
-            id,
-            released: false,
-        }
-    }
-
     /// The lock node's full path.
     pub fn path(&self) -> &str {
         self.holding.path()
@@ -310,14 +393,14 @@ impl LockGuard {
 
     /// True while this hold stands and nothing has cast doubt on the lock.
     pub fn is_held(&self) -> bool {
-        self.holding.lost_reason().is_none() && self.core.has_hold(self.id)
+        self.holding.lost_reason().is_none() && self.holds.contains(self.id)
     }
 
     /// Why the lock can no longer be trusted, if it cannot.
     pub fn lost_reason(&self) -> Option<LostReason> {
         match self.holding.lost_reason() {
             Some(r) => Some(r),
-            None if !self.core.has_hold(self.id) => Some(LostReason::Released),
+            None if !self.holds.contains(self.id) => Some(LostReason::Released),
             None => None,
         }
     }
@@ -326,16 +409,16 @@ impl LockGuard {
     /// Cancel-safe; may be awaited from several places.
     pub async fn lost(&self) -> LostReason {
         let mut lost = self.holding.lost.subscribe();
-        let mut holds = self.core.subscribe_holds();
+        let mut holds = self.holds.changed.subscribe();
         loop {
             if let Some(r) = *lost.borrow_and_update() {
                 return r;
             }
             holds.borrow_and_update();
-            if !self.core.has_hold(self.id) {
+            if !self.holds.contains(self.id) {
                 return LostReason::Released;
             }
-            // Neither sender can close while this guard keeps the holding and the core.
+            // Neither sender can close while this guard keeps the holding and the holds.
             tokio::select! {
                 _ = lost.changed() => {}
                 _ = holds.changed() => {}
@@ -401,7 +484,7 @@ impl LockGuard {
     /// released through [`Mutex::release`](crate::mutex::Mutex::release).
     pub async fn release(mut self) -> Result<()> {
         self.released = true;
-        match self.core.drop_hold(Some(self.id))? {
+        match self.holds.drop_hold(Some(self.id))? {
             Some(holding) => holding.finish().await,
             None => Ok(()),
         }
@@ -411,7 +494,7 @@ impl LockGuard {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         if !self.released {
-            if let Ok(Some(holding)) = self.core.drop_hold(Some(self.id)) {
+            if let Ok(Some(holding)) = self.holds.drop_hold(Some(self.id)) {
                 holding.finish_in_background();
             }
         }

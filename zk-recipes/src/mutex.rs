@@ -31,22 +31,21 @@
 //! # Ok(()) }
 //! ```
 
-use std::{
-    sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use tokio::{
     runtime::Handle,
-    sync::watch,
     time::{timeout, timeout_at, Instant},
 };
 use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, OneshotWatch};
 
 use crate::{
     contender::ContenderNames,
-    lock_guard::{Holding, LockGuard},
-    protected::{child_path, retry_delay, spawn_removal, ProtectedCreate, ProtectedNode},
+    lock_guard::{Holding, Holds, LockGuard},
+    protected::{
+        child_path, remove_protected, retry_delay, spawn_removal, InFlight, ProtectedCreate,
+        ProtectedNode,
+    },
     RecipeError, Result,
 };
 
@@ -146,8 +145,7 @@ impl MutexBuilder {
                 names: self.names,
                 create,
                 serial: tokio::sync::Mutex::new(()),
-                holds: StdMutex::new(Holds::default()),
-                holds_changed: watch::channel(0).0,
+                holds: Arc::new(Holds::default()),
             }),
         }
     }
@@ -163,9 +161,9 @@ pub struct Mutex {
     core: Arc<LockCore>,
 }
 
-/// The state a mutex handle shares with its guards.
+/// The state of a mutex handle.
 #[derive(Debug)]
-pub(crate) struct LockCore {
+struct LockCore {
     client: Client,
     path: String,
     fair: bool,
@@ -175,72 +173,7 @@ pub(crate) struct LockCore {
     /// One acquisition at a time per handle, so that concurrent acquires of one handle do
     /// not create two nodes: the second waits and then counts up.
     serial: tokio::sync::Mutex<()>,
-    holds: StdMutex<Holds>,
-    /// Bumped whenever a hold is taken or given up, for [`LockGuard::lost`].
-    holds_changed: watch::Sender<u64>,
-}
-
-#[derive(Debug, Default)]
-struct Holds {
-    holding: Option<Arc<Holding>>,
-    /// The guards' ids, oldest first.
-    ids: Vec<u64>,
-    next_id: u64,
-}
-
-impl LockCore {
-    fn holds(&self) -> StdMutexGuard<'_, Holds> {
-        self.holds.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn add_hold(self: &Arc<Self>, holds: &mut Holds, holding: Arc<Holding>) -> LockGuard {
-        let id = holds.next_id;
-        holds.next_id += 1;
-        holds.ids.push(id);
-        self.holds_changed.send_modify(|n| *n += 1);
-        LockGuard::new(self.clone(), holding, id)
-    }
-
-    /// Counts up if this handle holds the lock; fails if it holds a lock it has lost.
-    fn reenter(self: &Arc<Self>) -> Result<Option<LockGuard>> {
-        let mut holds = self.holds();
-        let Some(holding) = holds.holding.clone() else {
-            return Ok(None);
-        };
-        if let Some(reason) = holding.lost_reason() {
-            return Err(RecipeError::Lost(reason.as_str()));
-        }
-        Ok(Some(self.add_hold(&mut holds, holding)))
-    }
-
-    pub(crate) fn has_hold(&self, id: u64) -> bool {
-        self.holds().ids.contains(&id)
-    }
-
-    pub(crate) fn subscribe_holds(&self) -> watch::Receiver<u64> {
-        self.holds_changed.subscribe()
-    }
-
-    /// Gives up hold `id` (the newest for `None`); returns the holding when that was the
-    /// last, for the caller to finish.
-    pub(crate) fn drop_hold(&self, id: Option<u64>) -> Result<Option<Arc<Holding>>> {
-        let mut holds = self.holds();
-        let pos = match id {
-            Some(id) => holds.ids.iter().position(|x| *x == id),
-            None => holds.ids.len().checked_sub(1),
-        };
-        let Some(pos) = pos else {
-            return Err(RecipeError::NotHeld);
-        };
-        holds.ids.remove(pos);
-        let last = if holds.ids.is_empty() {
-            holds.holding.take()
-        } else {
-            None
-        };
-        self.holds_changed.send_modify(|n| *n += 1);
-        Ok(last)
-    }
+    holds: Arc<Holds>,
 }
 
 /// What a successful attempt hands over: the node, and the data watch on it if one was set
@@ -250,27 +183,37 @@ struct Acquired {
     own_watch: Option<OneshotWatch>,
 }
 
-/// The node of an acquire in progress: deleted when the acquire fails, and in the background
-/// when the acquire is dropped.
+/// The node of an acquire in progress (or the id of its create, while that is unanswered):
+/// deleted when the acquire fails, and in the background when the acquire is dropped.
 struct Pending {
     client: Client,
     parent: String,
     node: Option<String>,
+    in_flight: InFlight,
     handle: Option<Handle>,
 }
 
 impl Pending {
     async fn remove_now(&mut self) {
-        let Some(path) = self.node.take() else {
+        let node = self.node.take();
+        let id = self.in_flight.take();
+        if node.is_none() && id.is_none() {
             return;
-        };
+        }
         if self.client.state().is_connected() {
-            match timeout(
-                INLINE_DELETE,
-                self.client.delete(&path, zk_session::Version::Any),
-            )
-            .await
-            {
+            let inline = async {
+                if let Some(path) = &node {
+                    match self.client.delete(path, zk_session::Version::Any).await {
+                        Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                if let Some(id) = &id {
+                    remove_protected(&self.client, &self.parent, id).await?;
+                }
+                Ok(())
+            };
+            match timeout(INLINE_DELETE, inline).await {
                 // Gone, or nothing more can be done (the session is over, or no permission).
                 Ok(Ok(())) => return,
                 Ok(Err(e)) if !e.is_retryable() => return,
@@ -281,21 +224,23 @@ impl Pending {
             self.handle.as_ref(),
             self.client.clone(),
             self.parent.clone(),
-            None,
-            Some(path),
+            id,
+            node,
         );
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if let Some(path) = self.node.take() {
+        let node = self.node.take();
+        let id = self.in_flight.take();
+        if node.is_some() || id.is_some() {
             spawn_removal(
                 self.handle.as_ref(),
                 self.client.clone(),
                 std::mem::take(&mut self.parent),
-                None,
-                Some(path),
+                id,
+                node,
             );
         }
     }
@@ -338,16 +283,12 @@ impl Mutex {
 
     /// True while this handle holds the lock and nothing has cast doubt on it.
     pub fn is_held(&self) -> bool {
-        let holds = self.core.holds();
-        holds
-            .holding
-            .as_ref()
-            .is_some_and(|h| h.lost_reason().is_none())
+        self.core.holds.is_held()
     }
 
     /// How many holds (re-entrant acquires) this handle has.
     pub fn hold_count(&self) -> usize {
-        self.core.holds().ids.len()
+        self.core.holds.count()
     }
 
     /// Waits until the lock is held. If this handle holds it already, counts up at once
@@ -379,7 +320,7 @@ impl Mutex {
     /// last. [`RecipeError::NotHeld`] when it holds nothing. The guard of that hold becomes
     /// inert.
     pub async fn release(&self) -> Result<()> {
-        match self.core.drop_hold(None)? {
+        match self.core.holds.drop_hold(None)? {
             Some(holding) => holding.finish().await,
             None => Ok(()),
         }
@@ -411,7 +352,7 @@ impl Mutex {
         let _serial = if !wait {
             match core.serial.try_lock() {
                 Ok(g) => g,
-                Err(_) => return core.reenter(),
+                Err(_) => return core.holds.reenter(),
             }
         } else if let Some(d) = deadline {
             timeout_at(d, core.serial.lock())
@@ -420,13 +361,14 @@ impl Mutex {
         } else {
             core.serial.lock().await
         };
-        if let Some(guard) = core.reenter()? {
+        if let Some(guard) = core.holds.reenter()? {
             return Ok(Some(guard));
         }
         let mut pending = Pending {
             client: core.client.clone(),
             parent: core.path.clone(),
             node: None,
+            in_flight: InFlight::default(),
             handle: Handle::try_current().ok(),
         };
         let attempt = async {
@@ -453,9 +395,7 @@ impl Mutex {
                     acquired.own_watch,
                     core.suspended_is_lost,
                 );
-                let mut holds = core.holds();
-                holds.holding = Some(holding.clone());
-                Ok(Some(core.add_hold(&mut holds, holding)))
+                Ok(Some(core.holds.install(holding)))
             }
             Ok(None) => {
                 pending.remove_now().await;
@@ -491,7 +431,10 @@ impl Mutex {
         let core = &self.core;
         let client = &core.client;
         'node: loop {
-            let (node, mut children) = core.create.create_and_list(client).await?;
+            let (node, mut children) = core
+                .create
+                .create_and_list_tracked(client, &pending.in_flight)
+                .await?;
             pending.node = Some(node.path.clone());
             // A data watch on our own node, set once we have to wait: it tells us when the node
             // is deleted under us, and carries over to the guard.
@@ -599,7 +542,10 @@ impl Mutex {
         let client = &core.client;
         let mut retry = 0;
         loop {
-            let (node, children) = core.create.create_and_list(client).await?;
+            let (node, children) = core
+                .create
+                .create_and_list_tracked(client, &pending.in_flight)
+                .await?;
             pending.node = Some(node.path.clone());
             let order = core.names.sorted(&children);
             match order.iter().position(|c| c.name() == node.name) {

@@ -25,7 +25,10 @@
 //! # Ok(()) }
 //! ```
 
-use std::time::Duration;
+use std::{
+    sync::{Arc, Mutex as StdMutex},
+    time::Duration,
+};
 
 use bytes::Bytes;
 use tokio::runtime::Handle;
@@ -83,6 +86,22 @@ pub(crate) fn child_path(parent: &str, name: &str) -> String {
 pub(crate) fn retry_delay(n: u32) -> Duration {
     let ms = (50u64 << n.min(5)).min(1000);
     Duration::from_millis(rand::random_range(ms / 2..=ms))
+}
+
+/// The protected id of a create whose outcome is unknown, shared with a caller that takes
+/// over the cleanup (to do it inline, as a timed-out acquire does, rather than in the
+/// background).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct InFlight(Arc<StdMutex<Option<String>>>);
+
+impl InFlight {
+    fn set(&self, id: Option<String>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = id;
+    }
+
+    pub(crate) fn take(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// A node made by a protected create.
@@ -163,7 +182,7 @@ impl ProtectedCreate {
 
     /// Creates the node, recovering from lost replies as the [module](self) describes.
     pub async fn create(&self, client: &Client) -> Result<ProtectedNode, Error> {
-        Ok(self.run(client, false).await?.0)
+        Ok(self.run(client, false, None).await?.0)
     }
 
     /// Creates the node and lists the parent's children after it, in one round trip when
@@ -173,7 +192,18 @@ impl ProtectedCreate {
         &self,
         client: &Client,
     ) -> Result<(ProtectedNode, Vec<String>), Error> {
-        let (node, children) = self.run(client, true).await?;
+        let (node, children) = self.run(client, true, None).await?;
+        Ok((node, children.unwrap_or_default()))
+    }
+
+    /// [`create_and_list`](Self::create_and_list), leaving the cleanup of an abandoned create
+    /// to the caller through `in_flight`.
+    pub(crate) async fn create_and_list_tracked(
+        &self,
+        client: &Client,
+        in_flight: &InFlight,
+    ) -> Result<(ProtectedNode, Vec<String>), Error> {
+        let (node, children) = self.run(client, true, Some(in_flight.clone())).await?;
         Ok((node, children.unwrap_or_default()))
     }
 
@@ -181,6 +211,7 @@ impl ProtectedCreate {
         &self,
         client: &Client,
         list: bool,
+        in_flight: Option<InFlight>,
     ) -> Result<(ProtectedNode, Option<Vec<String>>), Error> {
         // The session this create belongs to; a node of any other session is not ours.
         let session = client.session_id();
@@ -188,6 +219,7 @@ impl ProtectedCreate {
             client: client.clone(),
             parent: self.parent.clone(),
             id: None,
+            in_flight,
             handle: Handle::try_current().ok(),
         };
         let mut id = new_protected_id();
@@ -195,6 +227,9 @@ impl ProtectedCreate {
         loop {
             let name = format!("{}{}", protected_prefix(&id), self.name);
             let path = child_path(&self.parent, &name);
+            // From the moment the create is sent, a node with this id may exist: if this
+            // future is dropped before it learns the outcome, the guard removes it.
+            guard.set(Some(id.clone()));
             let create = client.create_with_stat(&path, &self.data, &self.options);
             let (created, listed) = if list {
                 let (c, l) = tokio::join!(create, client.get_children(&self.parent));
@@ -204,7 +239,7 @@ impl ProtectedCreate {
             };
             match created {
                 Ok((path, stat)) => {
-                    guard.id = None;
+                    guard.set(None);
                     let children = match listed {
                         Some(Ok(c)) => Some(c),
                         Some(Err(_)) => Some(list_retrying(client, &self.parent).await?),
@@ -226,14 +261,12 @@ impl ProtectedCreate {
                     create_parents(client, &self.parent).await?;
                 }
                 Err(e) if e.is_retryable() => {
-                    // The create may or may not have happened: from now on a node with this
-                    // id may exist, and giving up must remove it.
-                    guard.id = Some(id.clone());
+                    // The create may or may not have happened: look for the node.
                     let mut retry = 0;
                     loop {
                         match self.recover_as(client, &id, session).await {
                             Ok((Recovery::Adopted(node), children)) => {
-                                guard.id = None;
+                                guard.set(None);
                                 return Ok((node, list.then_some(children)));
                             }
                             Ok((Recovery::NotFound, _)) => break,
@@ -249,8 +282,8 @@ impl ProtectedCreate {
                         }
                     }
                 }
-                // A definite failure: this attempt created nothing (an earlier uncertain one
-                // is still covered by the guard).
+                // A definite failure. This attempt created nothing, but an earlier uncertain
+                // one may have: the guard still looks for the id in the background.
                 Err(e) => return Err(e),
             }
         }
@@ -449,11 +482,25 @@ struct RemoveOnDrop {
     parent: String,
     /// Set while a node with this id may exist that nobody has taken over.
     id: Option<String>,
+    /// When given, the caller cleans up, and learns the id here.
+    in_flight: Option<InFlight>,
     handle: Option<Handle>,
+}
+
+impl RemoveOnDrop {
+    fn set(&mut self, id: Option<String>) {
+        if let Some(f) = &self.in_flight {
+            f.set(id.clone());
+        }
+        self.id = id;
+    }
 }
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
+        if self.in_flight.is_some() {
+            return;
+        }
         if let Some(id) = self.id.take() {
             spawn_removal(
                 self.handle.as_ref(),
