@@ -9,6 +9,7 @@ pub mod leader_selector;
 pub mod lock_guard;
 pub mod mutex;
 mod participant;
+mod pending;
 pub mod protected;
 
 pub use contender::{Contender, ContenderKind, ContenderNames};

@@ -407,6 +407,16 @@ impl LockGuard {
 
     /// Completes when the lock can no longer be trusted (at once if it already cannot).
     /// Cancel-safe; may be awaited from several places.
+    ///
+    /// ```no_run
+    /// # async fn work() {}
+    /// # async fn f(guard: zk_recipes::LockGuard) {
+    /// tokio::select! {
+    ///     _ = work() => {}
+    ///     reason = guard.lost() => eprintln!("stopped: lock {reason}"),
+    /// }
+    /// # }
+    /// ```
     pub async fn lost(&self) -> LostReason {
         let mut lost = self.holding.lost.subscribe();
         let mut holds = self.holds.changed.subscribe();
@@ -429,6 +439,13 @@ impl LockGuard {
     /// A number that grows with every new holder of the lock: the zxid that created the lock
     /// node. A node created later always has a larger one, and the holder after us created its
     /// node after ours. Hand it to systems that can reject writes from an older holder.
+    ///
+    /// ```no_run
+    /// # async fn f(guard: zk_recipes::LockGuard, storage_accepts: impl Fn(u64) -> bool) {
+    /// // The storage remembers the highest token it has seen and refuses lower ones.
+    /// assert!(storage_accepts(guard.fencing_token()));
+    /// # }
+    /// ```
     pub fn fencing_token(&self) -> u64 {
         self.holding.node.stat.czxid as u64
     }
@@ -438,6 +455,19 @@ impl LockGuard {
     /// refuses the whole transaction: that is [`RecipeError::Lost`]. It also fails at once,
     /// without sending, when this guard already knows the lock is lost. A failing op of the
     /// caller's is [`zk_session::Error::Multi`] with `index` counting the caller's ops only.
+    ///
+    /// ```no_run
+    /// # async fn f(guard: zk_recipes::LockGuard) -> zk_recipes::Result<()> {
+    /// use zk_session::{Op, Version};
+    ///
+    /// guard
+    ///     .fenced_multi([
+    ///         Op::set_data("/jobs/42/state", b"done", Version::Any),
+    ///         Op::delete("/jobs/42/claim", Version::Any),
+    ///     ])
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
         if let Some(r) = self.lost_reason() {
             return Err(match r {
@@ -529,6 +559,62 @@ mod tests {
             reason_for_state(SessionState::Closed, false),
             Some(LostReason::Closed)
         );
+    }
+
+    /// A holding on a client that never connects: enough for the bookkeeping.
+    fn holding(czxid: i64) -> Arc<Holding> {
+        let client = Client::builder("127.0.0.1:1").build().unwrap();
+        let node = ProtectedNode {
+            path: "/l/_c_x-lock-0000000001".into(),
+            name: "_c_x-lock-0000000001".into(),
+            id: "x".into(),
+            stat: zk_session::Stat {
+                czxid,
+                ..Default::default()
+            },
+        };
+        Holding::start(client, "/l".into(), node, None, true)
+    }
+
+    #[tokio::test]
+    async fn holds_count_up_and_down() {
+        let holds = Arc::new(Holds::default());
+        assert!(holds.reenter().unwrap().is_none());
+        let a = holds.install(holding(7));
+        let b = holds.reenter().unwrap().unwrap();
+        assert_eq!(holds.count(), 2);
+        assert_eq!((a.fencing_token(), b.fencing_token()), (7, 7));
+        assert!(a.is_held() && b.is_held() && holds.is_held());
+        // A handle-level release takes the newest hold; its guard turns inert.
+        assert!(holds.drop_hold(None).unwrap().is_none());
+        assert!(!b.is_held() && a.is_held());
+        assert_eq!(b.lost().await, LostReason::Released);
+        assert!(matches!(
+            b.fenced_multi([]).await,
+            Err(RecipeError::NotHeld)
+        ));
+        assert!(matches!(b.release().await, Err(RecipeError::NotHeld)));
+        // The last hold hands the holding back for deletion.
+        let last = holds.drop_hold(Some(a.id)).unwrap().expect("the last hold");
+        assert_eq!(last.path(), "/l/_c_x-lock-0000000001");
+        assert!(!holds.is_held());
+        assert!(matches!(holds.drop_hold(None), Err(RecipeError::NotHeld)));
+        drop(a); // its hold is gone already: nothing for its Drop to do
+    }
+
+    #[tokio::test]
+    async fn a_lost_holding_refuses_reentry() {
+        let holds = Arc::new(Holds::default());
+        let h = holding(1);
+        let g = holds.install(h.clone());
+        mark(&h.lost, LostReason::Expired);
+        assert_eq!(g.lost().await, LostReason::Expired);
+        assert!(!g.is_held() && !holds.is_held());
+        assert!(matches!(holds.reenter(), Err(RecipeError::Lost(_))));
+        assert!(matches!(
+            g.fenced_multi([]).await,
+            Err(RecipeError::Lost("session expired"))
+        ));
     }
 
     #[test]

@@ -33,28 +33,19 @@
 
 use std::{sync::Arc, time::Duration};
 
-use tokio::{
-    runtime::Handle,
-    time::{timeout, timeout_at, Instant},
-};
+use tokio::time::{timeout_at, Instant};
 use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, OneshotWatch};
 
 use crate::{
     contender::ContenderNames,
     lock_guard::{Holding, Holds, LockGuard},
-    protected::{
-        child_path, remove_protected, retry_delay, spawn_removal, InFlight, ProtectedCreate,
-        ProtectedNode,
-    },
+    pending::Pending,
+    protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
     RecipeError, Result,
 };
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
 const LOCK_NAME: &str = "lock-";
-
-/// How long a failed or timed-out acquire waits for the delete of its node before leaving it
-/// to a background task.
-const INLINE_DELETE: Duration = Duration::from_secs(10);
 
 /// The largest random pause of an unfair waiter before it competes again.
 const UNFAIR_JITTER_MS: u64 = 20;
@@ -183,69 +174,6 @@ struct Acquired {
     own_watch: Option<OneshotWatch>,
 }
 
-/// The node of an acquire in progress (or the id of its create, while that is unanswered):
-/// deleted when the acquire fails, and in the background when the acquire is dropped.
-struct Pending {
-    client: Client,
-    parent: String,
-    node: Option<String>,
-    in_flight: InFlight,
-    handle: Option<Handle>,
-}
-
-impl Pending {
-    async fn remove_now(&mut self) {
-        let node = self.node.take();
-        let id = self.in_flight.take();
-        if node.is_none() && id.is_none() {
-            return;
-        }
-        if self.client.state().is_connected() {
-            let inline = async {
-                if let Some(path) = &node {
-                    match self.client.delete(path, zk_session::Version::Any).await {
-                        Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                if let Some(id) = &id {
-                    remove_protected(&self.client, &self.parent, id).await?;
-                }
-                Ok(())
-            };
-            match timeout(INLINE_DELETE, inline).await {
-                // Gone, or nothing more can be done (the session is over, or no permission).
-                Ok(Ok(())) => return,
-                Ok(Err(e)) if !e.is_retryable() => return,
-                _ => {}
-            }
-        }
-        spawn_removal(
-            self.handle.as_ref(),
-            self.client.clone(),
-            self.parent.clone(),
-            id,
-            node,
-        );
-    }
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        let node = self.node.take();
-        let id = self.in_flight.take();
-        if node.is_some() || id.is_some() {
-            spawn_removal(
-                self.handle.as_ref(),
-                self.client.clone(),
-                std::mem::take(&mut self.parent),
-                id,
-                node,
-            );
-        }
-    }
-}
-
 impl Mutex {
     /// A fair mutex at `path` (the lock node's parent, created as a container when missing).
     ///
@@ -303,6 +231,15 @@ impl Mutex {
 
     /// Takes the lock if it is free (or held by this handle); `None` when another holds it or
     /// another acquire of this handle is under way. Leaves no node behind when it fails.
+    ///
+    /// ```no_run
+    /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// match mutex.try_acquire().await? {
+    ///     Some(guard) => guard.release().await?,
+    ///     None => println!("busy"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
         self.acquire_inner(None, false).await
     }
@@ -310,6 +247,19 @@ impl Mutex {
     /// Like [`acquire`](Self::acquire), giving up with [`RecipeError::Timeout`] after
     /// `wait`. The node is deleted before this returns when the client is connected (else in
     /// the background).
+    ///
+    /// ```no_run
+    /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_recipes::RecipeError;
+    ///
+    /// match mutex.acquire_timeout(Duration::from_secs(5)).await {
+    ///     Ok(guard) => guard.release().await?,
+    ///     Err(RecipeError::Timeout) => println!("still busy after 5 s"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire_timeout(&self, wait: Duration) -> Result<LockGuard> {
         self.acquire_inner(Some(Instant::now() + wait), true)
             .await?
@@ -319,6 +269,16 @@ impl Mutex {
     /// Releases this handle's newest hold (Curator's `release()`); deletes the node with the
     /// last. [`RecipeError::NotHeld`] when it holds nothing. The guard of that hold becomes
     /// inert.
+    ///
+    /// ```no_run
+    /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// let _outer = mutex.acquire().await?;
+    /// let _inner = mutex.acquire().await?; // re-entrant: counts up
+    /// mutex.release().await?; // _inner's hold
+    /// mutex.release().await?; // _outer's: the node is deleted
+    /// assert!(matches!(mutex.release().await, Err(zk_recipes::RecipeError::NotHeld)));
+    /// # Ok(()) }
+    /// ```
     pub async fn release(&self) -> Result<()> {
         match self.core.holds.drop_hold(None)? {
             Some(holding) => holding.finish().await,
@@ -364,13 +324,7 @@ impl Mutex {
         if let Some(guard) = core.holds.reenter()? {
             return Ok(Some(guard));
         }
-        let mut pending = Pending {
-            client: core.client.clone(),
-            parent: core.path.clone(),
-            node: None,
-            in_flight: InFlight::default(),
-            handle: Handle::try_current().ok(),
-        };
+        let mut pending = Pending::new(core.client.clone(), core.path.clone());
         let attempt = async {
             if core.fair {
                 self.attempt_fair(&mut pending, wait).await

@@ -99,6 +99,10 @@ impl InFlight {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = id;
     }
 
+    pub(crate) fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     pub(crate) fn take(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
