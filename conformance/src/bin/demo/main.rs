@@ -1,9 +1,14 @@
 //! The project's demo: starts a real ZooKeeper 3.8 ensemble on 127.0.0.1 and shows
 //!
 //! 1. the wire protocol: a handshake and create / getData / delete, frame by frame, in hex;
-//! 2. the session: a client that survives the death of its server with the same session.
+//! 2. the session: a client that survives the death of its server with the same session;
+//! 3. the recipes: processes that contend for a lock and elect a leader, while the leader
+//!    process is killed and then a ZooKeeper server; the failover shows as it happens.
 //!
 //! Run it with `cargo run --release -p conformance --bin demo`.
+
+mod contender;
+mod scenario;
 
 use std::{
     io::{Read, Write},
@@ -194,6 +199,17 @@ async fn session_demo(ens: &Ensemble) -> Result<(), String> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    // The recipe part starts this program again as its contending processes.
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 5 && (args[1] == "lock" || args[1] == "elect") {
+        let (hosts, path, name) = (&args[2], &args[3], &args[4]);
+        if args[1] == "lock" {
+            contender::lock_loop(hosts, path, name).await;
+        } else {
+            contender::elect_loop(hosts, path, name).await;
+        }
+        return;
+    }
     println!("Starting a 3-node ZooKeeper 3.8 ensemble on 127.0.0.1 (installs it if missing)…");
     let ens = match tokio::task::block_in_place(|| Ensemble::start(3)) {
         Ok(e) => e,
@@ -203,10 +219,13 @@ async fn main() {
         }
     };
     println!("ensemble: {}", ens.connect_string());
-    let result = match tokio::task::block_in_place(|| protocol_demo(&ens)) {
-        Ok(()) => session_demo(&ens).await,
-        Err(e) => Err(e),
-    };
+    let mut result = tokio::task::block_in_place(|| protocol_demo(&ens));
+    if result.is_ok() {
+        result = session_demo(&ens).await;
+    }
+    if result.is_ok() {
+        result = tokio::task::block_in_place(|| scenario::run(&ens));
+    }
     if let Err(e) = result {
         eprintln!("demo failed: {e}");
         std::process::exit(1);

@@ -1,0 +1,125 @@
+//! The demo's child processes: each is this same program started as `demo lock …` or
+//! `demo elect …`, one ZooKeeper session per process, printing one line per event.
+
+use std::{
+    io::Write,
+    time::{Duration, Instant},
+};
+
+use zk_recipes::{leader_selector::LeaderSelector, Mutex};
+use zk_session::{Client, CreateOptions, Op, Version};
+
+fn say(name: &str, what: &str) {
+    println!("{name}: {what}");
+    let _ = std::io::stdout().flush();
+}
+
+async fn connect(hosts: &str, name: &str) -> Client {
+    let c = Client::builder(hosts)
+        .session_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .unwrap_or_else(|e| {
+            say(name, &format!("cannot connect: {e}"));
+            std::process::exit(3)
+        });
+    let mut events = c.session_events();
+    let n = name.to_owned();
+    tokio::spawn(async move {
+        while let Some(ev) = events.next().await {
+            say(&n, &format!("session {ev:?}"));
+        }
+    });
+    c
+}
+
+/// Takes the lock over and over; under it, bumps a counter znode with a fenced write, so a
+/// write by a holder that lost the lock would fail on the server.
+pub async fn lock_loop(hosts: &str, path: &str, name: &str) {
+    let c = connect(hosts, name).await;
+    let counter = format!("{path}-counter");
+    let _ = c.create(&counter, b"0", &CreateOptions::persistent()).await;
+    let mutex = Mutex::new(c.clone(), path);
+    loop {
+        let guard = match mutex.acquire().await {
+            Ok(g) => g,
+            Err(e) => {
+                say(name, &format!("acquire failed: {e}; retrying"));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let token = guard.fencing_token();
+        let (data, stat) = match c.get_data(&counter).await {
+            Ok(x) => x,
+            Err(_) => continue,
+        };
+        let n: u64 = std::str::from_utf8(&data)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let write = Op::set_data(
+            counter.clone(),
+            (n + 1).to_string().as_bytes(),
+            Version::Exact(stat.version),
+        );
+        match guard.fenced_multi([write]).await {
+            Ok(_) => say(
+                name,
+                &format!(
+                    "holds the lock (fencing token {token}), counter {} -> {}",
+                    n,
+                    n + 1
+                ),
+            ),
+            Err(e) => say(name, &format!("fenced write refused: {e}")),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(300)) => {}
+            reason = guard.lost() => say(name, &format!("LOST the lock: {}", reason.as_str())),
+        }
+        let _ = guard.release().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Joins the election with auto-requeue; while leader, prints a heartbeat.
+pub async fn elect_loop(hosts: &str, path: &str, name: &str) {
+    let c = connect(hosts, name).await;
+    let who = name.to_owned();
+    let _selector = LeaderSelector::builder(c, path, move |lead| {
+        let who = who.clone();
+        async move {
+            let started = Instant::now();
+            say(
+                &who,
+                &format!(
+                    "LEADER (term {}, fencing token {})",
+                    lead.term(),
+                    lead.fencing_token()
+                ),
+            );
+            // Cancelled (dropped) by the selector as soon as leadership is lost.
+            let _bye = Bye(who.clone());
+            loop {
+                tokio::time::sleep(Duration::from_millis(700)).await;
+                say(
+                    &who,
+                    &format!("leading for {} ms", started.elapsed().as_millis()),
+                );
+            }
+        }
+    })
+    .id(name)
+    .auto_requeue(true)
+    .start();
+    std::future::pending::<()>().await;
+}
+
+struct Bye(String);
+
+impl Drop for Bye {
+    fn drop(&mut self) {
+        say(&self.0, "leadership over");
+    }
+}
