@@ -332,3 +332,41 @@ async fn predecessor_gone_between_list_and_watch() {
     })
     .await;
 }
+
+/// An uncontended acquire is one round trip: the listing is sent right behind the create,
+/// before the create is answered (the proxy holds the create's reply and sees the listing
+/// arrive meanwhile), and nothing else is needed to hold the lock.
+#[tokio::test]
+async fn uncontended_acquire_pipelines_the_listing() {
+    let proxy = Proxy::start(shared_standalone().client_addr()).await;
+    let c = client(&proxy.connect_string()).await;
+    let path = unique("pipelined");
+    zk_recipes::protected::create_parents(&c, &path)
+        .await
+        .unwrap();
+    let before = proxy.counts();
+    let mut held = proxy.hold_reply(OP_CREATE2, &path);
+    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let acquire = tokio::spawn({
+        let m = m.clone();
+        async move { m.acquire().await }
+    });
+    let go = held.arrived().await;
+    eventually(
+        "the listing is sent before the create is answered",
+        || async {
+            proxy.count(OP_GET_CHILDREN) == before.get(&OP_GET_CHILDREN).copied().unwrap_or(0) + 1
+        },
+    )
+    .await;
+    go.send(()).unwrap();
+    let g = soon("acquired", acquire).await.unwrap().unwrap();
+    let mut sent = proxy.counts();
+    // The guard's watch on its own node is set after the lock is taken, off the critical path.
+    sent.remove(&OP_GET_DATA);
+    let mut expected = before.clone();
+    *expected.entry(OP_CREATE2).or_default() += 1;
+    *expected.entry(OP_GET_CHILDREN).or_default() += 1;
+    assert_eq!(sent, expected);
+    g.release().await.unwrap();
+}

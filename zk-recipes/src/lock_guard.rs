@@ -32,6 +32,7 @@ use zk_session::{
 };
 
 use crate::{
+    pending::data_watch,
     protected::{retry_delay, spawn_removal, ProtectedNode},
     RecipeError, Result,
 };
@@ -194,7 +195,7 @@ async fn own_node_gone(client: &Client, path: &str, first: Option<OneshotWatch>)
     loop {
         let w = match watch.take() {
             Some(w) => w,
-            None => match client.get_data_watch(path).await {
+            None => match data_watch(client, path).await {
                 Ok((_, _, w)) => w,
                 Err(Error::Code(ErrorCode::NoNode)) => return LostReason::NodeDeleted,
                 Err(e) if e.is_retryable() => {

@@ -39,7 +39,7 @@ use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, Onesho
 use crate::{
     contender::ContenderNames,
     lock_guard::{Holding, Holds, LockGuard},
-    pending::Pending,
+    pending::{data_watch, Pending},
     protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
     RecipeError, Result,
 };
@@ -418,12 +418,12 @@ impl Mutex {
                 // getData, not exists: on a node already gone it leaves no watch behind.
                 let (pred, own_set) = if own.is_none() {
                     let (p, o) = tokio::join!(
-                        client.get_data_watch(&predecessor),
-                        client.get_data_watch(&node.path)
+                        data_watch(client, &predecessor),
+                        data_watch(client, &node.path)
                     );
                     (p, Some(o))
                 } else {
-                    (client.get_data_watch(&predecessor).await, None)
+                    (data_watch(client, &predecessor).await, None)
                 };
                 match own_set {
                     Some(Ok((_, _, w))) => own = Some(w),
@@ -520,7 +520,7 @@ impl Mutex {
             if !wait {
                 return Ok(None);
             }
-            match client.get_data_watch(&holder).await {
+            match data_watch(client, &holder).await {
                 // Whatever happens to the holder's node, compete again.
                 Ok((_, _, w)) => {
                     w.await?;

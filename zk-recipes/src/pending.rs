@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use tokio::{runtime::Handle, time::timeout};
-use zk_session::{Client, Error, ErrorCode, Version};
+use zk_session::{Client, Error, ErrorCode, OneshotWatch, Stat, Version};
 
 use crate::protected::{remove_protected, spawn_removal, InFlight};
 
@@ -99,4 +100,19 @@ impl Drop for Pending {
             );
         }
     }
+}
+
+/// `get_data_watch` in a task of its own, so that dropping the caller cannot cut the request
+/// off between its sending and its reply. zk-session removes a dropped watch from the server
+/// only once the request that set it has been answered; a watch dropped before that would
+/// stay on the server until the node changes. Here the task always sees the reply, and drops
+/// the watch after it if nobody wants it any more.
+pub(crate) async fn data_watch(
+    client: &Client,
+    path: &str,
+) -> Result<(Bytes, Stat, OneshotWatch), Error> {
+    let (client, path) = (client.clone(), path.to_owned());
+    tokio::spawn(async move { client.get_data_watch(&path).await })
+        .await
+        .unwrap_or(Err(Error::Closed))
 }
