@@ -156,6 +156,14 @@ const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
 /// Auth packet type the server expects (always 0).
 const AUTH_TYPE: i32 = 0;
 
+/// A connection that ends sooner than this after its handshake counts as a quick drop: the
+/// next reconnection waits a backoff that grows with the run of quick drops, so a server that
+/// accepts the session and hangs up at once does not get a reconnect storm.
+const QUICK_DROP: Duration = Duration::from_secs(1);
+
+/// The smallest queue of waiting requests worth scanning for abandoned ones.
+const MIN_WAITING_PRUNE: usize = 64;
+
 pub(crate) struct Session {
     cfg: Config,
     shared: Arc<Shared>,
@@ -168,6 +176,8 @@ pub(crate) struct Session {
     next_xid: i32,
     /// Requests that arrived while disconnected, in order.
     waiting: VecDeque<RequestCmd>,
+    /// Length of `waiting` at which the requests whose callers gave up are dropped from it.
+    waiting_prune_at: usize,
     watches: WatchTable,
     /// Every auth ever added, re-sent on each connection; the sender waits for its first reply.
     auths: Vec<(String, Bytes, Option<AuthWaiter>)>,
@@ -175,6 +185,8 @@ pub(crate) struct Session {
     auth_waiters: VecDeque<Option<AuthWaiter>>,
     next_host: usize,
     ever_connected: bool,
+    /// Connections in a row that ended within [`QUICK_DROP`] of their handshake.
+    quick_drops: u32,
     /// A session made by a read-only server is not valid on the quorum: until a read-write
     /// server has been seen, connect with session id 0 (as the reference client does).
     seen_rw_server: bool,
@@ -207,11 +219,13 @@ impl Session {
             last_zxid: 0,
             next_xid: 1,
             waiting: VecDeque::new(),
+            waiting_prune_at: MIN_WAITING_PRUNE,
             watches: WatchTable::default(),
             auths,
             auth_waiters: VecDeque::new(),
             next_host: 0,
             ever_connected: false,
+            quick_drops: 0,
             close_waiters: Vec::new(),
         }
     }
@@ -233,10 +247,16 @@ impl Session {
                 Ok(c) => c,
                 Err(end) => break end,
             };
+            let connected_at = Instant::now();
             let dropped = self.connected_phase(conn).await;
             *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) = None;
             match dropped {
                 Drop_::Reconnect => {
+                    self.quick_drops = if connected_at.elapsed() < QUICK_DROP {
+                        self.quick_drops.saturating_add(1)
+                    } else {
+                        0
+                    };
                     if !self.shared.publisher.state().is_terminal() {
                         self.publish(SessionState::Suspended, SessionEvent::Suspended);
                     }
@@ -254,7 +274,8 @@ impl Session {
         let disconnected_at = Instant::now();
         let mut lost = self.shared.publisher.state() == SessionState::Lost;
         let mut failures_in_cycle = 0usize;
-        let mut cycles = 0u32;
+        // After quick drops, even the first attempt backs off.
+        let mut cycles = self.quick_drops;
         loop {
             let n = self.cfg.hosts.len();
             let host = self.next_host % n;
@@ -343,6 +364,21 @@ impl Session {
                     self.watches.begin_registration(path);
                 }
                 self.waiting.push_back(rc);
+                // Callers that time out while disconnected leave their requests behind: drop
+                // those now and then, so a long outage cannot grow the queue without bound.
+                if self.waiting.len() >= self.waiting_prune_at {
+                    let watches = &mut self.watches;
+                    self.waiting.retain(|rc| {
+                        let abandoned = rc.reply.is_closed();
+                        if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+                            if abandoned {
+                                watches.end_registration(path);
+                            }
+                        }
+                        !abandoned
+                    });
+                    self.waiting_prune_at = (self.waiting.len() * 2).max(MIN_WAITING_PRUNE);
+                }
             }
             Command::AddAuth {
                 scheme,
@@ -447,7 +483,12 @@ impl Session {
             } else {
                 None
             };
+        // Bytes that came in behind the connect response are frames like any other.
+        let mut early = self.read_frames(&mut conn).err();
         let result = loop {
+            if let Some(d) = early.take() {
+                break d;
+            }
             let take_commands = conn.wbuf.len() < WRITE_HIGH_WATER && close_deadline.is_none();
             if conn.rbuf.capacity() - conn.rbuf.len() < 8 * 1024 {
                 conn.rbuf.reserve(64 * 1024);

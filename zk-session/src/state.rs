@@ -113,6 +113,9 @@ impl SessionEvents {
 pub(crate) struct StatePublisher {
     state: watch::Sender<SessionState>,
     events: broadcast::Sender<SessionEvent>,
+    /// Held while publishing and while subscribing to events: whoever has seen a state (say
+    /// `connect` returning) and subscribes then does not receive the event that announced it.
+    order: std::sync::Mutex<()>,
 }
 
 impl StatePublisher {
@@ -120,6 +123,7 @@ impl StatePublisher {
         StatePublisher {
             state: watch::channel(SessionState::Connecting).0,
             events: broadcast::channel(64).0,
+            order: std::sync::Mutex::new(()),
         }
     }
 
@@ -132,10 +136,12 @@ impl StatePublisher {
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
         self.events.subscribe()
     }
 
     pub fn publish(&self, state: SessionState, event: SessionEvent) {
+        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
         self.state.send_replace(state);
         let _ = self.events.send(event);
     }

@@ -1,0 +1,959 @@
+//! The client against hostile and broken servers: a scripted fake server (see
+//! `hostile_support`) sends what a case calls for, and the client must answer every pending
+//! request exactly once with a value or a typed error, drop the connection when the stream
+//! cannot be trusted, reconnect with the same session, never panic, and never wait past its
+//! timeouts. Every wait in these tests is bounded, so a hang fails the test instead of
+//! stalling it.
+
+mod hostile_support;
+
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use hostile_support::{
+    connect_response_frame, connect_response_frame_for, frame, get_data_reply, notification_frame,
+    reply_frame, vm_rss_kib, within, FakeServer, Peer, PASSWD, SESSION_ID, STEP,
+};
+use tokio::task::JoinHandle;
+use zk_session::{
+    Client, ClientBuilder, Error, ErrorCode, EventType, SessionEvent, SessionEvents, SessionState,
+};
+
+/// The session timeout the fake servers grant unless a case needs another.
+const TIMEOUT_MS: i32 = 10_000;
+
+type Got = Result<Bytes, Error>;
+
+fn builder(server: &FakeServer) -> ClientBuilder {
+    Client::builder(&server.addr())
+        .session_timeout(Duration::from_millis(TIMEOUT_MS as u64))
+        // Reconnect quickly: the cases are about what happens, not about the pacing.
+        .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
+}
+
+/// Waits until the client reaches `want`.
+async fn wait_state(client: &Client, want: SessionState) {
+    let mut rx = client.watch_state();
+    within(STEP, &format!("state {want:?}"), async {
+        while *rx.borrow_and_update() != want {
+            rx.changed().await.expect("session task gone");
+        }
+    })
+    .await;
+}
+
+/// Builds a client (without waiting) with [`builder`] as `tweak` changes it, accepts its
+/// first connection and grants it a new session with the given timeout.
+async fn connected(
+    server: &mut FakeServer,
+    tweak: impl FnOnce(ClientBuilder) -> ClientBuilder,
+    timeout_ms: i32,
+) -> (Client, Peer) {
+    let client = tweak(builder(server)).build().expect("build");
+    let mut peer = server.accept().await;
+    peer.handshake_new(timeout_ms).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_eq!(client.session_id(), SESSION_ID);
+    (client, peer)
+}
+
+/// Starts one getData per path, each in its own task.
+fn spawn_gets(client: &Client, paths: &[&str]) -> Vec<(String, JoinHandle<Got>)> {
+    paths
+        .iter()
+        .map(|p| {
+            let c = client.clone();
+            let path = p.to_string();
+            let task = tokio::spawn(async move { c.get_data(&path).await.map(|(d, _)| d) });
+            (p.to_string(), task)
+        })
+        .collect()
+}
+
+/// Every result of [`spawn_gets`], each of which must come within [`STEP`], exactly once
+/// (a oneshot answered once; a dropped one would show up as `Closed`, which fails here).
+async fn collect(handles: Vec<(String, JoinHandle<Got>)>) -> Vec<(String, Got)> {
+    let mut out = Vec::new();
+    for (path, h) in handles {
+        let r = within(STEP, &format!("the answer to getData {path}"), h)
+            .await
+            .expect("the request task panicked");
+        assert_typed(&r);
+        out.push((path, r));
+    }
+    out
+}
+
+/// Ok, or a typed error: a code (the server's, or ConnectionLoss, RequestTimeout,
+/// SessionExpired from the session), or a protocol error. `Closed` would mean the request
+/// was dropped unanswered.
+fn assert_typed(r: &Got) {
+    match r {
+        Ok(_)
+        | Err(Error::Code(_))
+        | Err(Error::Protocol(_))
+        | Err(Error::ProtocolViolation(_)) => {}
+        Err(other) => panic!("not an answer the protocol allows here: {other:?}"),
+    }
+}
+
+/// The next session event. A subscriber made after the client reached a state never gets
+/// the event that announced it.
+async fn next_event(events: &mut SessionEvents) -> Option<SessionEvent> {
+    within(STEP, "a session event", events.next()).await
+}
+
+/// The result for `path` among `got`. Requests started together reach the wire in any order,
+/// so cases match replies to requests by the path the server read with each xid.
+fn result_for<'a>(got: &'a [(String, Got)], path: &str) -> &'a Got {
+    &got.iter()
+        .find(|(p, _)| p == path)
+        .unwrap_or_else(|| panic!("no result for {path}"))
+        .1
+}
+
+fn is_connection_loss(r: &Got) -> bool {
+    matches!(r, Err(Error::Code(ErrorCode::ConnectionLoss)))
+}
+
+/// The session still works: a getData comes back with the well-behaved server's answer.
+async fn assert_serves(client: &Client, path: &str) {
+    let (data, _) = within(STEP, "a request after recovery", client.get_data(path))
+        .await
+        .expect("a request after recovery");
+    assert_eq!(&data[..], path.as_bytes());
+}
+
+fn length_prefix(len: i32) -> [u8; 4] {
+    len.to_be_bytes()
+}
+
+// ----- 1. a length prefix over the maximum -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn length_prefix_over_the_maximum_drops_the_connection() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+
+    // One good reply first, so the reconnection has a zxid to report.
+    let first = spawn_gets(&client, &["/first"]);
+    let xids = peer.expect_get_data(1).await;
+    let zxid = peer.next_zxid();
+    peer.write(&get_data_reply(xids[0].0, zxid, b"first"))
+        .await
+        .unwrap();
+    let got = collect(first).await;
+    assert_eq!(&got[0].1.as_ref().unwrap()[..], b"first");
+
+    let rss_before = vm_rss_kib();
+    let pending = spawn_gets(&client, &["/a", "/b", "/c", "/d", "/e"]);
+    peer.expect_get_data(5).await;
+    // 0x100000 is one more than the default limit (0xfffff); then a stream of bytes the client
+    // must not wait for.
+    let mut hostile = BytesMut::new();
+    hostile.put_slice(&length_prefix(0x10_0000));
+    hostile.put_bytes(0, 256 * 1024);
+    let closed = peer
+        .send_and_wait_closed(&hostile, STEP)
+        .await
+        .expect("the client must drop the connection after the bad length");
+    assert!(closed < Duration::from_secs(2), "dropped after {closed:?}");
+    for (path, r) in collect(pending).await {
+        assert!(is_connection_loss(&r), "{path}: {r:?}");
+    }
+    if let (Some(before), Some(after)) = (rss_before, vm_rss_kib()) {
+        // Coarse: nothing near the declared megabyte (or the bytes behind it) was buffered.
+        assert!(
+            after < before + 16 * 1024,
+            "RSS grew from {before} KiB to {after} KiB"
+        );
+    }
+
+    server.resume_and_serve(zxid, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_max_frame_len_is_the_exact_limit() {
+    const MAX: usize = 4096;
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b.max_frame_len(MAX), TIMEOUT_MS).await;
+
+    // A reply of exactly MAX bytes is fine: header 16 + data length 4 + data + Stat 68.
+    let data = vec![b'x'; MAX - 16 - 4 - 68];
+    let h = spawn_gets(&client, &["/exact"]);
+    let xids = peer.expect_get_data(1).await;
+    let zxid = peer.next_zxid();
+    let reply = get_data_reply(xids[0].0, zxid, &data);
+    assert_eq!(reply.len(), MAX + 4);
+    peer.write(&reply).await.unwrap();
+    let got = collect(h).await;
+    assert_eq!(got[0].1.as_ref().unwrap().len(), data.len());
+
+    // One byte more is refused: the connection goes, the request gets ConnectionLoss.
+    let h = spawn_gets(&client, &["/too-big"]);
+    let xids = peer.expect_get_data(1).await;
+    let mut big = get_data_reply(xids[0].0, zxid, &[b'y'; MAX - 16 - 4 - 68 + 1]);
+    assert_eq!(big.len(), MAX + 5);
+    big.truncate(64); // the prefix is enough; the client must not wait for the rest
+    peer.send_and_wait_closed(&big, STEP)
+        .await
+        .expect("the client must drop the connection");
+    let got = collect(h).await;
+    assert!(is_connection_loss(&got[0].1), "{:?}", got[0].1);
+
+    // The same limit applies to the connect response: an over-long one is a failed attempt,
+    // and the client tries again with the same session.
+    let mut peer = server.accept().await;
+    let req = peer.read_connect().await;
+    assert_eq!(req.session_id, SESSION_ID);
+    peer.send_and_wait_closed(&length_prefix(MAX as i32 + 1), STEP)
+        .await
+        .expect("the client must give up on that handshake");
+    server.resume_and_serve(zxid, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 2. a negative length -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negative_length_drops_the_connection() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
+    peer.expect_get_data(3).await;
+    peer.send_and_wait_closed(&length_prefix(-1), STEP)
+        .await
+        .expect("the client must drop the connection after a negative length");
+    for (path, r) in collect(pending).await {
+        assert!(is_connection_loss(&r), "{path}: {r:?}");
+    }
+
+    // The reconnection's handshake gets i32::MIN as its length: another failed attempt.
+    let mut peer = server.accept().await;
+    assert_eq!(peer.read_connect().await.session_id, SESSION_ID);
+    peer.send_and_wait_closed(&length_prefix(i32::MIN), STEP)
+        .await
+        .expect("the client must give up on that handshake");
+
+    server.resume_and_serve(0, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 3. a truncated frame, then close -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_frame_then_close() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let mut events = client.session_events();
+    let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
+    let xids = peer.expect_get_data(3).await;
+    // The first reply, cut off after 30 of its bytes.
+    let reply = get_data_reply(xids[0].0, 0x200, b"never complete");
+    peer.write(&reply[..30]).await.unwrap();
+    drop(peer);
+    for (path, r) in collect(pending).await {
+        assert!(is_connection_loss(&r), "{path}: {r:?}");
+    }
+    assert_eq!(next_event(&mut events).await, Some(SessionEvent::Suspended));
+
+    // A handshake cut short the same way is a failed attempt.
+    let mut peer = server.accept().await;
+    assert_eq!(peer.read_connect().await.session_id, SESSION_ID);
+    peer.write(&connect_response_frame(TIMEOUT_MS, true)[..20])
+        .await
+        .unwrap();
+    drop(peer);
+
+    // The cut-off reply's zxid was never seen: the client still reports 0.
+    server.resume_and_serve(0, TIMEOUT_MS).await;
+    assert_eq!(
+        next_event(&mut events).await,
+        Some(SessionEvent::Reconnected)
+    );
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 4. a reply whose xid matches nothing pending -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reply_for_an_xid_nothing_waits_for() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+
+    // Nothing pending at all.
+    peer.send_and_wait_closed(&get_data_reply(4242, 0x300, b"?"), STEP)
+        .await
+        .expect("a reply to nothing must drop the connection");
+
+    // Requests pending, and a reply with an xid none of them has.
+    let mut peer = server.accept().await;
+    let req = peer.read_connect().await;
+    assert_eq!(req.session_id, SESSION_ID);
+    assert_eq!(
+        req.last_zxid_seen, 0,
+        "the stray reply's zxid does not count"
+    );
+    peer.write(&connect_response_frame(TIMEOUT_MS, true))
+        .await
+        .unwrap();
+    wait_state(&client, SessionState::Connected).await;
+    let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
+    let xids = peer.expect_get_data(3).await;
+    let stray = xids.iter().map(|(x, _)| x).max().unwrap() + 1000;
+    peer.send_and_wait_closed(&get_data_reply(stray, 0x300, b"?"), STEP)
+        .await
+        .expect("the client must drop the connection");
+    let oldest = &xids[0].1;
+    for (path, r) in collect(pending).await {
+        if &path == oldest {
+            assert!(
+                matches!(r, Err(Error::ProtocolViolation(_))),
+                "{path}: {r:?}"
+            );
+        } else {
+            assert!(is_connection_loss(&r), "{path}: {r:?}");
+        }
+    }
+
+    server.resume_and_serve(0, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 5. replies out of order -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_out_of_order() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let pending = spawn_gets(&client, &["/one", "/two"]);
+    let xids = peer.expect_get_data(2).await;
+    let (first, second) = (&xids[0], &xids[1]);
+    // Both replies in one write, the second request's first.
+    let mut swapped = get_data_reply(second.0, 0x400, second.1.as_bytes());
+    swapped.extend_from_slice(&get_data_reply(first.0, 0x401, first.1.as_bytes()));
+    peer.send_and_wait_closed(&swapped, STEP)
+        .await
+        .expect("the client must drop the connection");
+    for (path, r) in collect(pending).await {
+        if path == first.1 {
+            // Its reply was skipped over: the protocol is broken.
+            assert!(
+                matches!(r, Err(Error::ProtocolViolation(_))),
+                "{path}: {r:?}"
+            );
+        } else {
+            // Its reply came on a stream that could not be trusted.
+            assert!(is_connection_loss(&r), "{path}: {r:?}");
+        }
+    }
+    // Neither zxid was taken.
+    server.resume_and_serve(0, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 6. a body that does not parse -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reply_body_that_does_not_parse() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
+    let xids = peer.expect_get_data(3).await;
+
+    // An error reply carries no body; junk after its header is ignored, as the Java client
+    // does.
+    let zxid = peer.next_zxid();
+    let mut err_reply = BytesMut::new();
+    err_reply.put_i32(xids[0].0);
+    err_reply.put_i64(zxid);
+    err_reply.put_i32(ErrorCode::NoNode.code());
+    err_reply.put_slice(b"junk that is not a body");
+    // A success whose data claims 0x7fff0000 bytes with ten behind it.
+    let mut bad = BytesMut::new();
+    bad.put_i32(xids[1].0);
+    bad.put_i64(zxid);
+    bad.put_i32(0);
+    bad.put_i32(0x7fff_0000);
+    bad.put_bytes(7, 10);
+    let mut bytes = frame(&err_reply);
+    bytes.extend_from_slice(&frame(&bad));
+    peer.send_and_wait_closed(&bytes, STEP)
+        .await
+        .expect("the client must drop the connection");
+
+    let got = collect(pending).await;
+    let (a, b, c) = (
+        result_for(&got, &xids[0].1),
+        result_for(&got, &xids[1].1),
+        result_for(&got, &xids[2].1),
+    );
+    assert!(matches!(a, Err(Error::Code(ErrorCode::NoNode))), "{a:?}");
+    assert!(matches!(b, Err(Error::Protocol(_))), "{b:?}");
+    assert!(is_connection_loss(c), "{c:?}");
+
+    server.resume_and_serve(zxid, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 7. a connect response with a 36-byte body -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_response_without_the_read_only_byte_is_accepted() {
+    let mut server = FakeServer::bind().await;
+    let connecting = tokio::spawn(builder(&server).connect());
+    let mut peer = server.accept().await;
+    assert_eq!(peer.read_connect().await.session_id, 0);
+    let resp = connect_response_frame(TIMEOUT_MS, false);
+    assert_eq!(resp.len(), 4 + 36);
+    peer.write(&resp).await.unwrap();
+    let client = within(STEP, "connect", connecting)
+        .await
+        .unwrap()
+        .expect("a 36-byte connect response must be accepted");
+    assert_eq!(client.state(), SessionState::Connected);
+    assert_eq!(client.session_id(), SESSION_ID);
+    assert_eq!(&client.session_password()[..], &PASSWD);
+    assert_eq!(client.negotiated_timeout(), Duration::from_secs(10));
+
+    // A normal request works.
+    let h = spawn_gets(&client, &["/x"]);
+    let xids = peer.expect_get_data(1).await;
+    peer.write(&get_data_reply(xids[0].0, 0x500, b"x"))
+        .await
+        .unwrap();
+    assert_eq!(&collect(h).await[0].1.as_ref().unwrap()[..], b"x");
+
+    // And so does a reconnection answered the same way.
+    drop(peer);
+    let mut peer = server.accept().await;
+    let req = peer.read_connect().await;
+    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0x500));
+    peer.write(&connect_response_frame(TIMEOUT_MS, false))
+        .await
+        .unwrap();
+    wait_state(&client, SessionState::Connected).await;
+    tokio::spawn(peer.serve());
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 8. garbage after a valid frame -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_after_a_valid_frame() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+
+    // A good reply and, in the same write, bytes that read as a negative length.
+    let pending = spawn_gets(&client, &["/a", "/b"]);
+    let xids = peer.expect_get_data(2).await;
+    let mut bytes = get_data_reply(xids[0].0, 0x600, b"good");
+    bytes.extend_from_slice(b"\xde\xad\xbe\xefgarbage");
+    peer.send_and_wait_closed(&bytes, STEP)
+        .await
+        .expect("the client must drop the connection");
+    let got = collect(pending).await;
+    let answered = result_for(&got, &xids[0].1);
+    assert_eq!(
+        &answered.as_ref().expect("the good reply counts")[..],
+        b"good"
+    );
+    let lost = result_for(&got, &xids[1].1);
+    assert!(is_connection_loss(lost), "{lost:?}");
+
+    // A good reply followed by a frame too short for a reply header.
+    let mut peer = server.accept().await;
+    let req = peer.read_connect().await;
+    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0x600));
+    peer.write(&connect_response_frame(TIMEOUT_MS, true))
+        .await
+        .unwrap();
+    let pending = spawn_gets(&client, &["/c"]);
+    let xids = peer.expect_get_data(1).await;
+    let mut bytes = get_data_reply(xids[0].0, 0x601, b"good too");
+    bytes.extend_from_slice(&frame(&[1, 2, 3]));
+    peer.send_and_wait_closed(&bytes, STEP)
+        .await
+        .expect("the client must drop the connection");
+    let got = collect(pending).await;
+    assert_eq!(&got[0].1.as_ref().unwrap()[..], b"good too");
+
+    // Garbage right behind the connect response, in the same write: noticed at once, not
+    // when something else arrives or the read timeout (6.7 s here) runs out.
+    let mut peer = server.accept().await;
+    let req = peer.read_connect().await;
+    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0x601));
+    let mut bytes = connect_response_frame(TIMEOUT_MS, true);
+    bytes.extend_from_slice(b"\xff\xff\xff\xf0");
+    let closed = peer
+        .send_and_wait_closed(&bytes, STEP)
+        .await
+        .expect("the client must drop the connection");
+    assert!(closed < Duration::from_secs(2), "dropped after {closed:?}");
+
+    server.resume_and_serve(0x601, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 9. a notification for a path the client never watched -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_for_an_unwatched_path_is_ignored() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let mut events = client.session_events();
+
+    // One real watch, on /w.
+    let c = client.clone();
+    let watching = tokio::spawn(async move { c.get_data_watch("/w").await });
+    let (h, _) = peer.expect_request().await;
+    peer.write(&get_data_reply(h.xid, 0x700, b"w"))
+        .await
+        .unwrap();
+    let (_, _, watch) = within(STEP, "getData with a watch", watching)
+        .await
+        .unwrap()
+        .expect("getData with a watch");
+
+    // Notifications nobody asked for, and ones of the wrong kind or unknown type for /w.
+    let pending = spawn_gets(&client, &["/still-here"]);
+    let xids = peer.expect_get_data(1).await;
+    let mut bytes = BytesMut::new();
+    for (t, p) in [
+        (EventType::NodeDataChanged, "/never-watched"),
+        (EventType::NodeDeleted, "/"),
+        (EventType::NodeCreated, ""),
+        (EventType::NodeDeleted, "no-leading-slash"),
+        (EventType::NodeChildrenChanged, "/w"),
+        (EventType::Unknown(42), "/w"),
+        (EventType::None, "/w"),
+    ] {
+        bytes.extend_from_slice(&notification_frame(t, p));
+    }
+    bytes.extend_from_slice(&get_data_reply(xids[0].0, 0x701, b"still here"));
+    peer.write(&bytes).await.unwrap();
+    let got = collect(pending).await;
+    assert_eq!(&got[0].1.as_ref().unwrap()[..], b"still here");
+
+    // The connection stayed up, and the real watch is still armed and fires on its event.
+    tokio::pin!(watch);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut watch)
+            .await
+            .is_err(),
+        "no stray notification may fire the watch on /w"
+    );
+    peer.write(&notification_frame(EventType::NodeDataChanged, "/w"))
+        .await
+        .unwrap();
+    let ev = within(STEP, "the watch on /w", watch)
+        .await
+        .expect("the watch fires");
+    assert_eq!(
+        (ev.event_type, ev.path.as_str()),
+        (EventType::NodeDataChanged, "/w")
+    );
+    assert!(server
+        .try_accept(Duration::from_millis(300))
+        .await
+        .is_none());
+    assert_eq!(client.state(), SessionState::Connected);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), next_event(&mut events))
+            .await
+            .is_err(),
+        "no state change"
+    );
+    let h = spawn_gets(&client, &["/more"]);
+    let xids = peer.expect_get_data(1).await;
+    peer.write(&get_data_reply(xids[0].0, 0x702, b"more"))
+        .await
+        .unwrap();
+    assert_eq!(&collect(h).await[0].1.as_ref().unwrap()[..], b"more");
+}
+
+// ----- 10. slow-loris: one byte per second -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_loris_reply_is_dropped_at_the_read_timeout() {
+    // Negotiated 3 s: the read timeout is 2 s, and only whole frames count as received.
+    const NEGOTIATED_MS: i32 = 3_000;
+    let mut server = FakeServer::bind().await;
+    let client = builder(&server).build().unwrap();
+    let mut peer = server.accept().await;
+    peer.handshake_new(NEGOTIATED_MS).await;
+    let handshake_done = Instant::now();
+    wait_state(&client, SessionState::Connected).await;
+
+    let pending = spawn_gets(&client, &["/slow"]);
+    let xids = peer.expect_get_data(1).await;
+    let reply = get_data_reply(xids[0].0, 0x800, b"one byte at a time");
+    let (sent, closed) = within(
+        STEP,
+        "slow-loris",
+        peer.dribble(&reply, Duration::from_secs(1)),
+    )
+    .await;
+    let closed = closed.expect("the client must give up on the connection");
+    let after = closed - handshake_done;
+    assert!(
+        after >= Duration::from_millis(1_800) && after < Duration::from_millis(3_500),
+        "dropped {after:?} after the last whole frame; read timeout 2 s"
+    );
+    assert!(sent < reply.len(), "{sent} of {} bytes sent", reply.len());
+    let got = collect(pending).await;
+    assert!(is_connection_loss(&got[0].1), "{:?}", got[0].1);
+
+    server.resume_and_serve(0, NEGOTIATED_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_loris_handshake_is_dropped_at_the_connect_timeout() {
+    let mut server = FakeServer::bind().await;
+    let connecting = tokio::spawn(
+        builder(&server)
+            .connect_timeout(Duration::from_millis(1_500))
+            .initial_connect_timeout(STEP)
+            .connect(),
+    );
+    let mut peer = server.accept().await;
+    assert_eq!(peer.read_connect().await.session_id, 0);
+    let start = Instant::now();
+    let resp = connect_response_frame(TIMEOUT_MS, true);
+    let (sent, closed) = within(
+        STEP,
+        "slow-loris",
+        peer.dribble(&resp, Duration::from_secs(1)),
+    )
+    .await;
+    let after = closed.expect("the client must give up on the handshake") - start;
+    assert!(
+        after < Duration::from_millis(2_500) && sent < resp.len(),
+        "gave up after {after:?} and {sent} bytes; connect timeout 1.5 s"
+    );
+
+    // The next attempt is answered properly.
+    let mut peer = server.accept().await;
+    peer.handshake_new(TIMEOUT_MS).await;
+    let client = within(STEP, "connect", connecting)
+        .await
+        .unwrap()
+        .expect("the retry connects");
+    tokio::spawn(peer.serve());
+    assert_serves(&client, "/after").await;
+}
+
+// ----- 11. nothing at all -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_server_connect_times_out_and_retries() {
+    let mut server = FakeServer::bind().await;
+    let connecting = tokio::spawn(
+        builder(&server)
+            .connect_timeout(Duration::from_millis(400))
+            .initial_connect_timeout(Duration::from_millis(1_500))
+            .connect(),
+    );
+    // Accept every attempt and keep it open without a word.
+    let mut silent = Vec::new();
+    let collecting = async {
+        loop {
+            let mut peer = server.accept().await;
+            let req = peer.read_connect().await;
+            assert_eq!(req.session_id, 0);
+            silent.push(peer);
+        }
+    };
+    let result = tokio::select! {
+        r = connecting => r.unwrap(),
+        _ = collecting => unreachable!(),
+    };
+    match result {
+        Err(Error::ConnectTimeout {
+            waited,
+            last_error: Some(last),
+        }) => {
+            assert_eq!(waited, Duration::from_millis(1_500));
+            assert!(last.contains("no connect response in time"), "{last}");
+        }
+        other => panic!("expected ConnectTimeout, got {other:?}"),
+    }
+    assert!(
+        silent.len() >= 2,
+        "the client must retry after its connect timeout; {} attempts",
+        silent.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_server_requests_fail_with_request_timeout() {
+    let mut server = FakeServer::bind().await;
+    let client = builder(&server)
+        .connect_timeout(Duration::from_millis(500))
+        .request_timeout(Duration::from_millis(700))
+        .build()
+        .unwrap();
+    let mut first = server.accept().await;
+    assert_eq!(first.read_connect().await.session_id, 0);
+
+    let start = Instant::now();
+    let pending = spawn_gets(&client, &["/a", "/b", "/c", "/d", "/e"]);
+    for (path, r) in collect(pending).await {
+        assert!(
+            matches!(r, Err(Error::Code(ErrorCode::RequestTimeout))),
+            "{path}: {r:?}"
+        );
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(client.state(), SessionState::Connecting);
+
+    // A later attempt is answered: the session starts, and the requests that timed out are
+    // not sent after all; the first request the server sees is the next one.
+    let mut peer = server.accept().await;
+    peer.handshake_new(TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    let h = spawn_gets(&client, &["/next"]);
+    let xids = peer.expect_get_data(1).await;
+    assert_eq!(xids[0].1, "/next", "timed-out requests must not be sent");
+    peer.write(&get_data_reply(xids[0].0, 0x900, b"next"))
+        .await
+        .unwrap();
+    assert_eq!(&collect(h).await[0].1.as_ref().unwrap()[..], b"next");
+    drop(first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_server_timed_out_requests_do_not_pile_up() {
+    // Requests made while disconnected wait in the session for a connection; those whose
+    // callers gave up must not stay there for as long as the outage lasts.
+    let mut server = FakeServer::bind().await;
+    let client = builder(&server)
+        .connect_timeout(Duration::from_secs(60))
+        .request_timeout(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let mut silent = server.accept().await;
+    assert_eq!(silent.read_connect().await.session_id, 0);
+    let path = "/a/path/of/some/length/for/requests/that/time/out/while/disconnected";
+    let mut rss = Vec::new();
+    for _ in 0..12 {
+        let tasks: Vec<_> = (0..10_000)
+            .map(|_| {
+                let c = client.clone();
+                tokio::spawn(async move { c.get_data(path).await })
+            })
+            .collect();
+        for t in tasks {
+            let r = within(STEP, "a timed-out request", t).await.unwrap();
+            assert!(
+                matches!(r, Err(Error::Code(ErrorCode::RequestTimeout))),
+                "{r:?}"
+            );
+        }
+        rss.extend(vm_rss_kib());
+    }
+    if rss.len() == 12 {
+        // About 400 bytes a request were kept before: 90,000 requests, some 36 MB.
+        let grown = rss[11].min(rss[10]).saturating_sub(rss[2]);
+        assert!(grown < 16 * 1024, "RSS grew {grown} KiB: {rss:?}");
+    }
+    assert_eq!(client.state(), SessionState::Connecting);
+    drop(silent);
+}
+
+// ----- a connect response with timeOut 0 -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_timeout_on_the_first_connect_means_expired() {
+    let mut server = FakeServer::bind().await;
+    let connecting = tokio::spawn(builder(&server).connect());
+    let mut peer = server.accept().await;
+    assert_eq!(peer.read_connect().await.session_id, 0);
+    peer.write(&connect_response_frame_for(0, 0, true))
+        .await
+        .unwrap();
+    let r = within(STEP, "connect", connecting).await.unwrap();
+    assert!(
+        matches!(r, Err(Error::Code(ErrorCode::SessionExpired))),
+        "{r:?}"
+    );
+    assert!(server
+        .try_accept(Duration::from_millis(500))
+        .await
+        .is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_timeout_on_a_reconnect_expires_the_session() {
+    let mut server = FakeServer::bind().await;
+    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let mut events = client.session_events();
+    let c = client.clone();
+    let watching = tokio::spawn(async move { c.exists_watch("/w").await });
+    let (h, _) = peer.expect_request().await;
+    peer.write(&reply_frame(h.xid, 0xa00, ErrorCode::NoNode.code(), None))
+        .await
+        .unwrap();
+    let (stat, watch) = within(STEP, "exists with a watch", watching)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stat.is_none());
+    drop(peer);
+    assert_eq!(next_event(&mut events).await, Some(SessionEvent::Suspended));
+
+    let mut peer = server.accept().await;
+    let req = peer.read_connect().await;
+    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0xa00));
+    // A request made while disconnected waits for this handshake.
+    let queued = spawn_gets(&client, &["/queued"]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    peer.write(&connect_response_frame_for(0, 0, true))
+        .await
+        .unwrap();
+
+    let got = collect(queued).await;
+    assert!(
+        matches!(got[0].1, Err(Error::Code(ErrorCode::SessionExpired))),
+        "{:?}",
+        got[0].1
+    );
+    let w = within(STEP, "the watch ends", watch).await;
+    assert!(
+        matches!(w, Err(Error::Code(ErrorCode::SessionExpired))),
+        "{w:?}"
+    );
+    assert_eq!(next_event(&mut events).await, Some(SessionEvent::Expired));
+    assert_eq!(client.state(), SessionState::Expired);
+    let later = collect(spawn_gets(&client, &["/later"])).await;
+    assert!(matches!(
+        later[0].1,
+        Err(Error::Code(ErrorCode::SessionExpired))
+    ));
+    assert!(
+        server
+            .try_accept(Duration::from_millis(500))
+            .await
+            .is_none(),
+        "an expired session does not reconnect"
+    );
+}
+
+// ----- a server that closes right after accepting -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_that_closes_right_after_accepting() {
+    let mut server = FakeServer::bind().await;
+    let connecting = tokio::spawn(
+        builder(&server)
+            .initial_connect_timeout(Duration::from_millis(1_500))
+            .connect(),
+    );
+    let closing = async {
+        loop {
+            drop(server.accept().await);
+        }
+    };
+    let result = tokio::select! {
+        r = connecting => r.unwrap(),
+        _ = closing => unreachable!(),
+    };
+    match result {
+        Err(Error::ConnectTimeout {
+            last_error: Some(_),
+            ..
+        }) => {}
+        other => panic!("expected ConnectTimeout, got {other:?}"),
+    }
+    // It retried, with backoff rather than in a tight loop.
+    let attempts = server.accepted;
+    assert!((2..=60).contains(&attempts), "{attempts} attempts in 1.5 s");
+
+    // A client whose server comes good after three such closes gets its session, and a
+    // request made before that is answered then.
+    let mut server = FakeServer::bind().await;
+    let client = builder(&server).build().unwrap();
+    let early = spawn_gets(&client, &["/early"]);
+    for _ in 0..3 {
+        drop(server.accept().await);
+    }
+    let mut peer = server.accept().await;
+    peer.handshake_new(TIMEOUT_MS).await;
+    tokio::spawn(peer.serve());
+    let got = collect(early).await;
+    assert_eq!(&got[0].1.as_ref().unwrap()[..], b"/early");
+}
+
+// ----- a server that accepts the session and then hangs up, again and again -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_that_hangs_up_after_each_handshake_does_not_cause_a_reconnect_storm() {
+    let mut server = FakeServer::bind().await;
+    let (client, peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    drop(peer);
+    let start = Instant::now();
+    let hanging_up = async {
+        loop {
+            let mut peer = server.accept().await;
+            let req = peer.read_connect().await;
+            assert_eq!(req.session_id, SESSION_ID);
+            let _ = peer.write(&connect_response_frame(TIMEOUT_MS, true)).await;
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), hanging_up).await;
+    let attempts = server.accepted - 1;
+    eprintln!("{attempts} reconnections in {:?}", start.elapsed());
+    assert!(attempts >= 2, "{attempts} reconnections");
+    assert!(attempts <= 100, "{attempts} reconnections in 2 s");
+    // The session is still alive and answers.
+    server.resume_and_serve(0, TIMEOUT_MS).await;
+    assert_serves(&client, "/after").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_millisecond_session_timeout_fails_requests_without_a_storm() {
+    // A read timeout of 0: every connection is given up at once. Requests get typed errors,
+    // and the reconnections back off.
+    let mut server = FakeServer::bind().await;
+    let client = builder(&server).build().unwrap();
+    let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
+    let mut first = server.accept().await;
+    first.handshake_new(1).await;
+    let start = Instant::now();
+    let granting = async {
+        let mut peers = vec![first];
+        loop {
+            let mut peer = server.accept().await;
+            let req = peer.read_connect().await;
+            assert_eq!(req.session_id, SESSION_ID);
+            let _ = peer.write(&connect_response_frame(1, true)).await;
+            peers.push(peer);
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), granting).await;
+    for (path, r) in collect(pending).await {
+        assert!(is_connection_loss(&r), "{path}: {r:?}");
+    }
+    let attempts = server.accepted;
+    eprintln!("{attempts} connections in {:?}", start.elapsed());
+    assert!(attempts <= 100, "{attempts} connections in 2 s");
+
+    // Granted a real timeout at last, the session carries on.
+    server.resume_and_serve(0, TIMEOUT_MS).await;
+    wait_state(&client, SessionState::Connected).await;
+    assert_serves(&client, "/after").await;
+}
