@@ -678,3 +678,43 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     }
     assert!(ok);
 }
+
+#[tokio::test]
+async fn watches_dropped_at_any_moment_leave_nothing_on_the_server() {
+    let c = client().await;
+    let b = base(&c, "dropany").await;
+    for i in 0..50 {
+        c.create(&format!("{b}/{i}"), b"", &CreateOptions::persistent())
+            .await
+            .unwrap();
+    }
+    // Cancel watch-setting calls at every stage: before sending, in flight, after the reply.
+    for round in 0..4u64 {
+        let mut tasks = Vec::new();
+        for i in 0..50 {
+            let c = c.clone();
+            let p = format!("{b}/{i}");
+            tasks.push(tokio::spawn(async move {
+                match i % 3 {
+                    0 => drop(c.get_data_watch(&p).await),
+                    1 => drop(c.exists_watch(&p).await),
+                    _ => drop(c.get_children_watch(&p).await),
+                }
+            }));
+        }
+        tokio::time::sleep(Duration::from_micros(200 * round)).await;
+        for t in &tasks {
+            t.abort();
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+    // Give the removals a round trip, then ask the server which watches this session has.
+    c.sync("/").await.unwrap();
+    c.get_data("/").await.unwrap();
+    let addr = shared_standalone().client_addr();
+    let wchc = conformance::four_letter_word(addr, "wchc", Duration::from_secs(5)).unwrap();
+    let ours: Vec<&str> = wchc.lines().filter(|l| l.contains(&b)).collect();
+    assert!(ours.is_empty(), "watches left on the server: {ours:?}");
+}

@@ -176,6 +176,8 @@ pub(crate) struct Session {
     next_xid: i32,
     /// Requests that arrived while disconnected, in order.
     waiting: VecDeque<RequestCmd>,
+    /// Server-side watches to remove, found while answering replies.
+    removals: Vec<RemoveWatchesRequest>,
     /// Length of `waiting` at which the requests whose callers gave up are dropped from it.
     waiting_prune_at: usize,
     watches: WatchTable,
@@ -219,6 +221,7 @@ impl Session {
             last_zxid: 0,
             next_xid: 1,
             waiting: VecDeque::new(),
+            removals: Vec::new(),
             waiting_prune_at: MIN_WAITING_PRUNE,
             watches: WatchTable::default(),
             auths,
@@ -498,7 +501,12 @@ impl Session {
                     Ok(0) | Err(_) => break Drop_::Reconnect,
                     Ok(_) => match self.read_frames(&mut conn) {
                         Ok(0) => {}
-                        Ok(_) => last_recv = Instant::now(),
+                        Ok(_) => {
+                            last_recv = Instant::now();
+                            for req in std::mem::take(&mut self.removals) {
+                                self.send_internal(&mut conn, Request::RemoveWatches(req));
+                            }
+                        }
                         Err(d) => break d,
                     },
                 },
@@ -570,6 +578,8 @@ impl Session {
             Drop_::End(e) => e.error(),
         };
         self.fail_inflight(&mut conn, &err);
+        // Server-side watches die with their connection.
+        self.removals.clear();
         // Best effort: let the server see the close rather than wait for a timeout.
         let _ = conn.wr.shutdown().await;
         result
@@ -771,12 +781,22 @@ impl Session {
                         _ => None,
                     };
                     if let Some(kind) = kind {
-                        self.watches.add_oneshot(kind, path, tx);
+                        if tx.is_closed() {
+                            // The caller dropped the watch while the request was in flight:
+                            // the server set it, so remove it unless another watch needs it.
+                            self.drop_watch(&path, kind);
+                        } else {
+                            self.watches.add_oneshot(kind, path, tx);
+                        }
                     }
                 }
                 WatchReg::Stream { path, kind, tx } => {
                     if result.is_ok() {
-                        self.watches.add_stream(kind, path, tx);
+                        if tx.is_closed() {
+                            self.drop_watch(&path, kind);
+                        } else {
+                            self.watches.add_stream(kind, path, tx);
+                        }
                     }
                 }
                 WatchReg::Remove { path, watcher_type } => {
@@ -788,6 +808,17 @@ impl Session {
         }
         if let Some(reply) = p.reply {
             let _ = reply.send(result);
+        }
+    }
+
+    /// Queues the removal of a server-side watch nobody listens to any more; sent by the
+    /// connection loop after the frames being read.
+    fn drop_watch(&mut self, path: &str, kind: WatchKind) {
+        if let Some(watcher_type) = self.watches.watch_dropped(path, kind) {
+            self.removals.push(RemoveWatchesRequest {
+                path: path.to_owned(),
+                watcher_type,
+            });
         }
     }
 
