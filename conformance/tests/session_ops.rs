@@ -619,21 +619,22 @@ async fn close_ends_the_session_and_its_ephemerals() {
 
 #[tokio::test]
 async fn heartbeats_keep_an_idle_session_alive() {
-    // The server clamps to 2 × tickTime (400 ms): idle for many timeouts, only pings flow.
+    // Idle for several session timeouts: only pings flow. A short timeout, but not the
+    // server's 400 ms minimum, so a loaded machine's scheduling delays do not end the session.
     let c = Client::builder(&shared_standalone().connect_string())
-        .session_timeout(Duration::from_millis(400))
+        .session_timeout(Duration::from_millis(1500))
         .connect()
         .await
         .unwrap();
     let negotiated = c.negotiated_timeout();
-    assert!(negotiated <= Duration::from_millis(1000), "{negotiated:?}");
+    assert_eq!(negotiated, Duration::from_millis(1500));
     let sid = c.session_id();
     let b = base(&c, "heartbeat").await;
     c.create(&format!("{b}/e"), b"", &CreateOptions::ephemeral())
         .await
         .unwrap();
     let mut events = c.session_events();
-    tokio::time::sleep(negotiated * 8).await;
+    tokio::time::sleep(negotiated * 5).await;
     assert_eq!(c.state(), SessionState::Connected);
     assert_eq!(c.session_id(), sid);
     assert!(
