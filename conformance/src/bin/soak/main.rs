@@ -1,0 +1,512 @@
+//! The fault-injection soak: a real 3-node ZooKeeper ensemble, several client processes using
+//! the recipes at once (mutex with fenced writes, leader election with auto-requeue, plain
+//! reads and writes), a seeded random schedule of faults (members killed, stopped, paused,
+//! connections reset, client processes paused past their session timeout, the quorum lost
+//! for a moment), and at the end the invariants checked against the server's own record.
+//!
+//! ```text
+//! cargo run --release -p conformance --bin soak -- --seconds 600 --seed 7 [--clients 4]
+//!     [--sessions 2] [--dir DIR] [--keep]
+//! ```
+//!
+//! Prints the fault timeline as it goes, then the figures (faults by kind, operations, lock
+//! acquisitions, leader changes, memory) and each invariant with its violations, and the seed.
+//! Exit code: 0 when every invariant held, 1 on any violation, 2 when the run itself could
+//! not be carried out (no ZooKeeper, bad arguments). Worker logs are kept (in `--dir`, or a
+//! directory under the system temp dir) when something failed or with `--keep`.
+//!
+//! The same program runs the client processes, started as `soak worker …` (see [`worker`]).
+//! See [`invariants`] for what is checked and how; [`faults`] for the schedule.
+//!
+//! Not done: cutting a client off with network namespaces. `ip netns` works on the machines
+//! this was written on (root, iproute2), but the harness binds every server to 127.0.0.1
+//! (`clientPortAddress` and the `server.N` lines), which a process in another namespace
+//! cannot reach; a partition would need the servers on a veth address. Connections are
+//! instead reset from outside (`ss -K`), members frozen, and client processes frozen.
+
+mod faults;
+mod invariants;
+mod records;
+mod worker;
+
+use std::{
+    fs,
+    io::{BufRead, BufReader, Write},
+    path::PathBuf,
+    process::{Child, ChildStdin, Command, ExitStatus, Stdio},
+    sync::{Arc, Mutex as StdMutex},
+    thread,
+    time::{Duration, Instant},
+};
+
+use conformance::Ensemble;
+use zk_session::{Client, CreateOptions, Error, ErrorCode};
+
+use crate::{
+    faults::{Live, WorkerView},
+    invariants::{Inputs, WorkerResult},
+    records::{now_us, read_log, Record},
+};
+
+pub const LOCKS_DIR: &str = "/soak/locks";
+pub const LEDGER_DIR: &str = "/soak/ledger";
+pub const ELECTION: &str = "/soak/election";
+pub const KV_DIR: &str = "/soak/kv";
+/// The leader's ledger (under [`LEDGER_DIR`]), beside the locks' ledgers.
+pub const LEADER: &str = "leader";
+pub const LOCK_COUNT: usize = 3;
+
+pub fn lock_name(i: usize) -> String {
+    format!("lock-{i}")
+}
+
+pub fn lock_path(i: usize) -> String {
+    format!("{LOCKS_DIR}/{}", lock_name(i))
+}
+
+/// The ledger a lock's holders write to through the storage session.
+pub fn store_name(lock: &str) -> String {
+    format!("store-{lock}")
+}
+
+/// Every ledger: each lock's, each lock's store, the leader's.
+pub fn ledger_names() -> Vec<String> {
+    let mut names: Vec<String> = (0..LOCK_COUNT).map(lock_name).collect();
+    names.extend((0..LOCK_COUNT).map(|i| store_name(&lock_name(i))));
+    names.push(LEADER.to_owned());
+    names
+}
+
+pub fn ledger_root(name: &str) -> String {
+    format!("{LEDGER_DIR}/{name}")
+}
+
+/// The session timeout the workers ask for (tickTime is 200 ms: the server grants 0.4–4 s).
+const SESSION_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long workers have to exit once told to stop.
+const STOP_DEADLINE: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone)]
+struct Opts {
+    seconds: u64,
+    seed: u64,
+    clients: usize,
+    sessions: usize,
+    dir: Option<PathBuf>,
+    keep: bool,
+}
+
+const USAGE: &str =
+    "usage: soak --seconds N --seed S [--clients K] [--sessions M] [--dir DIR] [--keep]
+  --seconds N   how long faults are injected (the run takes some more to start and check)
+  --seed S      seed of the fault schedule and of the clients' random choices
+  --clients K   client processes (default 4)
+  --sessions M  ZooKeeper sessions per client process (default 2)
+  --dir DIR     where worker logs go (default: a new directory under the temp dir)
+  --keep        keep the logs also when every invariant held
+exit code: 0 all invariants held, 1 violations, 2 the run could not be carried out";
+
+fn parse_opts(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        seconds: 0,
+        seed: 0,
+        clients: 4,
+        sessions: 2,
+        dir: None,
+        keep: false,
+    };
+    let (mut seconds, mut seed) = (None, None);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "--seconds" => seconds = Some(value(a)?.parse().map_err(|e| format!("{a}: {e}"))?),
+            "--seed" => seed = Some(value(a)?.parse().map_err(|e| format!("{a}: {e}"))?),
+            "--clients" => o.clients = value(a)?.parse().map_err(|e| format!("{a}: {e}"))?,
+            "--sessions" => o.sessions = value(a)?.parse().map_err(|e| format!("{a}: {e}"))?,
+            "--dir" => o.dir = Some(PathBuf::from(value(a)?)),
+            "--keep" => o.keep = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    o.seconds = seconds.ok_or("--seconds is required")?;
+    o.seed = seed.ok_or("--seed is required")?;
+    if o.clients < 2 || o.sessions < 1 {
+        return Err("at least 2 clients and 1 session each".into());
+    }
+    Ok(o)
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("worker") {
+        let Some(args) = worker::Args::parse(&argv[2..]) else {
+            eprintln!("soak worker: bad arguments {:?}", &argv[2..]);
+            std::process::exit(2);
+        };
+        std::process::exit(worker::main(args));
+    }
+    match parse_opts(&argv[1..]) {
+        Ok(o) => std::process::exit(drive(o)),
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("soak: {e}");
+            }
+            eprintln!("{USAGE}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The ledger znodes and the register directory (the lock and election paths are made by the
+/// recipes, as containers).
+async fn setup(hosts: &str) -> Result<(), Error> {
+    let c = Client::builder(hosts)
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await?;
+    let mut paths = vec!["/soak".to_string(), LEDGER_DIR.into(), KV_DIR.into()];
+    paths.extend(ledger_names().iter().map(|n| ledger_root(n)));
+    for p in paths {
+        match c.create(&p, b"", &CreateOptions::persistent()).await {
+            Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    c.close().await
+}
+
+struct WorkerProc {
+    id: usize,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    view: WorkerView,
+    log: PathBuf,
+    err: PathBuf,
+    died: Option<ExitStatus>,
+    reader: Option<thread::JoinHandle<()>>,
+}
+
+impl WorkerProc {
+    fn stderr_tail(&self) -> String {
+        let text = fs::read_to_string(&self.err).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(8)..].join(" | ")
+    }
+}
+
+impl Drop for WorkerProc {
+    fn drop(&mut self) {
+        if self.died.is_none() && matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn spawn_worker(
+    o: &Opts,
+    id: usize,
+    hosts: &str,
+    dir: &std::path::Path,
+) -> Result<WorkerProc, String> {
+    let args = worker::Args {
+        id,
+        hosts: hosts.to_owned(),
+        seed: o.seed,
+        sessions: o.sessions,
+        log: dir.join(format!("worker-{id}.log")),
+        session_timeout: SESSION_TIMEOUT,
+    };
+    let err = dir.join(format!("worker-{id}.stderr"));
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    cmd.args(args.to_argv())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(
+            fs::File::create(&err).map_err(|e| format!("{}: {e}", err.display()))?,
+        ));
+    // Tied to this process: a worker never outlives the driver, even a frozen one.
+    let mut child = conformance::spawner::spawn_tied_to_process(cmd)
+        .map_err(|e| format!("cannot start worker {id}: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let stdin = child.stdin.take();
+    let live = Arc::new(StdMutex::new(Live::default()));
+    let reader = {
+        let live = live.clone();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let num = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok());
+                match f.first().copied() {
+                    Some("READY") => l.ready = true,
+                    Some("DONE") => l.done = true,
+                    Some("HOLD") => {
+                        if let (Some(ledger), Some(t)) = (f.get(1), num(2)) {
+                            l.holds.insert((ledger.to_string(), t));
+                        }
+                    }
+                    Some("FREE") => {
+                        if let (Some(ledger), Some(t)) = (f.get(1), num(2)) {
+                            l.holds.remove(&(ledger.to_string(), t));
+                        }
+                    }
+                    Some("LEAD") => {
+                        if let Some(t) = num(1) {
+                            l.leading.insert(t);
+                        }
+                    }
+                    Some("UNLEAD") => {
+                        if let Some(t) = num(1) {
+                            l.leading.remove(&t);
+                        }
+                    }
+                    Some("RSS") => l.last_rss_kb = num(1).unwrap_or(0),
+                    _ => {}
+                }
+            }
+        })
+    };
+    Ok(WorkerProc {
+        id,
+        view: WorkerView {
+            id,
+            pid: child.id(),
+            live,
+        },
+        child,
+        stdin,
+        log: args.log,
+        err,
+        died: None,
+        reader: Some(reader),
+    })
+}
+
+/// Tells every worker to stop and waits for them; returns (clean, note, seconds) per worker.
+fn stop_workers(procs: &mut [WorkerProc]) -> Vec<(bool, String, f64)> {
+    let asked = Instant::now();
+    for p in procs.iter_mut() {
+        if let Some(mut stdin) = p.stdin.take() {
+            let _ = stdin.write_all(b"stop\n");
+            // Dropped: end of input, which also means stop.
+        }
+    }
+    let mut out: Vec<Option<(bool, String, f64)>> = vec![None; procs.len()];
+    while out.iter().any(Option::is_none) && asked.elapsed() < STOP_DEADLINE {
+        for (i, p) in procs.iter_mut().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            if let Some(st) = p.died {
+                out[i] = Some((false, format!("died before the stop: {st}"), 0.0));
+                continue;
+            }
+            match p.child.try_wait() {
+                Ok(Some(st)) => {
+                    let secs = asked.elapsed().as_secs_f64();
+                    out[i] = Some(if st.success() {
+                        (true, String::new(), secs)
+                    } else {
+                        (
+                            false,
+                            format!("exited with {st}: {}", p.stderr_tail()),
+                            secs,
+                        )
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => out[i] = Some((false, format!("cannot wait: {e}"), 0.0)),
+            }
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    for (i, p) in procs.iter_mut().enumerate() {
+        if out[i].is_none() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+            out[i] = Some((
+                false,
+                format!(
+                    "did not exit within {STOP_DEADLINE:?} of being told to stop (killed); \
+                     stderr: {}",
+                    p.stderr_tail()
+                ),
+                STOP_DEADLINE.as_secs_f64(),
+            ));
+        }
+        if let Some(r) = p.reader.take() {
+            let _ = r.join();
+        }
+    }
+    out.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+fn drive(o: Opts) -> i32 {
+    let dir = o.dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("soak-{}-{}", o.seed, std::process::id()))
+    });
+    if let Err(e) = fs::create_dir_all(&dir) {
+        eprintln!("soak: cannot create {}: {e}", dir.display());
+        return 2;
+    }
+    println!(
+        "soak: seed {}, {} s of faults, {} client processes × {} sessions, session timeout {} ms; \
+         logs in {}",
+        o.seed,
+        o.seconds,
+        o.clients,
+        o.sessions,
+        SESSION_TIMEOUT.as_millis(),
+        dir.display()
+    );
+    println!("starting a 3-node ZooKeeper ensemble (tickTime 200 ms) …");
+    let ens = match Ensemble::start(3) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("soak: could not start ZooKeeper: {e}");
+            return 2;
+        }
+    };
+    let hosts = ens.connect_string();
+    println!("ensemble: {hosts}");
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("soak: no runtime: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = rt.block_on(setup(&hosts)) {
+        eprintln!("soak: cannot create the soak's znodes: {e}");
+        return 2;
+    }
+    let mut procs = Vec::new();
+    for id in 0..o.clients {
+        match spawn_worker(&o, id, &hosts, &dir) {
+            Ok(p) => procs.push(p),
+            Err(e) => {
+                eprintln!("soak: {e}");
+                return 2;
+            }
+        }
+    }
+    let ready_by = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < ready_by
+        && procs
+            .iter()
+            .any(|p| !p.view.live.lock().unwrap_or_else(|e| e.into_inner()).ready)
+    {
+        thread::sleep(Duration::from_millis(100));
+    }
+    let t0 = Instant::now();
+    let warmup =
+        Duration::from_secs(o.seconds / 6).clamp(Duration::from_secs(10), Duration::from_secs(120));
+    let warmup_end_us = now_us() + warmup.as_micros() as u64;
+    let deadline = t0 + Duration::from_secs(o.seconds);
+    println!("clients running; fault timeline:");
+    let views: Vec<WorkerView> = procs.iter().map(|p| p.view.clone()).collect();
+    let mut early_exits = Vec::new();
+    let faults = thread::scope(|sc| {
+        let driver = sc.spawn(|| faults::run(&ens, &views, o.seed, t0, deadline, SESSION_TIMEOUT));
+        while !driver.is_finished() {
+            for p in procs.iter_mut() {
+                if p.died.is_none() {
+                    if let Ok(Some(st)) = p.child.try_wait() {
+                        p.died = Some(st);
+                        let note = format!(
+                            "worker {} died during the run ({st}): {}",
+                            p.id,
+                            p.stderr_tail()
+                        );
+                        println!("  +{:>7.1}s  {note}", t0.elapsed().as_secs_f64());
+                        early_exits.push(note);
+                    }
+                }
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+        driver.join()
+    });
+    let faults = match faults {
+        Ok(f) => f,
+        Err(_) => {
+            eprintln!("soak: the fault driver panicked");
+            return 2;
+        }
+    };
+    println!(
+        "  +{:>7.1}s  faults over; the clients run on for 3 s, then are told to stop",
+        t0.elapsed().as_secs_f64()
+    );
+    thread::sleep(Duration::from_secs(3));
+    let stops = stop_workers(&mut procs);
+    let elapsed = t0.elapsed();
+    println!("checking the server's record …");
+    let snap = rt.block_on(invariants::snapshot(&ens, SESSION_TIMEOUT));
+    let mut results = Vec::new();
+    for (p, (clean, note, secs)) in procs.iter().zip(stops) {
+        let (records, bad_lines, note) = match read_log(&p.log) {
+            Ok((r, bad)) => (r, bad, note),
+            Err(e) => (Vec::new(), 0, format!("{note}; log unreadable: {e}")),
+        };
+        let finished = records.iter().any(|r| matches!(r, Record::Exit { .. }));
+        results.push(WorkerResult {
+            id: p.id,
+            clean_exit: clean && finished,
+            exit_note: if clean && !finished {
+                "exited without finishing its log".into()
+            } else {
+                note
+            },
+            records,
+            bad_lines,
+            stop_secs: secs,
+        });
+    }
+    let report = invariants::check(
+        &Inputs {
+            seed: o.seed,
+            seconds: o.seconds,
+            clients: o.clients,
+            sessions: o.sessions,
+            session_timeout: SESSION_TIMEOUT,
+            elapsed,
+            faults: &faults,
+            workers: &results,
+            early_exits: &early_exits,
+            warmup_end_us,
+        },
+        &snap,
+    );
+    report.print();
+    let n = report.violations();
+    println!("\ninvariant violations: {n}");
+    println!(
+        "seed: {} (replay: cargo run --release -p conformance --bin soak -- --seconds {} \
+         --seed {} --clients {} --sessions {})",
+        o.seed, o.seconds, o.seed, o.clients, o.sessions
+    );
+    drop(procs);
+    if n == 0 && !o.keep && o.dir.is_none() {
+        let _ = fs::remove_dir_all(&dir);
+    } else {
+        println!("worker logs: {}", dir.display());
+    }
+    if n == 0 {
+        0
+    } else {
+        1
+    }
+}

@@ -1,0 +1,838 @@
+//! The client processes: this program started again as `soak worker …`.
+//!
+//! A worker runs one or more session slots. Each slot keeps a ZooKeeper session and, on it,
+//! at once:
+//! - a lock task: acquire one of the lock paths, make a few fenced writes to that lock's
+//!   ledgers, release; over and over. The writes alternate between the lock's ledger, through
+//!   `LockGuard::fenced_multi` on the holder's own session, and the lock's store ledger,
+//!   through the process's storage session (20 s timeout, outliving any pause) behind a check
+//!   of the guard's lock node;
+//! - an election participant (a `LeaderSelector` with auto-requeue) whose term writes to the
+//!   leader's ledger behind the leadership fence;
+//! - a key-value task: writes to its own ephemeral register and reads it back (several reads
+//!   pipelined), checking each read against what the session wrote.
+//!
+//! When the session ends (expired after a pause, say), the slot starts a new one with a new
+//! writer name. Every write and hold is logged (see [`crate::records`]); a few live events go
+//! to stdout for the driver (`HOLD`, `FREE`, `LEAD`, `UNLEAD`, `RSS`, `READY`, `DONE`).
+//! A line `stop` on stdin (or its end) makes the worker leave everything, close its sessions
+//! and exit.
+
+use std::{
+    future::Future,
+    io::BufRead,
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, Mutex as StdMutex,
+    },
+    time::Duration,
+};
+
+use rand::{rngs::SmallRng, RngExt, SeedableRng};
+use tokio::sync::watch;
+use zk_recipes::{
+    leader_selector::{LeaderSelector, Leadership},
+    LockGuard, LostReason, Mutex, RecipeError,
+};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, OpResult, Version};
+
+use crate::records::{
+    now_us, HoldRec, LogFile, Outcome, Record, RequestsRec, SessionRec, WriteRec,
+};
+
+/// A request (or recipe call) not answered after this long counts as hung. Far beyond the
+/// request timeout, the longest acquire wait and the longest pause the driver inflicts.
+const HANG_LIMIT: Duration = Duration::from_secs(60);
+
+/// Every request of a worker session gives up after this (`RequestTimeout`).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// The storage session's timeout: longer than any pause of the process.
+const STORAGE_SESSION_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How often the resident set size is sampled.
+const RSS_EVERY: Duration = Duration::from_secs(2);
+
+/// The worker's command line, after `soak worker`.
+#[derive(Debug, Clone)]
+pub struct Args {
+    pub id: usize,
+    pub hosts: String,
+    pub seed: u64,
+    pub sessions: usize,
+    pub log: PathBuf,
+    pub session_timeout: Duration,
+}
+
+impl Args {
+    pub fn to_argv(&self) -> Vec<String> {
+        vec![
+            "worker".into(),
+            self.id.to_string(),
+            self.hosts.clone(),
+            self.seed.to_string(),
+            self.sessions.to_string(),
+            self.log.display().to_string(),
+            self.session_timeout.as_millis().to_string(),
+        ]
+    }
+
+    pub fn parse(argv: &[String]) -> Option<Args> {
+        match argv {
+            [id, hosts, seed, sessions, log, timeout_ms] => Some(Args {
+                id: id.parse().ok()?,
+                hosts: hosts.clone(),
+                seed: seed.parse().ok()?,
+                sessions: sessions.parse().ok()?,
+                log: PathBuf::from(log),
+                session_timeout: Duration::from_millis(timeout_ms.parse().ok()?),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Runs the worker; the process's exit code.
+pub fn main(args: Args) -> i32 {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("worker {}: no runtime: {e}", args.id);
+            return 3;
+        }
+    };
+    let log = match LogFile::create(&args.log) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!(
+                "worker {}: cannot create {}: {e}",
+                args.id,
+                args.log.display()
+            );
+            return 3;
+        }
+    };
+    rt.block_on(run(args, log));
+    0
+}
+
+fn say(line: &str) {
+    // stdout is line-buffered: each line reaches the driver at once.
+    println!("{line}");
+}
+
+struct Worker {
+    args: Args,
+    log: LogFile,
+    stop: watch::Receiver<bool>,
+    ready: AtomicBool,
+    /// The storage session, shared by the slots; replaced if it ever ends.
+    storage: tokio::sync::Mutex<Option<Client>>,
+}
+
+impl Worker {
+    /// The storage session (a long session timeout, so that it outlives the pauses the
+    /// driver inflicts on this process); `None` while no server takes a new one.
+    async fn storage(&self) -> Option<Client> {
+        let mut slot = self.storage.lock().await;
+        if let Some(c) = slot.as_ref() {
+            if !c.state().is_terminal() {
+                return Some(c.clone());
+            }
+        }
+        let c = Client::builder(&self.args.hosts)
+            .session_timeout(STORAGE_SESSION_TIMEOUT)
+            .request_timeout(REQUEST_TIMEOUT)
+            .connect()
+            .await
+            .ok()?;
+        *slot = Some(c.clone());
+        Some(c)
+    }
+
+    fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    fn violation(&self, what: String) {
+        eprintln!("worker {}: VIOLATION {what}", self.args.id);
+        self.log.emit(&Record::Violation(what));
+    }
+}
+
+async fn run(args: Args, log: LogFile) {
+    let (stop_tx, stop) = watch::channel(false);
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdin.lock().read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if line.trim() == "stop" => break,
+                Ok(_) => {}
+            }
+        }
+        let _ = stop_tx.send(true);
+    });
+    let w = Arc::new(Worker {
+        args,
+        log,
+        stop,
+        ready: AtomicBool::new(false),
+        storage: tokio::sync::Mutex::new(None),
+    });
+    let sampler = tokio::spawn(sample_rss(w.clone()));
+    let mut slots = tokio::task::JoinSet::new();
+    for slot in 0..w.args.sessions {
+        slots.spawn(slot_loop(w.clone(), slot));
+    }
+    while let Some(r) = slots.join_next().await {
+        if let Err(e) = r {
+            w.violation(format!("worker {} slot task failed: {e}", w.args.id));
+        }
+    }
+    if let Some(c) = w.storage.lock().await.take() {
+        let _ = tokio::time::timeout(HANG_LIMIT, c.close()).await;
+    }
+    sampler.abort();
+    record_rss(&w);
+    w.log.emit(&Record::Exit { at_us: now_us() });
+    say("DONE");
+}
+
+fn rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn record_rss(w: &Worker) {
+    if let Some(kb) = rss_kb() {
+        w.log.emit(&Record::Mem {
+            at_us: now_us(),
+            rss_kb: kb,
+        });
+        say(&format!("RSS {kb}"));
+    }
+}
+
+async fn sample_rss(w: Arc<Worker>) {
+    loop {
+        record_rss(&w);
+        tokio::time::sleep(RSS_EVERY).await;
+    }
+}
+
+/// Request counts of one session, for "every request answered exactly once".
+#[derive(Debug, Default)]
+struct Counters {
+    issued: AtomicU64,
+    answered: AtomicU64,
+    cancelled: AtomicU64,
+    hung: AtomicU64,
+    kv_writes: AtomicU64,
+    kv_reads: AtomicU64,
+    errors: AtomicU64,
+}
+
+/// One session of a slot and what its tasks share.
+struct Sess {
+    w: Arc<Worker>,
+    writer: String,
+    client: Client,
+    seq: AtomicU64,
+    rng: StdMutex<SmallRng>,
+    req: Counters,
+}
+
+/// Counts a call as cancelled when dropped before it was answered.
+struct Unanswered<'a> {
+    c: &'a Counters,
+    armed: bool,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.c.cancelled.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Sess {
+    fn rand<T, R>(&self, range: R) -> T
+    where
+        T: rand::distr::uniform::SampleUniform,
+        R: rand::distr::uniform::SampleRange<T>,
+    {
+        self.rng
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .random_range(range)
+    }
+
+    fn pause(&self, lo_ms: u64, hi_ms: u64) -> tokio::time::Sleep {
+        tokio::time::sleep(Duration::from_millis(self.rand(lo_ms..hi_ms)))
+    }
+
+    /// Stop (driver's order) or a session that can never come back.
+    fn should_end(&self) -> bool {
+        self.w.stopping() || self.client.state().is_terminal()
+    }
+
+    /// Issues one call, counting it as issued and then answered (or cancelled, when the
+    /// future is dropped first, or hung, when it takes longer than [`HANG_LIMIT`]).
+    async fn counted<F: Future>(&self, what: &str, fut: F) -> Option<F::Output> {
+        self.req.issued.fetch_add(1, Ordering::Relaxed);
+        let mut pending = Unanswered {
+            c: &self.req,
+            armed: true,
+        };
+        let r = tokio::time::timeout(HANG_LIMIT, fut).await;
+        pending.armed = false;
+        match r {
+            Ok(v) => {
+                self.req.answered.fetch_add(1, Ordering::Relaxed);
+                Some(v)
+            }
+            Err(_) => {
+                self.req.hung.fetch_add(1, Ordering::Relaxed);
+                self.w.violation(format!(
+                    "{}: {what} not answered within {HANG_LIMIT:?}",
+                    self.writer
+                ));
+                None
+            }
+        }
+    }
+
+    fn error(&self) {
+        self.req.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn requests_record(&self) -> RequestsRec {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        RequestsRec {
+            writer: self.writer.clone(),
+            issued: g(&self.req.issued),
+            answered: g(&self.req.answered),
+            cancelled: g(&self.req.cancelled),
+            hung: g(&self.req.hung),
+            kv_writes: g(&self.req.kv_writes),
+            kv_reads: g(&self.req.kv_reads),
+            errors: g(&self.req.errors),
+        }
+    }
+}
+
+async fn slot_loop(w: Arc<Worker>, slot: usize) {
+    let mut generation = 0u64;
+    while !w.stopping() {
+        let client = match Client::builder(&w.args.hosts)
+            .session_timeout(w.args.session_timeout)
+            .request_timeout(REQUEST_TIMEOUT)
+            .connect()
+            .await
+        {
+            Ok(c) => c,
+            Err(_) => {
+                // The ensemble may have no quorum just now.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                continue;
+            }
+        };
+        let writer = format!("w{}s{slot}g{generation}", w.args.id);
+        generation += 1;
+        let session_id = client.session_id();
+        w.log.emit(&Record::Session(SessionRec {
+            writer: writer.clone(),
+            event: "Connected".into(),
+            at_us: now_us(),
+            session_id,
+        }));
+        let events = {
+            let mut events = client.session_events();
+            let (w, writer) = (w.clone(), writer.clone());
+            tokio::spawn(async move {
+                while let Some(ev) = events.next().await {
+                    w.log.emit(&Record::Session(SessionRec {
+                        writer: writer.clone(),
+                        event: format!("{ev:?}"),
+                        at_us: now_us(),
+                        session_id,
+                    }));
+                }
+            })
+        };
+        let seed = w.args.seed
+            ^ (w.args.id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ ((slot as u64) << 32)
+            ^ generation.wrapping_mul(0xd6e8_feb8_6659_fd93);
+        let s = Arc::new(Sess {
+            w: w.clone(),
+            writer,
+            client,
+            seq: AtomicU64::new(0),
+            rng: StdMutex::new(SmallRng::seed_from_u64(seed)),
+            req: Counters::default(),
+        });
+        let selector = start_selector(&s);
+        if !w.ready.swap(true, Ordering::Relaxed) {
+            say("READY");
+        }
+        tokio::join!(lock_task(s.clone()), kv_task(s.clone()));
+        s.counted("leaving the election", selector.close()).await;
+        drop(selector);
+        if s.counted("closing the session", s.client.close())
+            .await
+            .is_none()
+        {
+            s.error();
+        }
+        w.log.emit(&Record::Requests(s.requests_record()));
+        // Let the last state change reach the log, then stop listening.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        events.abort();
+    }
+}
+
+// ----- fenced writes to a ledger -----
+
+/// The guard a write goes behind.
+#[derive(Clone, Copy)]
+enum Fence<'a> {
+    /// `LockGuard::fenced_multi`, on the holder's session.
+    Lock(&'a LockGuard),
+    /// `Leadership::fenced_multi`, on the leader's session.
+    Lead(&'a Leadership),
+    /// Through another session (the worker's storage session, which outlives a pause of the
+    /// process): refused here once the guard knows the lock is lost, and behind a check that
+    /// the guard's lock node still exists on the server. A late write of a paused holder
+    /// reaches the server through a live session, so only that check stops it.
+    Store(&'a LockGuard, &'a Client),
+}
+
+impl Fence<'_> {
+    async fn multi(self, ops: Vec<Op>) -> zk_recipes::Result<Vec<OpResult>> {
+        match self {
+            Fence::Lock(g) => g.fenced_multi(ops).await,
+            Fence::Lead(l) => l.fenced_multi(ops).await,
+            Fence::Store(g, storage) => {
+                if let Some(r) = g.lost_reason() {
+                    return Err(RecipeError::Lost(r.as_str()));
+                }
+                let check = Op::check(g.path(), Version::Any);
+                match storage.multi(std::iter::once(check).chain(ops)).await {
+                    Ok(mut results) => {
+                        results.remove(0);
+                        Ok(results)
+                    }
+                    Err(Error::Multi { index: 0, .. }) => Err(RecipeError::Lost(
+                        "lock node gone (checked by another session)",
+                    )),
+                    Err(Error::Multi {
+                        index,
+                        code,
+                        results,
+                    }) => Err(RecipeError::Session(Error::Multi {
+                        index: index - 1,
+                        code,
+                        results: results.get(1..).unwrap_or_default().to_vec(),
+                    })),
+                    Err(e) => Err(e.into()),
+                }
+            }
+        }
+    }
+}
+
+/// The writes of one hold (or term) to a ledger: a znode whose data is the newest token,
+/// with one child bucket per hold (`h-<token>`, created by the hold's first write) holding one
+/// persistent-sequential entry per write (`<writer>_<seq>_<n>`). The server's record of the
+/// ledger is thus: which writes were applied, by whom, under which token, and in what order
+/// (a bucket's czxid is its first write, its pzxid its last).
+struct LedgerWriter<'a> {
+    s: &'a Sess,
+    ledger: &'a str,
+    root: String,
+    token: u64,
+    /// Whether the bucket exists: `None` after an ambiguous outcome.
+    bucket: Option<bool>,
+}
+
+/// Logs a write as cancelled if its future is dropped before the outcome is known.
+struct PendingWrite<'a> {
+    s: &'a Sess,
+    rec: Option<WriteRec>,
+}
+
+impl PendingWrite<'_> {
+    fn finish(mut self, outcome: Outcome, detail: String) {
+        if let Some(mut rec) = self.rec.take() {
+            rec.done_us = now_us();
+            rec.outcome = outcome;
+            rec.detail = detail;
+            self.s.w.log.emit(&Record::Write(rec));
+        }
+    }
+}
+
+impl Drop for PendingWrite<'_> {
+    fn drop(&mut self) {
+        if let Some(mut rec) = self.rec.take() {
+            rec.done_us = now_us();
+            rec.outcome = Outcome::Cancelled;
+            self.s.w.log.emit(&Record::Write(rec));
+        }
+    }
+}
+
+impl<'a> LedgerWriter<'a> {
+    fn new(s: &'a Sess, ledger: &'a str, token: u64) -> Self {
+        LedgerWriter {
+            s,
+            ledger,
+            root: crate::ledger_root(ledger),
+            token,
+            bucket: Some(false),
+        }
+    }
+
+    /// One fenced write; a refusal that only says the bucket was not as expected is retried
+    /// once with the other form.
+    async fn write(&mut self, fence: Fence<'_>) -> Outcome {
+        let mut outcome = Outcome::Refused;
+        for _ in 0..2 {
+            let with_bucket = self.bucket == Some(false);
+            let seq = self.s.seq.fetch_add(1, Ordering::Relaxed);
+            let bucket = format!("{}/h-{:020}", self.root, self.token);
+            let mut ops = Vec::with_capacity(3);
+            if with_bucket {
+                ops.push(Op::create(bucket.clone(), b"", CreateOptions::persistent()));
+            }
+            ops.push(Op::create(
+                format!("{bucket}/{}_{seq}_", self.s.writer),
+                b"",
+                CreateOptions::persistent_sequential(),
+            ));
+            ops.push(Op::set_data(
+                self.root.clone(),
+                self.token.to_string().as_bytes(),
+                Version::Any,
+            ));
+            let pending = PendingWrite {
+                s: self.s,
+                rec: Some(WriteRec {
+                    ledger: self.ledger.to_owned(),
+                    token: self.token,
+                    writer: self.s.writer.clone(),
+                    seq,
+                    issued_us: now_us(),
+                    done_us: 0,
+                    outcome: Outcome::Cancelled,
+                    detail: String::new(),
+                }),
+            };
+            let r = self.s.counted("fenced write", fence.multi(ops)).await;
+            let mut retry = false;
+            let (o, detail) = match r {
+                None => {
+                    self.bucket = self.bucket.filter(|b| *b);
+                    (Outcome::Ambiguous, "not answered".to_string())
+                }
+                Some(Ok(_)) => {
+                    self.bucket = Some(true);
+                    (Outcome::Ok, String::new())
+                }
+                Some(Err(RecipeError::Session(Error::Multi { index, code, .. }))) => {
+                    // Our ops only: the fence's check is not counted in `index`.
+                    if with_bucket && index == 0 && code == ErrorCode::NodeExists {
+                        self.bucket = Some(true);
+                        retry = true;
+                    } else if !with_bucket && index == 0 && code == ErrorCode::NoNode {
+                        self.bucket = Some(false);
+                        retry = true;
+                    }
+                    (Outcome::Refused, format!("op {index}: {code:?}"))
+                }
+                Some(Err(e @ (RecipeError::Lost(_) | RecipeError::NotHeld))) => {
+                    (Outcome::Refused, e.to_string())
+                }
+                Some(Err(e)) => {
+                    self.bucket = self.bucket.filter(|b| *b);
+                    self.s.error();
+                    (Outcome::Ambiguous, e.to_string())
+                }
+            };
+            pending.finish(o, detail);
+            outcome = o;
+            if !retry {
+                break;
+            }
+        }
+        outcome
+    }
+}
+
+// ----- the lock task -----
+
+async fn lock_task(s: Arc<Sess>) {
+    let mutexes: Vec<Mutex> = (0..crate::LOCK_COUNT)
+        .map(|i| Mutex::new(s.client.clone(), crate::lock_path(i)))
+        .collect();
+    while !s.should_end() {
+        let i = s.rand(0..mutexes.len());
+        let wait = Duration::from_millis(s.rand(500..3000));
+        match s.counted("acquire", mutexes[i].acquire_timeout(wait)).await {
+            Some(Ok(guard)) => hold(&s, &crate::lock_name(i), guard).await,
+            Some(Err(RecipeError::Timeout)) | None => {}
+            Some(Err(_)) => {
+                s.error();
+                if s.should_end() {
+                    break;
+                }
+                s.pause(50, 200).await;
+            }
+        }
+        s.pause(0, 50).await;
+    }
+}
+
+/// One hold: a few fenced writes, watching `lost()` all along, then release.
+async fn hold(s: &Sess, ledger: &str, guard: LockGuard) {
+    let token = guard.fencing_token();
+    let start_us = now_us();
+    say(&format!("HOLD {ledger} {token}"));
+    let lost: StdMutex<Option<(u64, LostReason)>> = StdMutex::new(None);
+    let writes = s.rand(2..=6);
+    let mut lw = LedgerWriter::new(s, ledger, token);
+    let store_ledger = crate::store_name(ledger);
+    let mut sw = LedgerWriter::new(s, &store_ledger, token);
+    let storage = s.w.storage().await;
+    let how = {
+        // Records when the guard says the lock is lost; the writes go on regardless, so that
+        // the guard itself must refuse them.
+        let watcher = async {
+            let r = guard.lost().await;
+            *lost.lock().unwrap_or_else(|e| e.into_inner()) = Some((now_us(), r));
+            std::future::pending::<()>().await
+        };
+        let work = async {
+            for i in 0..writes {
+                // Every other write goes through the storage session.
+                let outcome = match &storage {
+                    Some(c) if i % 2 == 1 => sw.write(Fence::Store(&guard, c)).await,
+                    _ => lw.write(Fence::Lock(&guard)).await,
+                };
+                if outcome == Outcome::Refused {
+                    return "refused";
+                }
+                if s.w.stopping() {
+                    break;
+                }
+                s.pause(20, 200).await;
+            }
+            "released"
+        };
+        tokio::select! {
+            _ = watcher => unreachable!("the watcher never completes"),
+            how = work => how,
+        }
+    };
+    let lost = *lost.lock().unwrap_or_else(|e| e.into_inner());
+    // The holder's belief ends when it starts to let go.
+    let end_us = now_us();
+    if !matches!(s.counted("release", guard.release()).await, Some(Ok(()))) {
+        s.error();
+    }
+    s.w.log.emit(&Record::Hold(HoldRec {
+        ledger: ledger.to_owned(),
+        token,
+        writer: s.writer.clone(),
+        start_us,
+        end_us,
+        how: match lost {
+            Some((_, r)) => format!("lost:{r:?}"),
+            None => how.to_string(),
+        },
+        lost_us: lost.map(|(t, _)| t),
+    }));
+    say(&format!("FREE {ledger} {token}"));
+}
+
+// ----- the election -----
+
+fn start_selector(s: &Arc<Sess>) -> LeaderSelector {
+    let sess = s.clone();
+    LeaderSelector::builder(
+        s.client.clone(),
+        crate::ELECTION,
+        move |lead: Leadership| {
+            let s = sess.clone();
+            async move { term(s, lead).await }
+        },
+    )
+    .id(s.writer.clone())
+    .auto_requeue(true)
+    .start()
+}
+
+/// Logs a term when it ends, also when the selector cancels (drops) the task.
+struct Term {
+    s: Arc<Sess>,
+    token: u64,
+    start_us: u64,
+    how: &'static str,
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        self.s.w.log.emit(&Record::Hold(HoldRec {
+            ledger: crate::LEADER.to_owned(),
+            token: self.token,
+            writer: self.s.writer.clone(),
+            start_us: self.start_us,
+            end_us: now_us(),
+            how: self.how.to_owned(),
+            lost_us: None,
+        }));
+        say(&format!("UNLEAD {}", self.token));
+    }
+}
+
+/// One term of leadership: a few fenced writes of the term to the leader's ledger, then
+/// step down (and queue again).
+async fn term(s: Arc<Sess>, lead: Leadership) {
+    let token = lead.fencing_token();
+    say(&format!("LEAD {token}"));
+    let mut rec = Term {
+        s: s.clone(),
+        token,
+        start_us: now_us(),
+        how: "cancelled",
+    };
+    let mut lw = LedgerWriter::new(&s, crate::LEADER, token);
+    for _ in 0..s.rand(2..=6) {
+        if lw.write(Fence::Lead(&lead)).await == Outcome::Refused {
+            rec.how = "refused";
+            return;
+        }
+        s.pause(50, 300).await;
+    }
+    rec.how = "returned";
+}
+
+// ----- plain reads and writes -----
+
+/// Writes increasing numbers to the session's own ephemeral register and reads them back,
+/// several reads at once; a read must return the last value known written, or one written
+/// since whose outcome was unknown (and never go back once it has seen that one).
+async fn kv_task(s: Arc<Sess>) {
+    let path = format!("{}/{}", crate::KV_DIR, s.writer);
+    let mut created = false;
+    let mut known = 0u64;
+    let mut unsure: Vec<u64> = Vec::new();
+    let mut next = 1u64;
+    while !s.should_end() {
+        if !created {
+            match s
+                .counted(
+                    "create register",
+                    s.client.create(&path, b"0", &CreateOptions::ephemeral()),
+                )
+                .await
+            {
+                Some(Ok(_)) | Some(Err(Error::Code(ErrorCode::NodeExists))) => created = true,
+                _ => {
+                    s.error();
+                    s.pause(50, 200).await;
+                }
+            }
+            continue;
+        }
+        let v = next;
+        next += 1;
+        s.req.kv_writes.fetch_add(1, Ordering::Relaxed);
+        match s
+            .counted(
+                "set register",
+                s.client
+                    .set_data(&path, v.to_string().as_bytes(), Version::Any),
+            )
+            .await
+        {
+            Some(Ok(_)) => {
+                known = v;
+                unsure.clear();
+            }
+            Some(Err(Error::Code(ErrorCode::NoNode))) => {
+                s.error();
+                if !s.should_end() {
+                    // Possible only if the session ended meanwhile.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    if !s.client.state().is_terminal() {
+                        s.w.violation(format!(
+                            "{}: own ephemeral {path} vanished while the session lives",
+                            s.writer
+                        ));
+                    }
+                }
+                break;
+            }
+            _ => {
+                s.error();
+                unsure.push(v);
+            }
+        }
+        let reads = s.rand(1..=4usize);
+        let mut set = Vec::with_capacity(reads);
+        for _ in 0..reads {
+            let c = s.client.clone();
+            let p = path.clone();
+            set.push(tokio::spawn(async move { c.get_data(&p).await }));
+        }
+        for h in set {
+            s.req.kv_reads.fetch_add(1, Ordering::Relaxed);
+            let r = s.counted("get register", h).await;
+            let data = match r {
+                Some(Ok(Ok((data, _)))) => data,
+                _ => {
+                    s.error();
+                    continue;
+                }
+            };
+            let got: Option<u64> = std::str::from_utf8(&data).ok().and_then(|t| t.parse().ok());
+            match got {
+                Some(g) if g == known => {}
+                Some(g) => match unsure.iter().position(|u| *u == g) {
+                    Some(i) => {
+                        known = g;
+                        unsure.drain(..=i);
+                    }
+                    None => s.w.violation(format!(
+                        "{}: read {g} from {path}, expected {known} or one of {unsure:?}",
+                        s.writer
+                    )),
+                },
+                None => s.w.violation(format!(
+                    "{}: read {:?} from {path}, not a number this session wrote",
+                    s.writer, data
+                )),
+            }
+        }
+        if s.rand(0..10) == 0
+            && s.counted("list registers", s.client.get_children(crate::KV_DIR))
+                .await
+                .is_none_or(|r| r.is_err())
+        {
+            s.error();
+        }
+        s.pause(10, 60).await;
+    }
+}
