@@ -562,8 +562,20 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
     let mut learned: BTreeMap<String, u64> = BTreeMap::new();
     // (attempted, told ok, applied on the server) for writes issued after the resume
     let mut late = (0u64, 0u64, 0u64);
+    // From the resume to lost() (locks) or to the task's cancellation (terms), in ms.
+    let mut told_after: Vec<f64> = Vec::new();
     for p in &long {
         for (ledger, token) in &p.held {
+            if let Some(h) = hold_index.get(&(ledger.as_str(), *token)) {
+                let told = if ledger == crate::LEADER {
+                    (h.how == "cancelled").then_some(h.end_us)
+                } else {
+                    h.lost_us
+                };
+                if let Some(t) = told.filter(|t| *t >= p.end_us) {
+                    told_after.push((t - p.end_us) as f64 / 1000.0);
+                }
+            }
             let late_writes: Vec<&&WriteRec> = writes
                 .iter()
                 .filter(|w| {
@@ -607,6 +619,16 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
         late.1,
         late.2
     ));
+    told_after.sort_by(f64::total_cmp);
+    if !told_after.is_empty() {
+        f.push(format!(
+            "  paused holders told after the resume: {} times, in {:.0} ms median, {:.0} ms at \
+             most",
+            told_after.len(),
+            told_after[told_after.len() / 2],
+            told_after[told_after.len() - 1]
+        ));
+    }
 
     // Informational: holds that overlapped in the clients' belief (the server's record above
     // decides safety; a belief overlaps when the older holder has not yet been told).
