@@ -1,0 +1,543 @@
+//! Leader election against a real ZooKeeper 3.8: zk-recipes' LeaderLatch and LeaderSelector.
+//!
+//! Sessions are expired the classic way: a second connection resumes the session with its id
+//! and password (`ClientBuilder::resume_session`) and closes it, so the server deletes the
+//! session's nodes while the owner is still running. No test asserts on how fast anything
+//! happens, only on what happens (waits are bounded by a generous [`SOON`]).
+
+use std::{
+    future::Future,
+    sync::{
+        atomic::{AtomicU32, AtomicUsize, Ordering},
+        Arc, Mutex as StdMutex,
+    },
+    time::{Duration, Instant},
+};
+
+use conformance::{four_letter_word, shared_standalone, Standalone, ZkServer};
+use zk_recipes::{
+    leader_latch::{CloseMode, LeaderLatch, LeadershipEvent, SuspendPolicy},
+    leader_selector::{LeaderSelector, Leadership},
+    RecipeError,
+};
+use zk_session::{Client, SessionState, Version};
+
+/// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
+const SOON: Duration = Duration::from_secs(30);
+
+async fn client(connect: &str) -> Client {
+    Client::builder(connect)
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+fn unique(tag: &str) -> String {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "/election-{tag}-{}-{nanos}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+async fn soon<T>(what: &str, f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(SOON, f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out after {SOON:?}: {what}"))
+}
+
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + SOON;
+    while !check().await {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {SOON:?}: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every watched path at or below `prefix`, from the server's `wchc`.
+fn watches_under(server: &ZkServer, prefix: &str) -> Vec<String> {
+    let text =
+        four_letter_word(server.client_addr(), "wchc", Duration::from_secs(10)).expect("wchc");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Expires `victim`'s session: a second connection takes it over and closes it.
+///
+/// The victim's client reconnects at once when the server drops its connection for the
+/// thief's, and may take the session back before the thief has closed it; under load that
+/// race is real, so this tries again until the victim's client has seen the expiry.
+async fn expire(connect: &str, victim: &Client) {
+    let (id, password) = (victim.session_id(), victim.session_password());
+    let deadline = Instant::now() + SOON;
+    loop {
+        let thief = Client::builder(connect)
+            .resume_session(id, password.clone())
+            .connect()
+            .await;
+        if let Ok(thief) = thief {
+            let _ = thief.close().await;
+        }
+        let mut state = victim.watch_state();
+        let expired = tokio::time::timeout(
+            Duration::from_secs(5),
+            state.wait_for(|s| *s == SessionState::Expired),
+        )
+        .await;
+        if matches!(expired, Ok(Ok(_))) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "could not expire session {id:#x}; the victim is {:?}",
+            victim.state()
+        );
+    }
+}
+
+/// Once everyone has left: no participant nodes and no watches under `path`.
+async fn assert_no_leftovers(c: &Client, server: &ZkServer, path: &str) {
+    eventually(&format!("no nodes left under {path}"), || async {
+        match c.get_children(path).await {
+            Ok(ch) => ch.is_empty(),
+            Err(e) => e.code() == Some(zk_session::ErrorCode::NoNode),
+        }
+    })
+    .await;
+    eventually(&format!("no watches left under {path}"), || async {
+        watches_under(server, path).is_empty()
+    })
+    .await;
+}
+
+async fn latch(c: &Client, path: &str, id: &str) -> LeaderLatch {
+    soon(
+        "latch start",
+        LeaderLatch::builder(c.clone(), path).id(id).start(),
+    )
+    .await
+    .expect("latch start")
+}
+
+#[tokio::test]
+async fn latch_basics_order_stream_and_close_modes() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let (ca, cb, cc) = (client(&cs).await, client(&cs).await, client(&cs).await);
+    let path = unique("latch-basics");
+    let a = latch(&ca, &path, "a").await;
+    soon("a leads", a.await_leadership()).await.unwrap();
+    let b = latch(&cb, &path, "b").await;
+    let c = latch(&cc, &path, "c").await;
+    assert!(a.has_leadership());
+    // Waiting behind a leader times out (not a timing assertion: b cannot lead while a does).
+    let r = b.await_leadership_timeout(Duration::from_millis(300)).await;
+    assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
+    assert!(!b.has_leadership() && !c.has_leadership());
+
+    // Curator's names and our ids as node data, in line order.
+    let ps = a.participants().await.unwrap();
+    let ids: Vec<&str> = ps.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(ps.iter().filter(|p| p.is_leader).count(), 1);
+    assert!(ps[0].is_leader);
+    assert_eq!(ps[0].session_id, ca.session_id());
+    for p in &ps {
+        let name = p.path.rsplit('/').next().unwrap();
+        assert!(
+            name.starts_with("_c_") && name[40..].starts_with("latch-"),
+            "{name}"
+        );
+        assert_eq!(name.len(), 40 + "latch-".len() + 10, "{name}");
+    }
+    assert_eq!(a.our_path().as_deref(), Some(ps[0].path.as_str()));
+    assert_eq!(c.leader().await.unwrap().unwrap().id, "a");
+
+    // NotifyLeader: a's stream hears NotLeader; b's hears IsLeader.
+    let mut a_changes = a.changes();
+    let mut b_changes = b.changes();
+    a.close(CloseMode::NotifyLeader).await;
+    assert!(!a.has_leadership());
+    assert_eq!(a_changes.next().await, Some(LeadershipEvent::NotLeader));
+    assert_eq!(
+        a_changes.next().await,
+        None,
+        "the stream ends with the latch"
+    );
+    assert!(matches!(
+        a.await_leadership().await,
+        Err(RecipeError::Closed)
+    ));
+    assert_eq!(
+        soon("b hears", b_changes.next()).await,
+        Some(LeadershipEvent::IsLeader)
+    );
+    assert!(b.has_leadership());
+    assert_eq!(c.leader().await.unwrap().unwrap().id, "b");
+
+    // Silent: b steps down without telling its stream.
+    b.close(CloseMode::Silent).await;
+    assert!(!b.has_leadership());
+    assert_eq!(b_changes.next().await, None);
+    soon("c leads", c.await_leadership()).await.unwrap();
+    c.close(CloseMode::Silent).await;
+    assert_no_leftovers(&ca, zk, &path).await;
+}
+
+#[tokio::test]
+async fn latch_leader_whose_node_is_deleted_steps_down_and_queues_again() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let (ca, cb, admin) = (client(&cs).await, client(&cs).await, client(&cs).await);
+    let path = unique("latch-deleted");
+    let a = latch(&ca, &path, "a").await;
+    soon("a leads", a.await_leadership()).await.unwrap();
+    let b = latch(&cb, &path, "b").await;
+    let mut a_changes = a.changes();
+    admin
+        .delete(&a.our_path().unwrap(), Version::Any)
+        .await
+        .unwrap();
+    // Curator's leader would not notice; ours does, and b takes over.
+    assert_eq!(
+        soon("a steps down", a_changes.next()).await,
+        Some(LeadershipEvent::NotLeader)
+    );
+    soon("b leads", b.await_leadership()).await.unwrap();
+    // a is back in line, behind b.
+    eventually("a queued again", || async {
+        let ids: Vec<String> = a
+            .participants()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        ids == ["b", "a"]
+    })
+    .await;
+    assert!(!a.has_leadership());
+    b.close(CloseMode::Silent).await;
+    soon("a leads again", a.await_leadership()).await.unwrap();
+    a.close(CloseMode::Silent).await;
+    assert_no_leftovers(&admin, zk, &path).await;
+}
+
+#[tokio::test]
+async fn latch_leader_losing_its_session_gives_exactly_one_new_leader() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let path = unique("latch-expiry");
+    let mut clients = Vec::new();
+    let mut latches = Vec::new();
+    for id in ["a", "b", "c", "d"] {
+        let c = client(&cs).await;
+        latches.push(latch(&c, &path, id).await);
+        clients.push(c);
+    }
+    soon("a leads", latches[0].await_leadership())
+        .await
+        .unwrap();
+    expire(&cs, &clients[0]).await;
+    // The old leader knows it is out: its latch ends with the session.
+    let r = soon("a's latch ends", latches[0].await_leadership()).await;
+    assert!(matches!(r, Err(RecipeError::Lost(_))), "{r:?}");
+    assert!(!latches[0].has_leadership());
+    // The next in line leads, and only it.
+    soon("b leads", latches[1].await_leadership())
+        .await
+        .unwrap();
+    let leaders: Vec<usize> = (0..4).filter(|i| latches[*i].has_leadership()).collect();
+    assert_eq!(leaders, [1]);
+    let ps = latches[2].participants().await.unwrap();
+    let ids: Vec<&str> = ps.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["b", "c", "d"]);
+    for l in &latches[1..] {
+        l.close(CloseMode::Silent).await;
+    }
+    assert_no_leftovers(&clients[1], zk, &path).await;
+}
+
+/// Stops and restarts a private server under a leader: with the default policy it steps down
+/// while suspended and leads again on reconnecting (same session, same node); with
+/// `WaitForLost` it keeps leading through the outage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latch_suspend_policies_across_a_server_restart() {
+    let zk = Arc::new(Standalone::start().expect("private server"));
+    let cs = zk.connect_string();
+    let (ca, cb) = (client(&cs).await, client(&cs).await);
+    let path = unique("latch-suspend");
+    let strict = latch(&ca, &path, "strict").await;
+    let patient = soon(
+        "patient start",
+        LeaderLatch::builder(cb.clone(), format!("{path}-patient"))
+            .id("patient")
+            .suspend_policy(SuspendPolicy::WaitForLost)
+            .start(),
+    )
+    .await
+    .unwrap();
+    soon("strict leads", strict.await_leadership())
+        .await
+        .unwrap();
+    soon("patient leads", patient.await_leadership())
+        .await
+        .unwrap();
+    let strict_node = strict.our_path().unwrap();
+    let mut changes = strict.changes();
+
+    let z = zk.clone();
+    tokio::task::spawn_blocking(move || z.stop())
+        .await
+        .unwrap()
+        .unwrap();
+    eventually("both suspended", || async {
+        ca.state() != SessionState::Connected && cb.state() != SessionState::Connected
+    })
+    .await;
+    assert_eq!(
+        soon("strict steps down", changes.next()).await,
+        Some(LeadershipEvent::NotLeader)
+    );
+    assert!(!strict.has_leadership());
+    assert!(
+        patient.has_leadership(),
+        "WaitForLost keeps leading while suspended"
+    );
+
+    let z = zk.clone();
+    tokio::task::spawn_blocking(move || z.start())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        soon("strict leads again", changes.next()).await,
+        Some(LeadershipEvent::IsLeader)
+    );
+    assert_eq!(strict.our_path().as_deref(), Some(strict_node.as_str()));
+    assert!(patient.has_leadership());
+    strict.close(CloseMode::Silent).await;
+    patient.close(CloseMode::Silent).await;
+    assert_no_leftovers(&ca, &zk, &path).await;
+}
+
+/// Counts leaders running at once, in-process.
+#[derive(Default)]
+struct Stage {
+    now: AtomicUsize,
+    max: AtomicUsize,
+    terms: StdMutex<Vec<String>>,
+}
+
+/// Decrements on drop, so a cancelled task counts as stopped too.
+struct OnStage(Arc<Stage>);
+
+impl OnStage {
+    fn enter(stage: &Arc<Stage>, id: &str) -> OnStage {
+        let n = stage.now.fetch_add(1, Ordering::SeqCst) + 1;
+        stage.max.fetch_max(n, Ordering::SeqCst);
+        stage.terms.lock().unwrap().push(id.to_owned());
+        OnStage(stage.clone())
+    }
+}
+
+impl Drop for OnStage {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn selector_rotation_with_auto_requeue_never_two_leaders() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let path = unique("selector-rotation");
+    let stage = Arc::new(Stage::default());
+    let mut clients = Vec::new();
+    let mut selectors = Vec::new();
+    for id in ["a", "b", "c"] {
+        let c = client(&cs).await;
+        let st = stage.clone();
+        let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
+            let st = st.clone();
+            async move {
+                let _on = OnStage::enter(&st, lead.id());
+                assert!(lead.is_current());
+                tokio::time::sleep(Duration::from_millis(30)).await;
+            }
+        })
+        .id(id)
+        .auto_requeue(true)
+        .start();
+        selectors.push(s);
+        clients.push(c);
+    }
+    eventually("every participant led at least twice", || async {
+        let terms = stage.terms.lock().unwrap();
+        ["a", "b", "c"]
+            .iter()
+            .all(|id| terms.iter().filter(|t| t == id).count() >= 2)
+    })
+    .await;
+    // A snapshot: a participant between two terms is briefly out of the line.
+    let deadline = Instant::now() + SOON;
+    let ps = loop {
+        let ps = selectors[0].participants().await.unwrap();
+        let mut ids: Vec<&str> = ps.iter().map(|p| p.id.as_str()).collect();
+        ids.sort();
+        if ids == ["a", "b", "c"] {
+            break ps;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never all three in line: {ids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(ps.iter().filter(|p| p.is_leader).count(), 1);
+    for p in &ps {
+        let name = p.path.rsplit('/').next().unwrap();
+        assert!(
+            name.starts_with("_c_") && name[40..].starts_with("lock-"),
+            "{name}"
+        );
+    }
+    for s in &selectors {
+        soon(&format!("closing {}", s.id()), s.close()).await;
+        assert!(!s.has_leadership());
+        assert!(matches!(s.ended(), Some(RecipeError::Closed)));
+    }
+    assert_eq!(stage.max.load(Ordering::SeqCst), 1, "two leaders at once");
+    assert_eq!(stage.now.load(Ordering::SeqCst), 0);
+    assert_no_leftovers(&clients[0], zk, &path).await;
+}
+
+#[tokio::test]
+async fn selector_leader_losing_its_session_is_cancelled_and_exactly_one_takes_over() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let path = unique("selector-expiry");
+    let stage = Arc::new(Stage::default());
+    let mut clients = Vec::new();
+    let mut selectors = Vec::new();
+    for id in ["a", "b", "c"] {
+        let c = client(&cs).await;
+        let st = stage.clone();
+        // Leaders lead until something takes it away.
+        let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
+            let st = st.clone();
+            async move {
+                let _on = OnStage::enter(&st, lead.id());
+                std::future::pending::<()>().await;
+            }
+        })
+        .id(id)
+        .auto_requeue(true)
+        .start();
+        selectors.push(s);
+        clients.push(c);
+    }
+    let first = soon("someone leads", async {
+        loop {
+            if let Some(i) = (0..3).find(|i| selectors[*i].has_leadership()) {
+                return i;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    expire(&cs, &clients[first]).await;
+    eventually(
+        "the old leader's task is dropped and its selector ends",
+        || async { !selectors[first].has_leadership() && selectors[first].ended().is_some() },
+    )
+    .await;
+    assert!(matches!(
+        selectors[first].ended(),
+        Some(RecipeError::Lost(_))
+    ));
+    eventually("a new leader", || async {
+        (0..3).any(|i| i != first && selectors[i].has_leadership())
+    })
+    .await;
+    // Settled: exactly one leader, one task running, two terms in all.
+    let leaders: Vec<usize> = (0..3).filter(|i| selectors[*i].has_leadership()).collect();
+    assert_eq!(leaders.len(), 1, "{leaders:?}");
+    assert_eq!(stage.now.load(Ordering::SeqCst), 1);
+    assert_eq!(stage.terms.lock().unwrap().len(), 2);
+    let leader = selectors[leaders[0]].leader().await.unwrap().unwrap();
+    assert_eq!(leader.id, selectors[leaders[0]].id());
+    for (i, s) in selectors.iter().enumerate() {
+        if i != first {
+            s.close().await;
+        }
+    }
+    assert_eq!(stage.now.load(Ordering::SeqCst), 0);
+    let other = clients[(first + 1) % 3].clone();
+    assert_no_leftovers(&other, zk, &path).await;
+}
+
+#[tokio::test]
+async fn selector_without_requeue_interrupt_node_deletion_and_requeue() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let (c, admin) = (client(&cs).await, client(&cs).await);
+    let path = unique("selector-once");
+    let stage = Arc::new(Stage::default());
+    let st = stage.clone();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, String, u64)>();
+    let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
+        let st = st.clone();
+        let tx = tx.clone();
+        async move {
+            let _on = OnStage::enter(&st, lead.id());
+            let _ = tx.send((lead.term(), lead.node().to_owned(), lead.fencing_token()));
+            std::future::pending::<()>().await;
+        }
+    })
+    .id("solo")
+    .start();
+    // Term 1, cancelled by interrupt_leadership; without auto-requeue it stays out.
+    let (term, node1, token1) = soon("term 1", rx.recv()).await.unwrap();
+    assert_eq!(term, 1);
+    assert!(s.has_leadership());
+    assert!(!s.requeue(), "leading: nothing to requeue");
+    s.interrupt_leadership();
+    eventually("term 1 over", || async { !s.has_leadership() }).await;
+    eventually("left the line", || async {
+        s.participants().await.unwrap().is_empty()
+    })
+    .await;
+    assert_eq!(stage.now.load(Ordering::SeqCst), 0);
+    // Term 2 after requeue, ended by deleting its node.
+    assert!(s.requeue());
+    let (term, node2, token2) = soon("term 2", rx.recv()).await.unwrap();
+    assert_eq!(term, 2);
+    assert_ne!(node1, node2);
+    assert!(token2 > token1, "fencing tokens grow");
+    admin.delete(&node2, Version::Any).await.unwrap();
+    eventually("term 2 cancelled", || async {
+        !s.has_leadership() && stage.now.load(Ordering::SeqCst) == 0
+    })
+    .await;
+    assert!(s.ended().is_none());
+    s.close().await;
+    assert_eq!(stage.max.load(Ordering::SeqCst), 1);
+    assert_no_leftovers(&admin, zk, &path).await;
+}
