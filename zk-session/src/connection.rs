@@ -35,6 +35,11 @@ pub(crate) struct Connection {
     pub wbuf: BytesMut,
     pub codec: FrameCodec,
     pub inflight: VecDeque<InFlight>,
+    /// Callers answered on this connection whose next request has not been taken yet (an
+    /// estimate: many callers send another request when answered). While it is above zero the
+    /// session task gives them a chance to run before it writes, so that their requests share
+    /// one write.
+    pub owed: usize,
     pub response: ConnectResponse,
     /// Index of the host in the session's host list.
     pub host: usize,
@@ -95,6 +100,7 @@ pub(crate) async fn connect(
             wbuf: BytesMut::with_capacity(64 * 1024),
             codec,
             inflight: VecDeque::new(),
+            owed: 0,
             response,
             host,
         })

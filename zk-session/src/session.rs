@@ -518,6 +518,7 @@ impl Session {
                     let mut next = cmd;
                     // Drain what is queued so one write carries many requests.
                     let mut taken = 0;
+                    let mut yielded = false;
                     loop {
                         match next {
                             None => {
@@ -533,11 +534,29 @@ impl Session {
                             Some(cmd) => self.command_while_connected(&mut conn, cmd),
                         }
                         taken += 1;
+                        conn.owed = conn.owed.saturating_sub(1);
                         if taken >= 1024 || conn.wbuf.len() >= WRITE_HIGH_WATER {
                             break;
                         }
                         match self.rx.try_recv() {
                             Ok(c) => next = Some(c),
+                            // Callers just answered (on this thread or another) are likely to
+                            // send again: yield once so that their requests join this write
+                            // instead of costing a write (and a server wake-up) each.
+                            Err(mpsc::error::TryRecvError::Empty)
+                                if conn.owed > 0 && !yielded =>
+                            {
+                                yielded = true;
+                                tokio::task::yield_now().await;
+                                match self.rx.try_recv() {
+                                    Ok(c) => next = Some(c),
+                                    Err(_) => {
+                                        // They had nothing more to send.
+                                        conn.owed = 0;
+                                        break;
+                                    }
+                                }
+                            }
                             Err(_) => break,
                         }
                     }
@@ -726,6 +745,9 @@ impl Session {
                 let Some(p) = conn.inflight.pop_front() else {
                     return Err(Drop_::Reconnect);
                 };
+                if p.reply.is_some() {
+                    conn.owed += 1;
+                }
                 if p.xid != got {
                     let err = Error::ProtocolViolation(format!(
                         "reply xid {got} while xid {} was the oldest pending request",
