@@ -281,7 +281,19 @@ async fn latch_leader_losing_its_session_gives_exactly_one_new_leader() {
 async fn latch_suspend_policies_across_a_server_restart() {
     let zk = Arc::new(Standalone::start().expect("private server"));
     let cs = zk.connect_string();
-    let (ca, cb) = (client(&cs).await, client(&cs).await);
+    // The longest session the server grants: a JVM restart on a busy machine can take a
+    // while, and the sessions must outlive it. A short connect timeout, because a handshake
+    // sent while the JVM is starting may go unanswered, and by default the client would
+    // wait the session timeout divided by the number of hosts (60 s) before trying again.
+    let long = || async {
+        Client::builder(&cs)
+            .session_timeout(Duration::from_secs(60))
+            .connect_timeout(Duration::from_secs(2))
+            .connect()
+            .await
+            .expect("connect")
+    };
+    let (ca, cb) = (long().await, long().await);
     let path = unique("latch-suspend");
     let strict = latch(&ca, &path, "strict").await;
     let patient = soon(
@@ -326,10 +338,23 @@ async fn latch_suspend_policies_across_a_server_restart() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(
-        soon("strict leads again", changes.next()).await,
-        Some(LeadershipEvent::IsLeader)
-    );
+    let change = match tokio::time::timeout(SOON, changes.next()).await {
+        Ok(c) => c,
+        Err(_) => panic!(
+            "strict did not lead again: client {:?}, server {:?}, leader {}",
+            ca.state(),
+            zk.mode(),
+            strict.has_leadership()
+        ),
+    };
+    if change.is_none() {
+        panic!(
+            "the latch ended: {:?}; client {:?}",
+            strict.await_leadership().await,
+            ca.state()
+        );
+    }
+    assert_eq!(change, Some(LeadershipEvent::IsLeader));
     assert_eq!(strict.our_path().as_deref(), Some(strict_node.as_str()));
     assert!(patient.has_leadership());
     strict.close(CloseMode::Silent).await;
