@@ -78,6 +78,9 @@ pub struct Ledger {
     pub root_version: i32,
     /// In token order.
     pub buckets: Vec<Bucket>,
+    /// Every entry's czxid (with its writer and seq), in zxid order: read only when the
+    /// ledger znode's version and the entries disagree, to find where.
+    pub entry_zxids: Option<Vec<(i64, String, u64)>>,
 }
 
 #[derive(Debug, Default)]
@@ -88,6 +91,8 @@ pub struct Snapshot {
     /// Each server's `wchs` summary at the end.
     pub watch_summaries: Vec<String>,
     pub errors: Vec<String>,
+    /// What was gathered about a ledger whose znode version and entries disagree.
+    pub diagnostics: Vec<String>,
     /// How long the leftovers took to go (ephemerals of a session that could not close
     /// politely go with its expiry).
     pub leftovers_cleared_after: Option<Duration>,
@@ -147,7 +152,78 @@ async fn read_ledger(client: &Client, name: &str) -> Result<Ledger, String> {
         root_data: String::from_utf8_lossy(&data).into_owned(),
         root_version: stat.version,
         buckets,
+        entry_zxids: None,
     })
+}
+
+fn entries_of(l: &Ledger) -> usize {
+    l.buckets.iter().map(|b| b.entries.len()).sum()
+}
+
+/// Every entry's czxid, in zxid order.
+async fn entry_zxids(client: &Client, l: &Ledger) -> Result<Vec<(i64, String, u64)>, String> {
+    let root = crate::ledger_root(&l.name);
+    let mut paths = Vec::new();
+    for b in &l.buckets {
+        for e in &b.entries {
+            let name = format!("{}_{}_{:010}", e.writer, e.seq, e.n);
+            paths.push((
+                format!("{root}/h-{:020}/{name}", b.token),
+                e.writer.clone(),
+                e.seq,
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for chunk in paths.chunks(64) {
+        let mut set = tokio::task::JoinSet::new();
+        for (p, w, q) in chunk.iter().cloned() {
+            let c = client.clone();
+            set.spawn(async move { (c.exists(&p).await, p, w, q) });
+        }
+        while let Some(j) = set.join_next().await {
+            let (r, p, w, q) = j.map_err(|e| e.to_string())?;
+            match r {
+                Ok(Some(st)) => out.push((st.czxid, w, q)),
+                Ok(None) => return Err(format!("{p} vanished")),
+                Err(e) => return Err(format!("{p}: {e}")),
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// How one server sees a ledger: its znode's version and mzxid, and its entry count.
+async fn ledger_on(addr: SocketAddr, name: &str) -> String {
+    let c = match Client::builder(&addr.to_string())
+        .session_timeout(Duration::from_secs(20))
+        .request_timeout(Duration::from_secs(30))
+        .connect()
+        .await
+    {
+        Ok(c) => c,
+        Err(e) => return format!("{addr}: cannot connect: {e}"),
+    };
+    let _ = c.sync("/").await;
+    let r = match read_ledger(&c, name).await {
+        Ok(l) => format!(
+            "{addr}: version {}, {} entries in {} buckets",
+            l.root_version,
+            entries_of(&l),
+            l.buckets.len()
+        ),
+        Err(e) => format!("{addr}: {e}"),
+    };
+    let stat = c
+        .exists(&crate::ledger_root(name))
+        .await
+        .ok()
+        .flatten()
+        .map(|st| format!("; znode mzxid {:#x}, pzxid {:#x}", st.mzxid, st.pzxid))
+        .unwrap_or_default();
+    let _ = c.close().await;
+    format!("{r}{stat}")
 }
 
 async fn children_or_empty(client: &Client, path: &str) -> Result<Vec<String>, Error> {
@@ -205,7 +281,27 @@ pub async fn snapshot(ens: &Ensemble, session_timeout: Duration) -> Snapshot {
     }
     for name in crate::ledger_names() {
         match read_ledger(&client, &name).await {
-            Ok(l) => snap.ledgers.push(l),
+            Ok(mut l) => {
+                if l.root_version as usize != entries_of(&l) {
+                    snap.diagnostics.push(format!(
+                        "{}: znode version {} but {} entries; as each server has it:",
+                        l.name,
+                        l.root_version,
+                        entries_of(&l)
+                    ));
+                    for a in ens.client_addrs() {
+                        snap.diagnostics
+                            .push(format!("  {}", ledger_on(a, &l.name).await));
+                    }
+                    match entry_zxids(&client, &l).await {
+                        Ok(z) => l.entry_zxids = Some(z),
+                        Err(e) => snap
+                            .diagnostics
+                            .push(format!("  cannot read the entries' zxids: {e}")),
+                    }
+                }
+                snap.ledgers.push(l);
+            }
             Err(e) => snap.errors.push(format!("reading ledger {name}: {e}")),
         }
     }
@@ -287,6 +383,7 @@ pub struct Inputs<'a> {
 #[derive(Debug, Default)]
 pub struct Report {
     pub figures: Vec<String>,
+    pub diagnostics: Vec<String>,
     /// (invariant, violations)
     pub checks: Vec<(String, Vec<String>)>,
 }
@@ -304,6 +401,12 @@ impl Report {
         for f in &self.figures {
             println!("{f}");
         }
+        if !self.diagnostics.is_empty() {
+            println!("\ndiagnostics:");
+            for d in &self.diagnostics {
+                println!("  {d}");
+            }
+        }
         println!("\ninvariants:");
         for (name, v) in &self.checks {
             if v.is_empty() {
@@ -319,6 +422,14 @@ impl Report {
             }
         }
     }
+}
+
+/// `v=<version> z=<zxid>` from an acknowledged write's detail.
+fn parse_reply(detail: &str) -> Option<(i32, i64)> {
+    let mut it = detail.split_whitespace();
+    let v = it.next()?.strip_prefix("v=")?.parse().ok()?;
+    let z = i64::from_str_radix(it.next()?.strip_prefix("z=0x")?, 16).ok()?;
+    Some((v, z))
 }
 
 /// The lock (or leader) ledger a write belongs to: a store ledger's writes are its lock's.
@@ -386,8 +497,8 @@ fn ledger_order(l: &Ledger, out: &mut Vec<String>) {
     }
     if l.root_version as usize != total {
         out.push(format!(
-            "{}: the ledger znode was set {} times but has {total} entries (a transaction \
-             applied in part?)",
+            "{}: the ledger znode was set {} times but has {total} entries (each write \
+             does both, in one transaction)",
             l.name, l.root_version
         ));
     }
@@ -402,7 +513,10 @@ fn ledger_order(l: &Ledger, out: &mut Vec<String>) {
 }
 
 pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
-    let mut rep = Report::default();
+    let mut rep = Report {
+        diagnostics: snap.diagnostics.clone(),
+        ..Report::default()
+    };
     let mut writes: Vec<&WriteRec> = Vec::new();
     let mut holds: Vec<&HoldRec> = Vec::new();
     let mut requests: Vec<&RequestsRec> = Vec::new();
@@ -736,6 +850,64 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
     rep.check(
         "never two leaders at once (the leader's ledger: terms strictly increase, never \
          overlap)",
+        v,
+    );
+
+    // The ledger znode's version, as the server replied to each acknowledged write: it must
+    // rise with the zxid, and where the entries' zxids are known, equal the number of
+    // entries up to that write.
+    let mut v = Vec::new();
+    let mut replies: BTreeMap<&str, Vec<(i64, i32, &WriteRec)>> = BTreeMap::new();
+    for w in writes.iter().filter(|w| w.outcome == Outcome::Ok) {
+        if let Some((ver, z)) = parse_reply(&w.detail) {
+            replies
+                .entry(w.ledger.as_str())
+                .or_default()
+                .push((z, ver, w));
+        }
+    }
+    for (name, rs) in replies.iter_mut() {
+        rs.sort_by_key(|r| r.0);
+        for pair in rs.windows(2) {
+            let ((za, va, wa), (zb, vb, wb)) = (pair[0], pair[1]);
+            if vb <= va {
+                v.push(format!(
+                    "{name}: write {} of {} (zxid {za:#x}) made version {va}, and the later \
+                     write {} of {} (zxid {zb:#x}) made version {vb}",
+                    wa.seq, wa.writer, wb.seq, wb.writer
+                ));
+            }
+        }
+        let Some(zx) = snap
+            .ledgers
+            .iter()
+            .find(|l| l.name == *name)
+            .and_then(|l| l.entry_zxids.as_ref())
+        else {
+            continue;
+        };
+        let mut shown = 0;
+        for (z, ver, w) in rs.iter() {
+            let nth = zx.partition_point(|(cz, _, _)| cz <= z);
+            if *ver as usize != nth && shown < 3 {
+                shown += 1;
+                let around: Vec<String> = zx[nth.saturating_sub(3)..(nth + 1).min(zx.len())]
+                    .iter()
+                    .map(|(cz, cw, cs)| format!("{cw}_{cs}@{cz:#x}"))
+                    .collect();
+                v.push(format!(
+                    "{name}: write {} of {} at zxid {z:#x} made version {ver} but is entry \
+                     {nth}; entries around it: {}",
+                    w.seq,
+                    w.writer,
+                    around.join(", ")
+                ));
+            }
+        }
+    }
+    rep.check(
+        "each applied write set its ledger znode exactly once (versions in the replies rise \
+         with the zxid)",
         v,
     );
 

@@ -350,6 +350,20 @@ fn stop_workers(procs: &mut [WorkerProc]) -> Vec<(bool, String, f64)> {
     out.into_iter().map(Option::unwrap_or_default).collect()
 }
 
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
 fn drive(o: Opts) -> i32 {
     let dir = o.dir.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("soak-{}-{}", o.seed, std::process::id()))
@@ -499,6 +513,16 @@ fn drive(o: Opts) -> i32 {
         o.seed, o.seconds, o.seed, o.clients, o.sessions
     );
     drop(procs);
+    if n > 0 {
+        // The servers' side of the story: zoo.cfg, server.log, transaction logs, snapshots.
+        for i in 0..ens.len() {
+            let to = dir.join(format!("server-{i}"));
+            if let Err(e) = copy_dir(ens.server(i).dir(), &to) {
+                eprintln!("soak: cannot keep the files of member {i}: {e}");
+            }
+        }
+        println!("server files kept beside the worker logs (server-N/)");
+    }
     if n == 0 && !o.keep && o.dir.is_none() {
         let _ = fs::remove_dir_all(&dir);
     } else {

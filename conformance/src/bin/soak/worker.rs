@@ -546,9 +546,20 @@ impl<'a> LedgerWriter<'a> {
                     self.bucket = self.bucket.filter(|b| *b);
                     (Outcome::Ambiguous, "not answered".to_string())
                 }
-                Some(Ok(_)) => {
+                Some(Ok(results)) => {
                     self.bucket = Some(true);
-                    (Outcome::Ok, String::new())
+                    // The ledger znode's new version and the transaction's zxid, from the
+                    // reply: the checker matches them against the server's record.
+                    let detail = results
+                        .iter()
+                        .find_map(|r| match r {
+                            OpResult::SetData(st) => {
+                                Some(format!("v={} z={:#x}", st.version, st.mzxid))
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    (Outcome::Ok, detail)
                 }
                 Some(Err(RecipeError::Session(Error::Multi { index, code, .. }))) => {
                     // Our ops only: the fence's check is not counted in `index`.
