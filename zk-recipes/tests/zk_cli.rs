@@ -1,0 +1,269 @@
+//! The `zk` binary against a real ZooKeeper 3.8 (the conformance harness's shared server):
+//! everyday commands, exit codes, and `zk lock` / `zk elect` running commands.
+
+use std::{
+    path::PathBuf,
+    process::Output,
+    sync::atomic::{AtomicU32, Ordering},
+    time::Duration,
+};
+
+use conformance::shared_standalone;
+use tokio::process::Command;
+use zk_recipes::Mutex;
+use zk_session::{Client, Version};
+
+const ZK: &str = env!("CARGO_BIN_EXE_zk");
+/// Generous bound for one zk run on a busy machine.
+const SOON: Duration = Duration::from_secs(60);
+
+fn unique(tag: &str) -> String {
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "/zk-cli-{tag}-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn server() -> String {
+    shared_standalone().connect_string()
+}
+
+/// Runs `zk --server <shared> ARGS...` and returns its output.
+async fn zk(args: &[&str]) -> Output {
+    let run = Command::new(ZK)
+        .arg("--server")
+        .arg(server())
+        .args(args)
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(SOON, run)
+        .await
+        .unwrap_or_else(|_| panic!("zk {args:?} did not finish"))
+        .expect("run zk")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[track_caller]
+fn assert_code(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "stdout {:?} stderr {:?}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+async fn admin() -> Client {
+    Client::builder(&server()).connect().await.expect("connect")
+}
+
+/// A scratch directory for the commands' side effects.
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(unique(tag).trim_start_matches('/'));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[tokio::test]
+async fn everyday_commands_round_trip() {
+    let base = unique("crud");
+    assert_code(&zk(&["create", &base]).await, 0);
+    let node = format!("{base}/a");
+    let o = zk(&["create", &node, "hello"]).await;
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), format!("{node}\n"));
+    let o = zk(&["get", &node]).await;
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "hello\n");
+    assert_code(&zk(&["set", &node, "world"]).await, 0);
+    assert_eq!(stdout(&zk(&["get", &node]).await), "world\n");
+    // A conditional set at the wrong version fails as the server says.
+    let o = zk(&["set", &node, "x", "--version", "0"]).await;
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("bad version"), "{}", stderr(&o));
+    let o = zk(&["stat", &node]).await;
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("dataLength = 5"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("version = 1"), "{}", stdout(&o));
+    let o = zk(&["create", "-s", &format!("{base}/s-")]).await;
+    assert_code(&o, 0);
+    let seq = stdout(&o).trim().to_owned();
+    assert!(seq.starts_with(&format!("{base}/s-")) && seq.len() == base.len() + 13);
+    let o = zk(&["ls", &base]).await;
+    assert_code(&o, 0);
+    let seq_name = seq.rsplit('/').next().unwrap();
+    assert_eq!(stdout(&o), format!("a\n{seq_name}\n"));
+    assert_code(&zk(&["delete", &seq]).await, 0);
+    assert_code(&zk(&["delete", &node, "--version", "1"]).await, 0);
+    let o = zk(&["get", &node]).await;
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("no node"), "{}", stderr(&o));
+    assert_code(&zk(&["delete", &base]).await, 0);
+    let o = zk(&["ls", "/"]).await;
+    assert!(!stdout(&o).lines().any(|l| format!("/{l}") == base));
+}
+
+#[tokio::test]
+async fn usage_connection_and_help_exit_codes() {
+    let o = zk(&["frobnicate", "/"]).await;
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("unknown command"), "{}", stderr(&o));
+    assert_code(&zk(&["get", "no-slash"]).await, 2);
+    assert_code(&zk(&["lock", "/x"]).await, 2);
+    let o = zk(&["--help"]).await;
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("EXIT STATUS"));
+    // Nothing listens on port 1.
+    let o = Command::new(ZK)
+        .args([
+            "--server",
+            "127.0.0.1:1",
+            "--session-timeout",
+            "1",
+            "ls",
+            "/",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_code(&o, 3);
+    assert!(
+        stderr(&o).contains("connecting to 127.0.0.1:1"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[tokio::test]
+async fn lock_runs_the_command_and_passes_its_status() {
+    let path = unique("lock-status");
+    assert_code(&zk(&["lock", &path, "--", "sh", "-c", "exit 7"]).await, 7);
+    assert_code(&zk(&["lock", &path, "--", "true"]).await, 0);
+    assert_code(&zk(&["lock", &path, "--", "/nonexistent/cmd"]).await, 127);
+    // Nothing left behind.
+    let c = admin().await;
+    let left = c.get_children(&path).await.unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Each run claims a directory with mkdir (atomic: fails if it exists) and holds it a while:
+/// if two commands ever overlapped, the second mkdir would fail and so would the run.
+const CRITICAL: &str = "mkdir \"$0/held\" || exit 99; sleep 0.3; rmdir \"$0/held\"";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_zk_lock_processes_never_overlap() {
+    let path = unique("lock-overlap");
+    let dir = scratch("lock-overlap");
+    let d = dir.to_str().unwrap().to_owned();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (path, d) = (path.clone(), d.clone());
+            tokio::spawn(async move {
+                for _ in 0..3 {
+                    let o = zk(&["lock", &path, "--", "sh", "-c", CRITICAL, &d]).await;
+                    assert_code(&o, 0);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_zk_elect_processes_never_overlap() {
+    let path = unique("elect-overlap");
+    let dir = scratch("elect-overlap");
+    let d = dir.to_str().unwrap().to_owned();
+    let workers: Vec<_> = (0..2)
+        .map(|i| {
+            let (path, d) = (path.clone(), d.clone());
+            tokio::spawn(async move {
+                let id = format!("worker-{i}");
+                for _ in 0..2 {
+                    let o =
+                        zk(&["elect", &path, "--id", &id, "--", "sh", "-c", CRITICAL, &d]).await;
+                    assert_code(&o, 0);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap();
+    }
+    assert_code(&zk(&["elect", &path, "--", "sh", "-c", "exit 3"]).await, 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn lock_timeout_gives_up_and_leaves_no_node() {
+    let path = unique("lock-timeout");
+    let c = admin().await;
+    let held = Mutex::new(c.clone(), path.clone());
+    let guard = held.acquire().await.unwrap();
+    let o = zk(&["lock", &path, "--timeout", "0.5", "--", "true"]).await;
+    assert_code(&o, 4);
+    assert!(stderr(&o).contains("timed out"), "{}", stderr(&o));
+    // Only our node is there.
+    assert_eq!(c.get_children(&path).await.unwrap().len(), 1);
+    guard.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn lost_lock_terminates_the_command_and_exits_5() {
+    let path = unique("lock-lost");
+    let dir = scratch("lock-lost");
+    let mark = dir.join("got-term");
+    let script = "trap 'echo TERM > \"$0\"; exit 0' TERM; while :; do sleep 0.1; done";
+    let child = Command::new(ZK)
+        .args([
+            "--server",
+            &server(),
+            "lock",
+            &path,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .arg(&mark)
+        .kill_on_drop(true)
+        .output();
+    let run = tokio::spawn(child);
+    // Once the command runs under the lock, an administrator deletes the lock node.
+    let c = admin().await;
+    let node = tokio::time::timeout(SOON, async {
+        loop {
+            if let Ok(ch) = c.get_children(&path).await {
+                if let Some(n) = ch.first() {
+                    return format!("{path}/{n}");
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("zk takes the lock");
+    c.delete(&node, Version::Any).await.unwrap();
+    let o = tokio::time::timeout(SOON, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_code(&o, 5);
+    assert!(stderr(&o).contains("lost the lock"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "TERM");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
