@@ -53,6 +53,15 @@ pub enum LeadershipEvent {
     NotLeader,
 }
 
+/// Why an election ends with its session (expired, closed, authentication failed).
+pub(crate) fn session_over(state: SessionState) -> RecipeError {
+    RecipeError::Lost(match state {
+        SessionState::Expired => "session expired",
+        SessionState::AuthFailed => "authentication failed",
+        _ => "client closed",
+    })
+}
+
 /// The engine's published state.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Status {
@@ -172,7 +181,7 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
         biased;
         r = inp.state.changed() => Err(match r {
             Ok(()) => Stop::State,
-            Err(_) => Stop::End(RecipeError::Session(Error::Closed)),
+            Err(_) => Stop::End(session_over(SessionState::Closed)),
         }),
         c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
         v = fut => Ok(v),
@@ -255,9 +264,7 @@ impl Engine {
                 self.set_leader(false, true);
                 Ok(false)
             }
-            SessionState::Expired => Err(RecipeError::Lost("session expired")),
-            SessionState::AuthFailed => Err(Error::Code(ErrorCode::AuthFailed).into()),
-            _ => Err(Error::Closed.into()),
+            other => Err(session_over(other)),
         }
     }
 

@@ -33,6 +33,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zk_session::{Client, Error, ErrorCode, Op, OpResult, Version};
 
 use crate::{
+    candidacy::session_over,
     mutex::Mutex,
     participant::{default_id, list_participants},
     protected::retry_delay,
@@ -405,8 +406,9 @@ impl Supervisor {
             let guard = match acquired {
                 Ok(g) => g,
                 Err(e) => {
-                    if self.client.state().is_terminal() {
-                        break e;
+                    let state = self.client.state();
+                    if state.is_terminal() {
+                        break session_over(state);
                     }
                     match e {
                         RecipeError::Session(s)
