@@ -133,6 +133,17 @@ impl LeaderLatchBuilder {
 ///
 /// Dropping the latch without [`close`](Self::close) leaves the election in the background
 /// (silently): the node is deleted as soon as the connection allows.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::leader_latch::{CloseMode, LeaderLatch};
+///
+/// let latch = LeaderLatch::builder(client, "/election/d").id("me").start().await?;
+/// let leader = latch.leader().await?.expect("we are in line at least");
+/// println!("{} leads (us: {})", leader.id, latch.has_leadership());
+/// latch.close(CloseMode::Silent).await;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct LeaderLatch {
     client: Client,
@@ -294,6 +305,16 @@ fn settled(s: &Status) -> Option<Result<()>> {
 }
 
 /// A stream of leadership changes of one latch; see [`LeaderLatch::changes`].
+///
+/// ```no_run
+/// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) {
+/// let mut changes = latch.changes();
+/// while let Some(change) = changes.next().await {
+///     println!("{change:?}");
+/// }
+/// println!("the latch has ended");
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct LeadershipChanges {
     rx: broadcast::Receiver<LeadershipEvent>,

@@ -51,6 +51,22 @@ type TaskFn = dyn Fn(Leadership) -> BoxTask + Send + Sync + 'static;
 /// The task is dropped when the term is lost, so most tasks need nothing from this handle.
 /// It serves the rest: things the task spawned can wait on [`lost`](Self::lost), and writes
 /// that must not land after the term can go through [`fenced_multi`](Self::fenced_multi).
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) {
+/// use zk_recipes::leader_selector::{LeaderSelector, Leadership};
+/// use zk_session::{Op, Version};
+///
+/// let selector = LeaderSelector::builder(client, "/election/writer", |lead: Leadership| async move {
+///     // Refused by the server once this term's node is gone.
+///     let write = Op::set_data("/shared/state", b"from the leader", Version::Any);
+///     if let Err(e) = lead.fenced_multi([write]).await {
+///         eprintln!("term {} could not write: {e}", lead.term());
+///     }
+/// })
+/// .start();
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Leadership {
     client: Client,
@@ -136,6 +152,20 @@ impl Leadership {
 }
 
 /// Configures and starts a [`LeaderSelector`]; see [`LeaderSelector::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// use zk_recipes::leader_selector::{LeaderSelector, SuspendPolicy};
+///
+/// let selector = LeaderSelector::builder(client, "/election/jobs", |_lead| async move {
+///     // lead until this returns
+/// })
+/// .id("worker-4")
+/// .auto_requeue(true)
+/// .suspend_policy(SuspendPolicy::WaitForLost)
+/// .start();
+/// # }
+/// ```
 pub struct LeaderSelectorBuilder {
     client: Client,
     path: String,
@@ -228,6 +258,20 @@ enum Ctl {
 ///
 /// Dropping it without [`close`](Self::close) cancels a running task and leaves the election
 /// in the background.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::leader_selector::LeaderSelector;
+///
+/// let selector = LeaderSelector::builder(client, "/election/c", |_lead| async move {})
+///     .id("me")
+///     .start();
+/// if let Some(leader) = selector.leader().await? {
+///     println!("{} leads; is it us? {}", leader.id, selector.has_leadership());
+/// }
+/// selector.close().await;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct LeaderSelector {
     client: Client,
