@@ -465,6 +465,18 @@ impl Supervisor {
                     continue;
                 }
             };
+            // Never lead on a node that is not the current session's (CURATOR-696): read it
+            // back before the term starts. Anything doubtful means queueing again.
+            let owned = tokio::select! {
+                r = self.client.exists(guard.path()) => {
+                    matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == self.client.session_id())
+                }
+                _ = guard.lost() => false,
+            };
+            if !owned {
+                let _ = guard.release().await;
+                continue;
+            }
             match self.lead(guard).await {
                 TermEnd::Close(r) => {
                     reply = r;
