@@ -267,3 +267,79 @@ async fn lost_lock_terminates_the_command_and_exits_5() {
     assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "TERM");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Sends SIGINT to a running zk.
+async fn interrupt(pid: u32) {
+    let s = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .await
+        .unwrap();
+    assert!(s.success());
+}
+
+#[tokio::test]
+async fn watch_prints_changes_and_create_e_holds_its_node_until_interrupted() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let base = unique("watch");
+    let c = admin().await;
+    assert_code(&zk(&["create", &base]).await, 0);
+    let mut watch = Command::new(ZK)
+        .args(["--server", &server(), "watch", &base])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    // The watch is set once zk is connected; keep changing the node until it reports.
+    let first = tokio::time::timeout(SOON, async {
+        let mut n = 0u32;
+        loop {
+            n += 1;
+            c.set_data(&base, n.to_string().as_bytes(), Version::Any)
+                .await
+                .unwrap();
+            if let Ok(line) =
+                tokio::time::timeout(Duration::from_millis(500), lines.next_line()).await
+            {
+                return line.unwrap().expect("a line");
+            }
+        }
+    })
+    .await
+    .expect("zk watch reports a change");
+    assert_eq!(first, format!("NodeDataChanged {base}"));
+
+    // An ephemeral node lives while `zk create -e` runs, and goes when it is interrupted.
+    let eph = format!("{base}/eph");
+    let mut holder = Command::new(ZK)
+        .args(["--server", &server(), "create", "-e", &eph])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(holder.stdout.take().unwrap()).lines();
+    let printed = tokio::time::timeout(SOON, out.next_line()).await.unwrap();
+    assert_eq!(printed.unwrap().as_deref(), Some(eph.as_str()));
+    assert!(c.exists(&eph).await.unwrap().is_some());
+    interrupt(holder.id().unwrap()).await;
+    let status = tokio::time::timeout(SOON, holder.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        c.exists(&eph).await.unwrap(),
+        None,
+        "closed with its session"
+    );
+
+    interrupt(watch.id().unwrap()).await;
+    let status = tokio::time::timeout(SOON, watch.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    c.delete(&base, Version::Any).await.unwrap();
+}
