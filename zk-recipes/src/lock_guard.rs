@@ -22,10 +22,18 @@
 
 use std::{
     fmt,
-    sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard,
+    },
+    time::Duration,
 };
 
-use tokio::{runtime::Handle, sync::watch, task::AbortHandle};
+use tokio::{
+    runtime::Handle,
+    sync::watch,
+    task::{AbortHandle, JoinHandle},
+};
 use zk_session::{
     Client, Error, ErrorCode, EventType, OneshotWatch, Op, OpResult, SessionEvent, SessionEvents,
     SessionState, Version,
@@ -36,6 +44,10 @@ use crate::{
     protected::{retry_delay, spawn_removal, ProtectedNode},
     RecipeError, Result,
 };
+
+/// How long a release waits, after deleting the node, for the monitor to see the deletion
+/// through its watch (normally at once: the event comes before the delete's reply).
+const MONITOR_WIND_DOWN: Duration = Duration::from_millis(100);
 
 /// Why a lock (or a guard's hold on it) can no longer be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,6 +100,10 @@ pub(crate) struct Holding {
     node: ProtectedNode,
     lost: Arc<watch::Sender<Option<LostReason>>>,
     monitor: AbortHandle,
+    /// The monitor task, for a release to let it end on its own.
+    monitor_task: StdMutex<Option<JoinHandle<()>>>,
+    /// True while the monitor holds a data watch on the node.
+    watching: Arc<AtomicBool>,
     handle: Handle,
 }
 
@@ -106,11 +122,13 @@ impl Holding {
         // Subscribed before the monitor looks at the current state, so no change in between
         // goes unseen.
         let events = client.session_events();
+        let watching = Arc::new(AtomicBool::new(own_watch.is_some()));
         let task = {
             let (client, path, lost) = (client.clone(), node.path.clone(), lost.clone());
+            let watching = watching.clone();
             handle.spawn(async move {
                 let reason = tokio::select! {
-                    r = own_node_gone(&client, &path, own_watch) => r,
+                    r = own_node_gone(&client, &path, own_watch, &watching) => r,
                     r = session_gone(&client, events, suspended_is_lost) => r,
                 };
                 mark(&lost, reason);
@@ -122,6 +140,8 @@ impl Holding {
             node,
             lost,
             monitor: task.abort_handle(),
+            monitor_task: StdMutex::new(Some(task)),
+            watching,
             handle,
         })
     }
@@ -134,16 +154,30 @@ impl Holding {
         &self.node.path
     }
 
-    /// Stops the monitor (dropping its watch, which removes it on the server) and deletes
-    /// the node, handing the delete to a background task when it cannot finish now.
+    /// Deletes the node and stops the monitor, handing the delete to a background task when
+    /// it cannot finish now.
+    ///
+    /// A monitor that holds a data watch on the node is left to see the deletion and end on
+    /// its own: stopping it first would drop the watch before it delivered its event, which
+    /// costs a removeWatches request besides the delete. It cannot report the deletion
+    /// as a loss: `Released` is marked first, and the first reason wins. A monitor without a
+    /// watch yet is stopped before the delete, so that it does not set one.
     pub(crate) async fn finish(&self) -> Result<()> {
-        self.monitor.abort();
         mark(&self.lost, LostReason::Released);
+        let watching = self.watching.load(Ordering::Acquire);
+        if !watching {
+            self.monitor.abort();
+        }
         if !self.client.state().is_connected() {
             self.finish_in_background();
             return Ok(());
         }
-        match self.client.delete(&self.node.path, Version::Any).await {
+        let deleted = self.client.delete(&self.node.path, Version::Any).await;
+        if watching && matches!(deleted, Ok(()) | Err(Error::Code(ErrorCode::NoNode))) {
+            self.wind_down().await;
+        }
+        self.monitor.abort();
+        match deleted {
             Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
             // The session is over: the server deleted the node with it.
             Err(Error::Code(ErrorCode::SessionExpired)) | Err(Error::Closed) => Ok(()),
@@ -152,6 +186,18 @@ impl Holding {
                 Ok(())
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Waits a little for the monitor to end on its own, once the node is gone.
+    async fn wind_down(&self) {
+        let task = self
+            .monitor_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(MONITOR_WIND_DOWN, task).await;
         }
     }
 
@@ -189,14 +235,22 @@ fn mark(lost: &watch::Sender<Option<LostReason>>, reason: LostReason) {
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).
-async fn own_node_gone(client: &Client, path: &str, first: Option<OneshotWatch>) -> LostReason {
+async fn own_node_gone(
+    client: &Client,
+    path: &str,
+    first: Option<OneshotWatch>,
+    watching: &AtomicBool,
+) -> LostReason {
     let mut watch = first;
     let mut retry = 0;
     loop {
         let w = match watch.take() {
             Some(w) => w,
             None => match data_watch(client, path).await {
-                Ok((_, _, w)) => w,
+                Ok((_, _, w)) => {
+                    watching.store(true, Ordering::Release);
+                    w
+                }
                 Err(Error::Code(ErrorCode::NoNode)) => return LostReason::NodeDeleted,
                 Err(e) if e.is_retryable() => {
                     tokio::time::sleep(retry_delay(retry)).await;
