@@ -21,10 +21,10 @@ pub struct Peer {
 }
 
 impl Peer {
-    /// `server.N=127.0.0.1:peer:election;127.0.0.1:client`.
-    pub fn server_line(&self) -> String {
+    /// `server.N=127.0.0.1:peer:election;CLIENT_ADDRESS:client`.
+    pub fn server_line(&self, client_address: std::net::IpAddr) -> String {
         format!(
-            "server.{}=127.0.0.1:{}:{};127.0.0.1:{}",
+            "server.{}=127.0.0.1:{}:{};{client_address}:{}",
             self.id, self.peer_port, self.election_port, self.client_port
         )
     }
@@ -41,7 +41,7 @@ pub fn zoo_cfg(opts: &ServerOptions, data_dir: &Path, client_port: u16, peers: &
     line("syncLimit", &opts.sync_limit);
     line("dataDir", &data_dir.display());
     line("clientPort", &client_port);
-    line("clientPortAddress", &"127.0.0.1");
+    line("clientPortAddress", &opts.client_address);
     line("admin.enableServer", &false);
     line("4lw.commands.whitelist", &"*");
     if let Some(min) = opts.min_session_timeout {
@@ -56,7 +56,7 @@ pub fn zoo_cfg(opts: &ServerOptions, data_dir: &Path, client_port: u16, peers: &
         line(k, v);
     }
     for p in peers {
-        let _ = writeln!(cfg, "{}", p.server_line());
+        let _ = writeln!(cfg, "{}", p.server_line(opts.client_address));
     }
     cfg
 }
@@ -130,5 +130,13 @@ mod tests {
         assert!(cfg.contains("clientPort=13\n"));
         assert!(cfg.contains("admin.enableServer=false\n"));
         assert!(cfg.contains("server.2=127.0.0.1:21:22;127.0.0.1:23\n"));
+        assert!(cfg.contains("clientPortAddress=127.0.0.1\n"));
+        let any = ServerOptions::default().client_address([0, 0, 0, 0].into());
+        let cfg = zoo_cfg(&any, Path::new("/d"), 13, &peers);
+        assert!(cfg.contains("clientPortAddress=0.0.0.0\n"));
+        assert!(
+            cfg.contains("server.2=127.0.0.1:21:22;0.0.0.0:23\n"),
+            "{cfg}"
+        );
     }
 }

@@ -52,6 +52,10 @@ pub struct ServerOptions {
     pub system_properties: Vec<(String, String)>,
     /// Extra raw JVM arguments.
     pub jvm_args: Vec<String>,
+    /// The address the client port is bound to (default 127.0.0.1). `0.0.0.0` lets clients in
+    /// another network namespace reach the server through a veth pair; connect strings and
+    /// health checks still use 127.0.0.1.
+    pub client_address: std::net::IpAddr,
 }
 
 impl Default for ServerOptions {
@@ -73,6 +77,7 @@ impl Default for ServerOptions {
             extra_config: Vec::new(),
             system_properties: Vec::new(),
             jvm_args: Vec::new(),
+            client_address: std::net::Ipv4Addr::LOCALHOST.into(),
         }
     }
 }
@@ -169,6 +174,13 @@ impl ServerOptions {
         self.jvm_args.push(arg.into());
         self
     }
+
+    /// Binds the client port to `addr` instead of 127.0.0.1 (`clientPortAddress` and the
+    /// client part of the `server.N` lines).
+    pub fn client_address(mut self, addr: std::net::IpAddr) -> Self {
+        self.client_address = addr;
+        self
+    }
 }
 
 /// Generates builder methods that forward to the [`ServerOptions`] setters of field `$field`.
@@ -247,6 +259,11 @@ macro_rules! forward_option_setters {
         /// Passes a raw JVM argument; see [`ServerOptions::jvm_arg`].
         pub fn jvm_arg(mut self, arg: impl Into<String>) -> Self {
             self.$field = self.$field.jvm_arg(arg);
+            self
+        }
+        /// See [`ServerOptions::client_address`].
+        pub fn client_address(mut self, addr: std::net::IpAddr) -> Self {
+            self.$field = self.$field.client_address(addr);
             self
         }
         /// Replaces all options at once.

@@ -20,7 +20,7 @@ use std::{
 use conformance::Ensemble;
 use rand::{rngs::StdRng, seq::SliceRandom, RngExt, SeedableRng};
 
-use crate::records::now_us;
+use crate::{netns::Netns, records::now_us};
 
 extern "C" {
     fn kill(pid: c_int, sig: c_int) -> c_int;
@@ -61,6 +61,11 @@ pub enum Kind {
     ClientBlip,
     /// kill -9 two of the three members: no quorum for a few seconds.
     QuorumLoss,
+    /// Cut the client process in the network namespace off from every member, past its
+    /// session timeout: packets dropped, no reset.
+    Partition,
+    /// The same cut, for less than the session timeout.
+    PartitionBlip,
 }
 
 const DECK: &[(Kind, usize)] = &[
@@ -72,6 +77,8 @@ const DECK: &[(Kind, usize)] = &[
     (Kind::RestartMember, 1),
     (Kind::ClientBlip, 1),
     (Kind::QuorumLoss, 1),
+    (Kind::Partition, 2),
+    (Kind::PartitionBlip, 1),
 ];
 
 impl Kind {
@@ -85,6 +92,8 @@ impl Kind {
             Kind::ClientPause => "client process paused past session timeout",
             Kind::ClientBlip => "client process paused briefly",
             Kind::QuorumLoss => "quorum lost (2 of 3 killed)",
+            Kind::Partition => "client partitioned past session timeout",
+            Kind::PartitionBlip => "client partitioned briefly",
         }
     }
 }
@@ -109,7 +118,7 @@ pub struct WorkerView {
     pub live: Arc<StdMutex<Live>>,
 }
 
-/// A client process pause.
+/// A client process pause, or a partition of the client in the network namespace.
 #[derive(Debug, Clone)]
 pub struct PauseWindow {
     pub worker: usize,
@@ -126,6 +135,8 @@ pub struct PauseWindow {
 pub struct FaultLog {
     pub counts: BTreeMap<Kind, u64>,
     pub pauses: Vec<PauseWindow>,
+    /// Partitions of the client in the network namespace (it ran on, cut off).
+    pub partitions: Vec<PauseWindow>,
     /// Faults that could not be carried out (and why); not client failures.
     pub skipped: Vec<String>,
     /// Moments the ensemble did not come back in time: trouble of the harness or the machine.
@@ -139,6 +150,8 @@ pub struct FaultLog {
 struct Driver<'a> {
     ens: &'a Ensemble,
     workers: &'a [WorkerView],
+    /// The worker in a network namespace, and the namespace.
+    partitioned: Option<(usize, &'a Netns)>,
     rng: StdRng,
     t0: Instant,
     session_timeout: Duration,
@@ -150,6 +163,7 @@ struct Driver<'a> {
 pub fn run(
     ens: &Ensemble,
     workers: &[WorkerView],
+    partitioned: Option<(usize, &Netns)>,
     seed: u64,
     t0: Instant,
     deadline: Instant,
@@ -158,6 +172,7 @@ pub fn run(
     let mut d = Driver {
         ens,
         workers,
+        partitioned,
         rng: StdRng::seed_from_u64(seed),
         t0,
         session_timeout,
@@ -328,6 +343,16 @@ impl Driver<'_> {
                 self.log.quorum_lost_for += lost_at.elapsed();
                 ok
             }
+            Kind::Partition | Kind::PartitionBlip => {
+                let long = kind == Kind::Partition;
+                let cut = if long {
+                    self.ms(timeout_ms * 16 / 10, timeout_ms * 26 / 10)
+                } else {
+                    // Either side of the read timeout (2/3 of the session timeout).
+                    self.ms(timeout_ms / 4, timeout_ms * 9 / 10)
+                };
+                self.partition(kind, cut, long)
+            }
         };
         if done {
             *self.log.counts.entry(kind).or_default() += 1;
@@ -422,6 +447,53 @@ impl Driver<'_> {
         resumed
     }
 
+    /// Cuts the worker in the network namespace off for `cut`, then heals the link.
+    fn partition(&mut self, kind: Kind, cut: Duration, long: bool) -> bool {
+        let Some((id, ns)) = self.partitioned else {
+            self.skip(kind, "no network namespace on this machine");
+            return false;
+        };
+        let Some(w) = self.workers.iter().find(|w| w.id == id) else {
+            self.skip(kind, "the partitioned worker is unknown");
+            return false;
+        };
+        let start_us = now_us();
+        if let Err(e) = ns.cut() {
+            self.skip(kind, &e);
+            return false;
+        }
+        // What the process believes it holds as the cut begins; it runs on, unlike a pause.
+        let mut held: Vec<(String, u64)> = {
+            let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held: Vec<(String, u64)> = l.holds.iter().cloned().collect();
+            held.sort();
+            held.extend(l.leading.iter().map(|t| (crate::LEADER.to_owned(), *t)));
+            held
+        };
+        held.dedup();
+        self.say(&format!(
+            "{}: worker {} (pid {}) cut off for {:.1} s, holding {:?}",
+            kind.name(),
+            w.id,
+            w.pid,
+            cut.as_secs_f64(),
+            held
+        ));
+        thread::sleep(cut);
+        let healed = ns.heal();
+        if let Err(e) = &healed {
+            self.log.heal_failures.push(format!("partition heal: {e}"));
+        }
+        self.log.partitions.push(PauseWindow {
+            worker: w.id,
+            start_us,
+            end_us: now_us(),
+            long,
+            held,
+        });
+        healed.is_ok()
+    }
+
     /// Starts a killed member and waits until it serves.
     fn start_member(&mut self, i: usize) -> bool {
         match self.ens.server(i).start() {
@@ -440,6 +512,9 @@ impl Driver<'_> {
     fn heal(&mut self) {
         for w in self.workers {
             signal(w.pid, SIGCONT);
+        }
+        if let Some((_, ns)) = self.partitioned {
+            let _ = ns.heal();
         }
         for attempt in 0..3 {
             for i in 0..self.ens.len() {

@@ -656,8 +656,8 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
     ));
     f.push(format!("sessions: {session_events:?}"));
 
-    // Pauses of lock holders: how the holder learned, and what its late writes did.
-    let long: Vec<_> = inp.faults.pauses.iter().filter(|p| p.long).collect();
+    // Holders paused or partitioned past the session timeout: how they learned, and what
+    // their late writes did.
     let hold_index: HashMap<(&str, u64), &HoldRec> = holds
         .iter()
         .map(|h| ((h.ledger.as_str(), h.token), *h))
@@ -673,75 +673,82 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
             })
         })
         .collect();
-    let mut learned: BTreeMap<String, u64> = BTreeMap::new();
-    // (attempted, told ok, applied on the server) for writes issued after the resume
-    let mut late = (0u64, 0u64, 0u64);
-    // From the resume to lost() (locks) or to the task's cancellation (terms), in ms.
-    let mut told_after: Vec<f64> = Vec::new();
-    for p in &long {
-        for (ledger, token) in &p.held {
-            if let Some(h) = hold_index.get(&(ledger.as_str(), *token)) {
-                let told = if ledger == crate::LEADER {
-                    (h.how == "cancelled").then_some(h.end_us)
+    for (what, windows) in [
+        ("client pauses", &inp.faults.pauses),
+        ("network partitions", &inp.faults.partitions),
+    ] {
+        let long: Vec<_> = windows.iter().filter(|p| p.long).collect();
+        let mut learned: BTreeMap<String, u64> = BTreeMap::new();
+        // (attempted, told ok, applied on the server) for writes issued after the end
+        let mut late = (0u64, 0u64, 0u64);
+        // From the end to lost() (locks) or to the task's cancellation (terms), in ms.
+        let mut told_after: Vec<f64> = Vec::new();
+        for p in &long {
+            for (ledger, token) in &p.held {
+                if let Some(h) = hold_index.get(&(ledger.as_str(), *token)) {
+                    let told = if ledger == crate::LEADER {
+                        (h.how == "cancelled").then_some(h.end_us)
+                    } else {
+                        h.lost_us
+                    };
+                    if let Some(t) = told.filter(|t| *t >= p.end_us) {
+                        told_after.push((t - p.end_us) as f64 / 1000.0);
+                    }
+                }
+                let late_writes: Vec<&&WriteRec> = writes
+                    .iter()
+                    .filter(|w| {
+                        hold_ledger(&w.ledger) == ledger
+                            && w.token == *token
+                            && w.issued_us >= p.end_us
+                    })
+                    .collect();
+                let how = hold_index
+                    .get(&(ledger.as_str(), *token))
+                    .map_or("no record".to_string(), |h| h.how.clone());
+                let kind = if ledger == crate::LEADER {
+                    "term"
                 } else {
-                    h.lost_us
+                    "lock"
                 };
-                if let Some(t) = told.filter(|t| *t >= p.end_us) {
-                    told_after.push((t - p.end_us) as f64 / 1000.0);
-                }
-            }
-            let late_writes: Vec<&&WriteRec> = writes
-                .iter()
-                .filter(|w| {
-                    hold_ledger(&w.ledger) == ledger && w.token == *token && w.issued_us >= p.end_us
-                })
-                .collect();
-            let how = hold_index
-                .get(&(ledger.as_str(), *token))
-                .map_or("no record".to_string(), |h| h.how.clone());
-            let kind = if ledger == crate::LEADER {
-                "term"
-            } else {
-                "lock"
-            };
-            let how = if late_writes.is_empty() && (how == "released" || how == "returned") {
-                format!("{how} (no write after the resume)")
-            } else {
-                how
-            };
-            *learned.entry(format!("{kind} {how}")).or_default() += 1;
-            for w in late_writes {
-                late.0 += 1;
-                if w.outcome == Outcome::Ok {
-                    late.1 += 1;
-                }
-                if applied.contains(&key(w)) {
-                    late.2 += 1;
+                let how = if late_writes.is_empty() && (how == "released" || how == "returned") {
+                    format!("{how} (no write after the end)")
+                } else {
+                    how
+                };
+                *learned.entry(format!("{kind} {how}")).or_default() += 1;
+                for w in late_writes {
+                    late.0 += 1;
+                    if w.outcome == Outcome::Ok {
+                        late.1 += 1;
+                    }
+                    if applied.contains(&key(w)) {
+                        late.2 += 1;
+                    }
                 }
             }
         }
-    }
-    f.push(format!(
-        "client pauses: {} past the session timeout ({} while holding a lock or leading), {} \
-         brief; holds paused past the timeout ended: {learned:?}; their writes after the \
-         resume: {} attempted, {} reported applied, {} applied on the server (possible only \
-         if the lock node outlived the pause; the ledger order check covers them)",
-        long.len(),
-        long.iter().filter(|p| !p.held.is_empty()).count(),
-        inp.faults.pauses.len() - long.len(),
-        late.0,
-        late.1,
-        late.2
-    ));
-    told_after.sort_by(f64::total_cmp);
-    if !told_after.is_empty() {
         f.push(format!(
-            "  paused holders told after the resume: {} times, in {:.0} ms median, {:.0} ms at \
-             most",
-            told_after.len(),
-            told_after[told_after.len() / 2],
-            told_after[told_after.len() - 1]
+            "{what}: {} past the session timeout ({} while holding a lock or leading), {} \
+             brief; holds cut off past the timeout ended: {learned:?}; their writes after the \
+             end: {} attempted, {} reported applied, {} applied on the server (possible only \
+             if the lock node outlived the fault; the ledger order check covers them)",
+            long.len(),
+            long.iter().filter(|p| !p.held.is_empty()).count(),
+            windows.len() - long.len(),
+            late.0,
+            late.1,
+            late.2
         ));
+        told_after.sort_by(f64::total_cmp);
+        if !told_after.is_empty() {
+            f.push(format!(
+                "  holders told after the end: {} times, in {:.0} ms median, {:.0} ms at most",
+                told_after.len(),
+                told_after[told_after.len() / 2],
+                told_after[told_after.len() - 1]
+            ));
+        }
     }
 
     // Informational: holds that overlapped in the clients' belief (the server's record above
@@ -760,9 +767,15 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
                 if b.writer != a.writer && b.start_us < a_end {
                     believed += 1;
                     let wa = worker_of(&a.writer);
-                    if inp.faults.pauses.iter().any(|p| {
-                        Some(p.worker) == wa && p.start_us < a_end && p.end_us > a.start_us
-                    }) {
+                    if inp
+                        .faults
+                        .pauses
+                        .iter()
+                        .chain(&inp.faults.partitions)
+                        .any(|p| {
+                            Some(p.worker) == wa && p.start_us < a_end && p.end_us > a.start_us
+                        })
+                    {
                         explained += 1;
                     }
                 }
@@ -771,7 +784,7 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
     }
     f.push(format!(
         "client-side view: {believed} pairs of holds/terms believed at once by their \
-         holders ({explained} with the older holder's process paused meanwhile; the rest \
+         holders ({explained} with the older holder's process paused or cut off meanwhile; the rest \
          within the time it takes to notice a lost connection)"
     ));
 

@@ -18,14 +18,14 @@
 //! The same program runs the client processes, started as `soak worker …` (see [`worker`]).
 //! See [`invariants`] for what is checked and how; [`faults`] for the schedule.
 //!
-//! Not done: cutting a client off with network namespaces. `ip netns` works on the machines
-//! this was written on (root, iproute2), but the harness binds every server to 127.0.0.1
-//! (`clientPortAddress` and the `server.N` lines), which a process in another namespace
-//! cannot reach; a partition would need the servers on a veth address. Connections are
-//! instead reset from outside (`ss -K`), members frozen, and client processes frozen.
+//! Network partitions: where the machine allows it (root, iproute2), the last client process
+//! runs in a network namespace of its own, joined to the host by a veth pair, and the servers
+//! bind their client ports to 0.0.0.0; a partition takes the link down (see [`netns`]).
+//! Elsewhere the partition faults are skipped, and the report says why.
 
 mod faults;
 mod invariants;
+mod netns;
 mod records;
 mod worker;
 
@@ -215,6 +215,7 @@ fn spawn_worker(
     id: usize,
     hosts: &str,
     dir: &std::path::Path,
+    netns: Option<&netns::Netns>,
 ) -> Result<WorkerProc, String> {
     let args = worker::Args {
         id,
@@ -226,7 +227,10 @@ fn spawn_worker(
     };
     let err = dir.join(format!("worker-{id}.stderr"));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = match netns {
+        Some(ns) => ns.command(&exe),
+        None => Command::new(exe),
+    };
     cmd.args(args.to_argv())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -382,8 +386,30 @@ fn drive(o: Opts) -> i32 {
         SESSION_TIMEOUT.as_millis(),
         dir.display()
     );
+    // The partitioned client lives in its own network namespace; without one (not root, no
+    // iproute2) every client shares the host's and partition faults are skipped.
+    let netns = match netns::Netns::create(std::process::id()) {
+        Ok(ns) => {
+            println!(
+                "network partitions: worker {} runs in network namespace {} (servers reached \
+                 at {})",
+                o.clients - 1,
+                ns.name(),
+                ns.host_addr
+            );
+            Some(ns)
+        }
+        Err(e) => {
+            println!("network partitions: not available here ({e}); those faults are skipped");
+            None
+        }
+    };
     println!("starting a 3-node ZooKeeper ensemble (tickTime 200 ms) …");
-    let ens = match Ensemble::start(3) {
+    let mut builder = Ensemble::builder().size(3);
+    if netns.is_some() {
+        builder = builder.client_address(std::net::Ipv4Addr::UNSPECIFIED.into());
+    }
+    let ens = match builder.start() {
         Ok(e) => e,
         Err(e) => {
             eprintln!("soak: could not start ZooKeeper: {e}");
@@ -408,7 +434,12 @@ fn drive(o: Opts) -> i32 {
     }
     let mut procs = Vec::new();
     for id in 0..o.clients {
-        match spawn_worker(&o, id, &hosts, &dir) {
+        let ns = netns.as_ref().filter(|_| id == o.clients - 1);
+        let hosts = match ns {
+            Some(ns) => hosts.replace("127.0.0.1", &ns.host_addr.to_string()),
+            None => hosts.clone(),
+        };
+        match spawn_worker(&o, id, &hosts, &dir, ns) {
             Ok(p) => procs.push(p),
             Err(e) => {
                 eprintln!("soak: {e}");
@@ -433,7 +464,19 @@ fn drive(o: Opts) -> i32 {
     let views: Vec<WorkerView> = procs.iter().map(|p| p.view.clone()).collect();
     let mut early_exits = Vec::new();
     let faults = thread::scope(|sc| {
-        let driver = sc.spawn(|| faults::run(&ens, &views, o.seed, t0, deadline, SESSION_TIMEOUT));
+        let partitioned = netns.as_ref().map(|ns| (o.clients - 1, ns));
+        let (ens, views) = (&ens, &views);
+        let driver = sc.spawn(move || {
+            faults::run(
+                ens,
+                views,
+                partitioned,
+                o.seed,
+                t0,
+                deadline,
+                SESSION_TIMEOUT,
+            )
+        });
         while !driver.is_finished() {
             for p in procs.iter_mut() {
                 if p.died.is_none() {
