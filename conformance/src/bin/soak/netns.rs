@@ -79,6 +79,18 @@ impl Netns {
         in_ns(&["addr", "add", &format!("{peer_addr}/24"), "dev", &peer_if])?;
         in_ns(&["link", "set", &peer_if, "up"])?;
         in_ns(&["link", "set", "lo", "up"])?;
+        // `ip netns exec` also needs a private mount namespace and /sys: try it once here,
+        // so that a machine that cannot skips the partitions instead of losing a worker.
+        let exec = Command::new("ip")
+            .args(["netns", "exec", &ns.name, "true"])
+            .output()
+            .map_err(|e| format!("cannot run ip: {e}"))?;
+        if !exec.status.success() {
+            return Err(format!(
+                "`ip netns exec` failed: {}",
+                String::from_utf8_lossy(&exec.stderr).trim()
+            ));
+        }
         Ok(ns)
     }
 
