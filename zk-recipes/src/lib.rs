@@ -1,6 +1,8 @@
 //! Coordination recipes on [`zk_session`]: a protected-mode, Curator-compatible mutex with
 //! fencing and a lost-lock signal, and leader election (a selector and a latch).
 
+#![warn(missing_docs)]
+
 mod candidacy;
 pub mod contender;
 pub mod error;

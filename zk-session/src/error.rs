@@ -31,13 +31,21 @@ pub enum Error {
     /// `results` holds the per-op codes the server sent (0 before it, -2 after it).
     #[error("multi op {index} failed: {code}")]
     Multi {
+        /// The position of the failed op in the request.
         index: usize,
+        /// Why it failed.
         code: ErrorCode,
+        /// Every op's code, as the server sent them.
         results: Vec<ErrorCode>,
     },
     /// The path breaks one of ZooKeeper's rules; nothing was sent.
     #[error("invalid path {path:?}: {reason}")]
-    InvalidPath { path: String, reason: PathError },
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// The rule it breaks.
+        reason: PathError,
+    },
     /// An argument the server would refuse; nothing was sent.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -53,7 +61,9 @@ pub enum Error {
     /// No server could be reached in time for the first connection.
     #[error("could not connect to any server within {waited:?} (last attempt: {})", last_error.as_deref().unwrap_or("none"))]
     ConnectTimeout {
+        /// How long the client tried.
         waited: Duration,
+        /// Why the last attempt failed, if one was made.
         last_error: Option<String>,
     },
     /// The watch was removed by [`Client::remove_watches`](crate::Client::remove_watches)
@@ -105,5 +115,5 @@ impl From<ErrorCode> for Error {
     }
 }
 
-/// `Result` with this crate's [`Error`].
+/// `Result` with this crate's [`Error`](enum@Error).
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -22,20 +22,36 @@ use crate::{CreateOptions, Version};
 pub enum Op {
     /// Create a znode.
     Create {
+        /// Where (relative to the chroot).
         path: String,
+        /// The new znode's data.
         data: Bytes,
+        /// Mode, ACL and TTL.
         options: CreateOptions,
     },
     /// Delete a znode.
-    Delete { path: String, version: Version },
+    Delete {
+        /// Which znode.
+        path: String,
+        /// The version it must have.
+        version: Version,
+    },
     /// Replace a znode's data.
     SetData {
+        /// Which znode.
         path: String,
+        /// The new data.
         data: Bytes,
+        /// The version it must have.
         version: Version,
     },
     /// Fail the transaction unless the znode has this version.
-    Check { path: String, version: Version },
+    Check {
+        /// Which znode.
+        path: String,
+        /// The version it must have.
+        version: Version,
+    },
 }
 
 impl Op {
@@ -88,7 +104,12 @@ impl Op {
 #[non_exhaustive]
 pub enum OpResult {
     /// The created znode's path (relative to the chroot) and its Stat.
-    Create { path: String, stat: Option<Stat> },
+    Create {
+        /// The created znode's path (with its sequence number, if sequential).
+        path: String,
+        /// Its Stat, when the server sends one (ZooKeeper 3.8.0 does not, inside a multi).
+        stat: Option<Stat>,
+    },
     /// The znode was deleted.
     Delete,
     /// The znode's new Stat.
