@@ -16,6 +16,9 @@
 //! and every JVM is spawned with a parent-death signal so it dies with the test process even
 //! when that is SIGKILLed (see [`spawner`]).
 //!
+//! [`peers`] compiles and runs the other clients the tests and benchmarks compare with
+//! (Curator and the ZooKeeper Java client, kazoo).
+//!
 //! ```no_run
 //! use conformance::{Ensemble, Mode, Standalone};
 //!
@@ -32,6 +35,7 @@ pub mod error;
 pub mod four_letter;
 pub mod install;
 pub mod options;
+pub mod peers;
 pub mod ports;
 pub mod scratch;
 pub mod server;

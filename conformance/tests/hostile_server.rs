@@ -9,141 +9,22 @@ mod hostile_support;
 
 use std::time::{Duration, Instant};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{BufMut, BytesMut};
 use hostile_support::{
-    connect_response_frame, connect_response_frame_for, frame, get_data_reply, notification_frame,
-    reply_frame, vm_rss_kib, within, FakeServer, Peer, PASSWD, SESSION_ID, STEP,
+    client::*, connect_response_frame, connect_response_frame_for, frame, get_data_reply,
+    notification_frame, reply_frame, vm_rss_kib, within, FakeServer, PASSWD, SESSION_ID, STEP,
 };
-use tokio::task::JoinHandle;
-use zk_session::{
-    Client, ClientBuilder, Error, ErrorCode, EventType, SessionEvent, SessionEvents, SessionState,
-};
-
-/// The session timeout the fake servers grant unless a case needs another.
-const TIMEOUT_MS: i32 = 10_000;
-
-type Got = Result<Bytes, Error>;
-
-fn builder(server: &FakeServer) -> ClientBuilder {
-    Client::builder(&server.addr())
-        .session_timeout(Duration::from_millis(TIMEOUT_MS as u64))
-        // Reconnect quickly: the cases are about what happens, not about the pacing.
-        .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
-}
-
-/// Waits until the client reaches `want`.
-async fn wait_state(client: &Client, want: SessionState) {
-    let mut rx = client.watch_state();
-    within(STEP, &format!("state {want:?}"), async {
-        while *rx.borrow_and_update() != want {
-            rx.changed().await.expect("session task gone");
-        }
-    })
-    .await;
-}
-
-/// Builds a client (without waiting) with [`builder`] as `tweak` changes it, accepts its
-/// first connection and grants it a new session with the given timeout.
-async fn connected(
-    server: &mut FakeServer,
-    tweak: impl FnOnce(ClientBuilder) -> ClientBuilder,
-    timeout_ms: i32,
-) -> (Client, Peer) {
-    let client = tweak(builder(server)).build().expect("build");
-    let mut peer = server.accept().await;
-    peer.handshake_new(timeout_ms).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_eq!(client.session_id(), SESSION_ID);
-    (client, peer)
-}
-
-/// Starts one getData per path, each in its own task.
-fn spawn_gets(client: &Client, paths: &[&str]) -> Vec<(String, JoinHandle<Got>)> {
-    paths
-        .iter()
-        .map(|p| {
-            let c = client.clone();
-            let path = p.to_string();
-            let task = tokio::spawn(async move { c.get_data(&path).await.map(|(d, _)| d) });
-            (p.to_string(), task)
-        })
-        .collect()
-}
-
-/// Every result of [`spawn_gets`], each of which must come within [`STEP`], exactly once
-/// (a oneshot answered once; a dropped one would show up as `Closed`, which fails here).
-async fn collect(handles: Vec<(String, JoinHandle<Got>)>) -> Vec<(String, Got)> {
-    let mut out = Vec::new();
-    for (path, h) in handles {
-        let r = within(STEP, &format!("the answer to getData {path}"), h)
-            .await
-            .expect("the request task panicked");
-        assert_typed(&r);
-        out.push((path, r));
-    }
-    out
-}
-
-/// Ok, or a typed error: a code (the server's, or ConnectionLoss, RequestTimeout,
-/// SessionExpired from the session), or a protocol error. `Closed` would mean the request
-/// was dropped unanswered.
-fn assert_typed(r: &Got) {
-    match r {
-        Ok(_)
-        | Err(Error::Code(_))
-        | Err(Error::Protocol(_))
-        | Err(Error::ProtocolViolation(_)) => {}
-        Err(other) => panic!("not an answer the protocol allows here: {other:?}"),
-    }
-}
-
-/// The next session event. A subscriber made after the client reached a state never gets
-/// the event that announced it.
-async fn next_event(events: &mut SessionEvents) -> Option<SessionEvent> {
-    within(STEP, "a session event", events.next()).await
-}
-
-/// The result for `path` among `got`. Requests started together reach the wire in any order,
-/// so cases match replies to requests by the path the server read with each xid.
-fn result_for<'a>(got: &'a [(String, Got)], path: &str) -> &'a Got {
-    &got.iter()
-        .find(|(p, _)| p == path)
-        .unwrap_or_else(|| panic!("no result for {path}"))
-        .1
-}
-
-fn is_connection_loss(r: &Got) -> bool {
-    matches!(r, Err(Error::Code(ErrorCode::ConnectionLoss)))
-}
-
-/// The session still works: a getData comes back with the well-behaved server's answer.
-async fn assert_serves(client: &Client, path: &str) {
-    let (data, _) = within(STEP, "a request after recovery", client.get_data(path))
-        .await
-        .expect("a request after recovery");
-    assert_eq!(&data[..], path.as_bytes());
-}
-
-fn length_prefix(len: i32) -> [u8; 4] {
-    len.to_be_bytes()
-}
+use zk_session::{Error, ErrorCode, EventType, SessionEvent, SessionState};
 
 // ----- 1. a length prefix over the maximum -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn length_prefix_over_the_maximum_drops_the_connection() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
 
     // One good reply first, so the reconnection has a zxid to report.
-    let first = spawn_gets(&client, &["/first"]);
-    let xids = peer.expect_get_data(1).await;
     let zxid = peer.next_zxid();
-    peer.write(&get_data_reply(xids[0].0, zxid, b"first"))
-        .await
-        .unwrap();
-    let got = collect(first).await;
-    assert_eq!(&got[0].1.as_ref().unwrap()[..], b"first");
+    round_trip(&client, &mut peer, "/first", zxid, b"first").await;
 
     let rss_before = vm_rss_kib();
     let pending = spawn_gets(&client, &["/a", "/b", "/c", "/d", "/e"]);
@@ -154,13 +35,13 @@ async fn length_prefix_over_the_maximum_drops_the_connection() {
     hostile.put_slice(&length_prefix(0x10_0000));
     hostile.put_bytes(0, 256 * 1024);
     let closed = peer
-        .send_and_wait_closed(&hostile, STEP)
-        .await
-        .expect("the client must drop the connection after the bad length");
+        .expect_drop(
+            &hostile,
+            "the client must drop the connection after the bad length",
+        )
+        .await;
     assert!(closed < Duration::from_secs(2), "dropped after {closed:?}");
-    for (path, r) in collect(pending).await {
-        assert!(is_connection_loss(&r), "{path}: {r:?}");
-    }
+    assert_all_lost(pending).await;
     if let (Some(before), Some(after)) = (rss_before, vm_rss_kib()) {
         // Coarse: nothing near the declared megabyte (or the bytes behind it) was buffered.
         assert!(
@@ -169,16 +50,13 @@ async fn length_prefix_over_the_maximum_drops_the_connection() {
         );
     }
 
-    server.resume_and_serve(zxid, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, zxid, TIMEOUT_MS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configured_max_frame_len_is_the_exact_limit() {
     const MAX: usize = 4096;
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b.max_frame_len(MAX), TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected_with(|b| b.max_frame_len(MAX), TIMEOUT_MS).await;
 
     // A reply of exactly MAX bytes is fine: header 16 + data length 4 + data + Stat 68.
     let data = vec![b'x'; MAX - 16 - 4 - 68];
@@ -197,58 +75,52 @@ async fn configured_max_frame_len_is_the_exact_limit() {
     let mut big = get_data_reply(xids[0].0, zxid, &[b'y'; MAX - 16 - 4 - 68 + 1]);
     assert_eq!(big.len(), MAX + 5);
     big.truncate(64); // the prefix is enough; the client must not wait for the rest
-    peer.send_and_wait_closed(&big, STEP)
-        .await
-        .expect("the client must drop the connection");
+    peer.expect_drop(&big, "the client must drop the connection")
+        .await;
     let got = collect(h).await;
     assert!(is_connection_loss(&got[0].1), "{:?}", got[0].1);
 
     // The same limit applies to the connect response: an over-long one is a failed attempt,
     // and the client tries again with the same session.
-    let mut peer = server.accept().await;
-    let req = peer.read_connect().await;
-    assert_eq!(req.session_id, SESSION_ID);
-    peer.send_and_wait_closed(&length_prefix(MAX as i32 + 1), STEP)
-        .await
-        .expect("the client must give up on that handshake");
-    server.resume_and_serve(zxid, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    let (mut peer, _) = server.accept_resuming().await;
+    peer.expect_drop(
+        &length_prefix(MAX as i32 + 1),
+        "the client must give up on that handshake",
+    )
+    .await;
+    assert_recovers(&mut server, &client, zxid, TIMEOUT_MS).await;
 }
 
 // ----- 2. a negative length -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn negative_length_drops_the_connection() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
     let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
     peer.expect_get_data(3).await;
-    peer.send_and_wait_closed(&length_prefix(-1), STEP)
-        .await
-        .expect("the client must drop the connection after a negative length");
-    for (path, r) in collect(pending).await {
-        assert!(is_connection_loss(&r), "{path}: {r:?}");
-    }
+    peer.expect_drop(
+        &length_prefix(-1),
+        "the client must drop the connection after a negative length",
+    )
+    .await;
+    assert_all_lost(pending).await;
 
     // The reconnection's handshake gets i32::MIN as its length: another failed attempt.
-    let mut peer = server.accept().await;
-    assert_eq!(peer.read_connect().await.session_id, SESSION_ID);
-    peer.send_and_wait_closed(&length_prefix(i32::MIN), STEP)
-        .await
-        .expect("the client must give up on that handshake");
+    let (mut peer, _) = server.accept_resuming().await;
+    peer.expect_drop(
+        &length_prefix(i32::MIN),
+        "the client must give up on that handshake",
+    )
+    .await;
 
-    server.resume_and_serve(0, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, 0, TIMEOUT_MS).await;
 }
 
 // ----- 3. a truncated frame, then close -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn truncated_frame_then_close() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
     let mut events = client.session_events();
     let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
     let xids = peer.expect_get_data(3).await;
@@ -256,14 +128,11 @@ async fn truncated_frame_then_close() {
     let reply = get_data_reply(xids[0].0, 0x200, b"never complete");
     peer.write(&reply[..30]).await.unwrap();
     drop(peer);
-    for (path, r) in collect(pending).await {
-        assert!(is_connection_loss(&r), "{path}: {r:?}");
-    }
+    assert_all_lost(pending).await;
     assert_eq!(next_event(&mut events).await, Some(SessionEvent::Suspended));
 
     // A handshake cut short the same way is a failed attempt.
-    let mut peer = server.accept().await;
-    assert_eq!(peer.read_connect().await.session_id, SESSION_ID);
+    let (mut peer, _) = server.accept_resuming().await;
     peer.write(&connect_response_frame(TIMEOUT_MS, true)[..20])
         .await
         .unwrap();
@@ -282,18 +151,17 @@ async fn truncated_frame_then_close() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reply_for_an_xid_nothing_waits_for() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
 
     // Nothing pending at all.
-    peer.send_and_wait_closed(&get_data_reply(4242, 0x300, b"?"), STEP)
-        .await
-        .expect("a reply to nothing must drop the connection");
+    peer.expect_drop(
+        &get_data_reply(4242, 0x300, b"?"),
+        "a reply to nothing must drop the connection",
+    )
+    .await;
 
     // Requests pending, and a reply with an xid none of them has.
-    let mut peer = server.accept().await;
-    let req = peer.read_connect().await;
-    assert_eq!(req.session_id, SESSION_ID);
+    let (mut peer, req) = server.accept_resuming().await;
     assert_eq!(
         req.last_zxid_seen, 0,
         "the stray reply's zxid does not count"
@@ -305,65 +173,42 @@ async fn reply_for_an_xid_nothing_waits_for() {
     let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
     let xids = peer.expect_get_data(3).await;
     let stray = xids.iter().map(|(x, _)| x).max().unwrap() + 1000;
-    peer.send_and_wait_closed(&get_data_reply(stray, 0x300, b"?"), STEP)
-        .await
-        .expect("the client must drop the connection");
-    let oldest = &xids[0].1;
-    for (path, r) in collect(pending).await {
-        if &path == oldest {
-            assert!(
-                matches!(r, Err(Error::ProtocolViolation(_))),
-                "{path}: {r:?}"
-            );
-        } else {
-            assert!(is_connection_loss(&r), "{path}: {r:?}");
-        }
-    }
+    peer.expect_drop(
+        &get_data_reply(stray, 0x300, b"?"),
+        "the client must drop the connection",
+    )
+    .await;
+    // The oldest request never got its reply while the server answered another.
+    assert_violation_for(pending, &xids[0].1).await;
 
-    server.resume_and_serve(0, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, 0, TIMEOUT_MS).await;
 }
 
 // ----- 5. replies out of order -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replies_out_of_order() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
     let pending = spawn_gets(&client, &["/one", "/two"]);
     let xids = peer.expect_get_data(2).await;
     let (first, second) = (&xids[0], &xids[1]);
     // Both replies in one write, the second request's first.
     let mut swapped = get_data_reply(second.0, 0x400, second.1.as_bytes());
     swapped.extend_from_slice(&get_data_reply(first.0, 0x401, first.1.as_bytes()));
-    peer.send_and_wait_closed(&swapped, STEP)
-        .await
-        .expect("the client must drop the connection");
-    for (path, r) in collect(pending).await {
-        if path == first.1 {
-            // Its reply was skipped over: the protocol is broken.
-            assert!(
-                matches!(r, Err(Error::ProtocolViolation(_))),
-                "{path}: {r:?}"
-            );
-        } else {
-            // Its reply came on a stream that could not be trusted.
-            assert!(is_connection_loss(&r), "{path}: {r:?}");
-        }
-    }
+    peer.expect_drop(&swapped, "the client must drop the connection")
+        .await;
+    // The first request's reply was skipped over; the second's came on a stream that could
+    // not be trusted.
+    assert_violation_for(pending, &first.1).await;
     // Neither zxid was taken.
-    server.resume_and_serve(0, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, 0, TIMEOUT_MS).await;
 }
 
 // ----- 6. a body that does not parse -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reply_body_that_does_not_parse() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
     let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
     let xids = peer.expect_get_data(3).await;
 
@@ -384,9 +229,8 @@ async fn reply_body_that_does_not_parse() {
     bad.put_bytes(7, 10);
     let mut bytes = frame(&err_reply);
     bytes.extend_from_slice(&frame(&bad));
-    peer.send_and_wait_closed(&bytes, STEP)
-        .await
-        .expect("the client must drop the connection");
+    peer.expect_drop(&bytes, "the client must drop the connection")
+        .await;
 
     let got = collect(pending).await;
     let (a, b, c) = (
@@ -398,9 +242,7 @@ async fn reply_body_that_does_not_parse() {
     assert!(matches!(b, Err(Error::Protocol(_))), "{b:?}");
     assert!(is_connection_loss(c), "{c:?}");
 
-    server.resume_and_serve(zxid, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, zxid, TIMEOUT_MS).await;
 }
 
 // ----- 7. a connect response with a 36-byte body -----
@@ -409,8 +251,7 @@ async fn reply_body_that_does_not_parse() {
 async fn connect_response_without_the_read_only_byte_is_accepted() {
     let mut server = FakeServer::bind().await;
     let connecting = tokio::spawn(builder(&server).connect());
-    let mut peer = server.accept().await;
-    assert_eq!(peer.read_connect().await.session_id, 0);
+    let mut peer = server.accept_new().await;
     let resp = connect_response_frame(TIMEOUT_MS, false);
     assert_eq!(resp.len(), 4 + 36);
     peer.write(&resp).await.unwrap();
@@ -424,18 +265,12 @@ async fn connect_response_without_the_read_only_byte_is_accepted() {
     assert_eq!(client.negotiated_timeout(), Duration::from_secs(10));
 
     // A normal request works.
-    let h = spawn_gets(&client, &["/x"]);
-    let xids = peer.expect_get_data(1).await;
-    peer.write(&get_data_reply(xids[0].0, 0x500, b"x"))
-        .await
-        .unwrap();
-    assert_eq!(&collect(h).await[0].1.as_ref().unwrap()[..], b"x");
+    round_trip(&client, &mut peer, "/x", 0x500, b"x").await;
 
     // And so does a reconnection answered the same way.
     drop(peer);
-    let mut peer = server.accept().await;
-    let req = peer.read_connect().await;
-    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0x500));
+    let (mut peer, req) = server.accept_resuming().await;
+    assert_eq!(req.last_zxid_seen, 0x500);
     peer.write(&connect_response_frame(TIMEOUT_MS, false))
         .await
         .unwrap();
@@ -448,17 +283,15 @@ async fn connect_response_without_the_read_only_byte_is_accepted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_after_a_valid_frame() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
 
     // A good reply and, in the same write, bytes that read as a negative length.
     let pending = spawn_gets(&client, &["/a", "/b"]);
     let xids = peer.expect_get_data(2).await;
     let mut bytes = get_data_reply(xids[0].0, 0x600, b"good");
     bytes.extend_from_slice(b"\xde\xad\xbe\xefgarbage");
-    peer.send_and_wait_closed(&bytes, STEP)
-        .await
-        .expect("the client must drop the connection");
+    peer.expect_drop(&bytes, "the client must drop the connection")
+        .await;
     let got = collect(pending).await;
     let answered = result_for(&got, &xids[0].1);
     assert_eq!(
@@ -469,9 +302,8 @@ async fn garbage_after_a_valid_frame() {
     assert!(is_connection_loss(lost), "{lost:?}");
 
     // A good reply followed by a frame too short for a reply header.
-    let mut peer = server.accept().await;
-    let req = peer.read_connect().await;
-    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0x600));
+    let (mut peer, req) = server.accept_resuming().await;
+    assert_eq!(req.last_zxid_seen, 0x600);
     peer.write(&connect_response_frame(TIMEOUT_MS, true))
         .await
         .unwrap();
@@ -479,36 +311,30 @@ async fn garbage_after_a_valid_frame() {
     let xids = peer.expect_get_data(1).await;
     let mut bytes = get_data_reply(xids[0].0, 0x601, b"good too");
     bytes.extend_from_slice(&frame(&[1, 2, 3]));
-    peer.send_and_wait_closed(&bytes, STEP)
-        .await
-        .expect("the client must drop the connection");
+    peer.expect_drop(&bytes, "the client must drop the connection")
+        .await;
     let got = collect(pending).await;
     assert_eq!(&got[0].1.as_ref().unwrap()[..], b"good too");
 
     // Garbage right behind the connect response, in the same write: noticed at once, not
     // when something else arrives or the read timeout (6.7 s here) runs out.
-    let mut peer = server.accept().await;
-    let req = peer.read_connect().await;
-    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0x601));
+    let (mut peer, req) = server.accept_resuming().await;
+    assert_eq!(req.last_zxid_seen, 0x601);
     let mut bytes = connect_response_frame(TIMEOUT_MS, true);
     bytes.extend_from_slice(b"\xff\xff\xff\xf0");
     let closed = peer
-        .send_and_wait_closed(&bytes, STEP)
-        .await
-        .expect("the client must drop the connection");
+        .expect_drop(&bytes, "the client must drop the connection")
+        .await;
     assert!(closed < Duration::from_secs(2), "dropped after {closed:?}");
 
-    server.resume_and_serve(0x601, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, 0x601, TIMEOUT_MS).await;
 }
 
 // ----- 9. a notification for a path the client never watched -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notification_for_an_unwatched_path_is_ignored() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
     let mut events = client.session_events();
 
     // One real watch, on /w.
@@ -572,12 +398,7 @@ async fn notification_for_an_unwatched_path_is_ignored() {
             .is_err(),
         "no state change"
     );
-    let h = spawn_gets(&client, &["/more"]);
-    let xids = peer.expect_get_data(1).await;
-    peer.write(&get_data_reply(xids[0].0, 0x702, b"more"))
-        .await
-        .unwrap();
-    assert_eq!(&collect(h).await[0].1.as_ref().unwrap()[..], b"more");
+    round_trip(&client, &mut peer, "/more", 0x702, b"more").await;
 }
 
 // ----- 10. slow-loris: one byte per second -----
@@ -588,8 +409,7 @@ async fn slow_loris_reply_is_dropped_at_the_read_timeout() {
     const NEGOTIATED_MS: i32 = 3_000;
     let mut server = FakeServer::bind().await;
     let client = builder(&server).build().unwrap();
-    let mut peer = server.accept().await;
-    peer.handshake_new(NEGOTIATED_MS).await;
+    let mut peer = server.accept_and_grant(NEGOTIATED_MS).await;
     let handshake_done = Instant::now();
     wait_state(&client, SessionState::Connected).await;
 
@@ -612,9 +432,7 @@ async fn slow_loris_reply_is_dropped_at_the_read_timeout() {
     let got = collect(pending).await;
     assert!(is_connection_loss(&got[0].1), "{:?}", got[0].1);
 
-    server.resume_and_serve(0, NEGOTIATED_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, 0, NEGOTIATED_MS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -626,8 +444,7 @@ async fn slow_loris_handshake_is_dropped_at_the_connect_timeout() {
             .initial_connect_timeout(STEP)
             .connect(),
     );
-    let mut peer = server.accept().await;
-    assert_eq!(peer.read_connect().await.session_id, 0);
+    let mut peer = server.accept_new().await;
     let start = Instant::now();
     let resp = connect_response_frame(TIMEOUT_MS, true);
     let (sent, closed) = within(
@@ -643,8 +460,7 @@ async fn slow_loris_handshake_is_dropped_at_the_connect_timeout() {
     );
 
     // The next attempt is answered properly.
-    let mut peer = server.accept().await;
-    peer.handshake_new(TIMEOUT_MS).await;
+    let peer = server.accept_and_grant(TIMEOUT_MS).await;
     let client = within(STEP, "connect", connecting)
         .await
         .unwrap()
@@ -668,10 +484,7 @@ async fn silent_server_connect_times_out_and_retries() {
     let mut silent = Vec::new();
     let collecting = async {
         loop {
-            let mut peer = server.accept().await;
-            let req = peer.read_connect().await;
-            assert_eq!(req.session_id, 0);
-            silent.push(peer);
+            silent.push(server.accept_new().await);
         }
     };
     let result = tokio::select! {
@@ -703,8 +516,7 @@ async fn silent_server_requests_fail_with_request_timeout() {
         .request_timeout(Duration::from_millis(700))
         .build()
         .unwrap();
-    let mut first = server.accept().await;
-    assert_eq!(first.read_connect().await.session_id, 0);
+    let first = server.accept_new().await;
 
     let start = Instant::now();
     let pending = spawn_gets(&client, &["/a", "/b", "/c", "/d", "/e"]);
@@ -723,16 +535,11 @@ async fn silent_server_requests_fail_with_request_timeout() {
 
     // A later attempt is answered: the session starts, and the requests that timed out are
     // not sent after all; the first request the server sees is the next one.
-    let mut peer = server.accept().await;
-    peer.handshake_new(TIMEOUT_MS).await;
+    let mut peer = server.accept_and_grant(TIMEOUT_MS).await;
     wait_state(&client, SessionState::Connected).await;
-    let h = spawn_gets(&client, &["/next"]);
-    let xids = peer.expect_get_data(1).await;
-    assert_eq!(xids[0].1, "/next", "timed-out requests must not be sent");
-    peer.write(&get_data_reply(xids[0].0, 0x900, b"next"))
-        .await
-        .unwrap();
-    assert_eq!(&collect(h).await[0].1.as_ref().unwrap()[..], b"next");
+    // round_trip checks that what the server gets is /next: timed-out requests must not be
+    // sent.
+    round_trip(&client, &mut peer, "/next", 0x900, b"next").await;
     drop(first);
 }
 
@@ -746,8 +553,7 @@ async fn silent_server_timed_out_requests_do_not_pile_up() {
         .request_timeout(Duration::from_millis(1))
         .build()
         .unwrap();
-    let mut silent = server.accept().await;
-    assert_eq!(silent.read_connect().await.session_id, 0);
+    let silent = server.accept_new().await;
     let path = "/a/path/of/some/length/for/requests/that/time/out/while/disconnected";
     let mut rss = Vec::new();
     for _ in 0..12 {
@@ -781,8 +587,7 @@ async fn silent_server_timed_out_requests_do_not_pile_up() {
 async fn zero_timeout_on_the_first_connect_means_expired() {
     let mut server = FakeServer::bind().await;
     let connecting = tokio::spawn(builder(&server).connect());
-    let mut peer = server.accept().await;
-    assert_eq!(peer.read_connect().await.session_id, 0);
+    let mut peer = server.accept_new().await;
     peer.write(&connect_response_frame_for(0, 0, true))
         .await
         .unwrap();
@@ -799,8 +604,7 @@ async fn zero_timeout_on_the_first_connect_means_expired() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_timeout_on_a_reconnect_expires_the_session() {
-    let mut server = FakeServer::bind().await;
-    let (client, mut peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, mut peer) = connected().await;
     let mut events = client.session_events();
     let c = client.clone();
     let watching = tokio::spawn(async move { c.exists_watch("/w").await });
@@ -816,9 +620,8 @@ async fn zero_timeout_on_a_reconnect_expires_the_session() {
     drop(peer);
     assert_eq!(next_event(&mut events).await, Some(SessionEvent::Suspended));
 
-    let mut peer = server.accept().await;
-    let req = peer.read_connect().await;
-    assert_eq!((req.session_id, req.last_zxid_seen), (SESSION_ID, 0xa00));
+    let (mut peer, req) = server.accept_resuming().await;
+    assert_eq!(req.last_zxid_seen, 0xa00);
     // A request made while disconnected waits for this handshake.
     let queued = spawn_gets(&client, &["/queued"]);
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -891,8 +694,7 @@ async fn server_that_closes_right_after_accepting() {
     for _ in 0..3 {
         drop(server.accept().await);
     }
-    let mut peer = server.accept().await;
-    peer.handshake_new(TIMEOUT_MS).await;
+    let peer = server.accept_and_grant(TIMEOUT_MS).await;
     tokio::spawn(peer.serve());
     let got = collect(early).await;
     assert_eq!(&got[0].1.as_ref().unwrap()[..], b"/early");
@@ -902,15 +704,12 @@ async fn server_that_closes_right_after_accepting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_that_hangs_up_after_each_handshake_does_not_cause_a_reconnect_storm() {
-    let mut server = FakeServer::bind().await;
-    let (client, peer) = connected(&mut server, |b| b, TIMEOUT_MS).await;
+    let (mut server, client, peer) = connected().await;
     drop(peer);
     let start = Instant::now();
     let hanging_up = async {
         loop {
-            let mut peer = server.accept().await;
-            let req = peer.read_connect().await;
-            assert_eq!(req.session_id, SESSION_ID);
+            let (mut peer, _) = server.accept_resuming().await;
             let _ = peer.write(&connect_response_frame(TIMEOUT_MS, true)).await;
         }
     };
@@ -931,29 +730,22 @@ async fn one_millisecond_session_timeout_fails_requests_without_a_storm() {
     let mut server = FakeServer::bind().await;
     let client = builder(&server).build().unwrap();
     let pending = spawn_gets(&client, &["/a", "/b", "/c"]);
-    let mut first = server.accept().await;
-    first.handshake_new(1).await;
+    let first = server.accept_and_grant(1).await;
     let start = Instant::now();
     let granting = async {
         let mut peers = vec![first];
         loop {
-            let mut peer = server.accept().await;
-            let req = peer.read_connect().await;
-            assert_eq!(req.session_id, SESSION_ID);
+            let (mut peer, _) = server.accept_resuming().await;
             let _ = peer.write(&connect_response_frame(1, true)).await;
             peers.push(peer);
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), granting).await;
-    for (path, r) in collect(pending).await {
-        assert!(is_connection_loss(&r), "{path}: {r:?}");
-    }
+    assert_all_lost(pending).await;
     let attempts = server.accepted;
     eprintln!("{attempts} connections in {:?}", start.elapsed());
     assert!(attempts <= 100, "{attempts} connections in 2 s");
 
     // Granted a real timeout at last, the session carries on.
-    server.resume_and_serve(0, TIMEOUT_MS).await;
-    wait_state(&client, SessionState::Connected).await;
-    assert_serves(&client, "/after").await;
+    assert_recovers(&mut server, &client, 0, TIMEOUT_MS).await;
 }

@@ -5,16 +5,20 @@
 //! session's nodes while the owner is still running. No test asserts on how fast anything
 //! happens, only on what happens (waits are bounded by a generous [`SOON`]).
 
+mod recipes_support;
+
 use std::{
-    future::Future,
     sync::{
-        atomic::{AtomicU32, AtomicUsize, Ordering},
+        atomic::{AtomicUsize, Ordering},
         Arc, Mutex as StdMutex,
     },
     time::{Duration, Instant},
 };
 
 use conformance::{four_letter_word, shared_standalone, Standalone, ZkServer};
+// The helpers the mutex tests use too (same SOON); `watches_under` stays here, shaped for
+// elections.
+use recipes_support::{client, eventually, soon, unique_under, SOON};
 use zk_recipes::{
     leader_latch::{CloseMode, LeaderLatch, LeadershipEvent, SuspendPolicy},
     leader_selector::{LeaderSelector, Leadership},
@@ -22,49 +26,8 @@ use zk_recipes::{
 };
 use zk_session::{Client, SessionState, Version};
 
-/// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
-const SOON: Duration = Duration::from_secs(30);
-
-async fn client(connect: &str) -> Client {
-    Client::builder(connect)
-        .session_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("connect")
-}
-
 fn unique(tag: &str) -> String {
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "/election-{tag}-{}-{nanos}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-async fn soon<T>(what: &str, f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(SOON, f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out after {SOON:?}: {what}"))
-}
-
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + SOON;
-    while !check().await {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {SOON:?}: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    unique_under("election", tag)
 }
 
 /// Every watched path at or below `prefix`, from the server's `wchc`.

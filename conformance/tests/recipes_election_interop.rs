@@ -8,18 +8,20 @@
 
 use std::{
     future::Future,
-    io::{BufRead, BufReader, Write},
-    path::{Path, PathBuf},
-    process::{Child, ChildStdin, Command, Stdio},
+    io::Write,
+    path::Path,
+    process::{Child, ChildStdin, Stdio},
     sync::{
         atomic::{AtomicBool, AtomicU32, Ordering},
         Arc, Mutex as StdMutex, OnceLock,
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use conformance::shared_standalone;
-use tokio::sync::Notify;
+use conformance::{
+    peers::{self, JavaProgram, Lines},
+    shared_standalone,
+};
 use zk_recipes::{
     leader_latch::{CloseMode, LeaderLatch},
     leader_selector::{LeaderSelector, Leadership},
@@ -30,111 +32,51 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 /// Generous: a JVM with Curator starts in seconds, but this machine may be busy.
 const SOON: Duration = Duration::from_secs(60);
 
-const JAVA_DIR: &str = "/usr/share/java";
-const JARS: &[&str] = &[
-    "curator-framework",
-    "curator-client",
-    "curator-recipes",
-    "zookeeper",
-    "zookeeper-jute",
-    "guava",
-    "slf4j-api",
-    "slf4j-nop",
-    "netty-handler",
-    "netty-transport",
-    "netty-common",
-    "netty-buffer",
-    "netty-resolver",
-    "netty-codec",
-    "netty-transport-native-epoll",
-    "netty-transport-native-unix-common",
-];
-
-/// The jars' classpath; panics naming the missing ones.
-fn classpath() -> String {
-    let jars: Vec<PathBuf> = JARS
-        .iter()
-        .map(|j| Path::new(JAVA_DIR).join(format!("{j}.jar")))
-        .collect();
-    let missing: Vec<String> = jars
-        .iter()
-        .filter(|p| !p.exists())
-        .map(|p| p.display().to_string())
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "Curator interop needs Debian's jars (apt-get install libcurator-recipes-java \
-         libzookeeper-java libslf4j-java libnetty-java); missing: {missing:?}"
-    );
-    jars.iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
-/// The directory holding the compiled ElectionPeer, compiled once per test process.
-fn peer_classes() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let cp = classpath();
-        // Under target/ (cargo clean removes it), one per test process so that concurrent
-        // runs never load half-written classes.
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("election-peer-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/ElectionPeer.java");
-        let out = Command::new("javac")
-            .args(["-cp", &cp, "-d"])
-            .arg(&dir)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run javac ({e}): Curator interop needs a Java 17 JDK (openjdk-17-jdk-headless)")
-            });
-        assert!(
-            out.status.success(),
-            "javac {} failed:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
-    })
+/// ElectionPeer, compiled once per test process; panics saying what is missing.
+fn election_peer() -> &'static JavaProgram {
+    static PROGRAM: OnceLock<Result<JavaProgram, String>> = OnceLock::new();
+    let program = PROGRAM.get_or_init(|| {
+        let jars: Vec<&str> = peers::CURATOR_JARS
+            .iter()
+            .chain(peers::NETTY_JARS)
+            .copied()
+            .collect();
+        JavaProgram::compile(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("java/ElectionPeer.java"),
+            // Under target/ (cargo clean removes it).
+            &peers::process_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "election-peer"),
+            &jars,
+            "libcurator-recipes-java libzookeeper-java libslf4j-java libnetty-java",
+        )
+    });
+    match program {
+        Ok(p) => p,
+        Err(e) => panic!("Curator interop needs a Java 17 JDK and Debian's jars: {e}"),
+    }
 }
 
 /// One ElectionPeer process. Its output lines are collected as they come.
 struct Peer {
     child: Child,
     stdin: ChildStdin,
-    lines: Arc<StdMutex<Vec<String>>>,
-    notify: Arc<Notify>,
+    lines: Lines,
 }
 
 impl Peer {
     fn spawn(args: &[&str]) -> Peer {
-        let cp = format!("{}:{}", peer_classes().display(), classpath());
-        let mut child = Command::new("java")
-            .args(["-Xmx128m", "-cp", &cp, "ElectionPeer"])
+        let mut child = election_peer()
+            .command_with(&["-Xmx128m"])
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run java ({e}): Curator interop needs Java 17"));
         let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let lines = Arc::new(StdMutex::new(Vec::new()));
-        let notify = Arc::new(Notify::new());
-        let (l, n) = (lines.clone(), notify.clone());
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                l.lock().unwrap().push(line);
-                n.notify_waiters();
-            }
-        });
+        let lines = Lines::follow(child.stdout.take().unwrap());
         Peer {
             child,
             stdin,
             lines,
-            notify,
         }
     }
 
@@ -144,29 +86,22 @@ impl Peer {
     }
 
     fn count(&self, line: &str) -> usize {
-        self.lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| *l == line)
-            .count()
+        self.lines.snapshot().iter().filter(|l| *l == line).count()
     }
 
     /// Waits until `line` has been printed `n` times in all.
     async fn wait_count(&self, line: &str, n: usize) {
-        let deadline = Instant::now() + SOON;
-        loop {
-            let notified = self.notify.notified();
-            if self.count(line) >= n {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the Curator peer did not print {line:?} {n} times; it printed {:?}",
-                self.lines.lock().unwrap()
-            );
-            let _ = tokio::time::timeout(Duration::from_millis(200), notified).await;
-        }
+        let printed = self
+            .lines
+            .wait_for(SOON, |lines, _| {
+                (lines.iter().filter(|l| *l == line).count() >= n).then_some(())
+            })
+            .await;
+        assert!(
+            printed.is_some(),
+            "the Curator peer did not print {line:?} {n} times; it printed {:?}",
+            self.lines.snapshot()
+        );
     }
 }
 

@@ -11,35 +11,20 @@
 mod recipes_support;
 
 use std::{
+    io::Write,
     path::{Path, PathBuf},
-    process::Stdio,
+    process::{Child, ChildStdin, Stdio},
     sync::{
         atomic::{AtomicUsize, Ordering},
-        Arc, Mutex as StdMutex, OnceLock,
+        Arc, OnceLock,
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
+use conformance::peers::{self, JavaProgram, KazooProgram, Lines};
 use recipes_support::*;
-use tokio::{
-    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
-    process::{Child, ChildStdin, Command},
-    sync::mpsc,
-};
 use zk_recipes::Mutex;
 use zk_session::{CreateOptions, ErrorCode, Version};
-
-/// The jars Curator's InterProcessMutex needs at run time.
-const CURATOR_JARS: &[&str] = &[
-    "curator-framework.jar",
-    "curator-client.jar",
-    "curator-recipes.jar",
-    "zookeeper.jar",
-    "zookeeper-jute.jar",
-    "guava.jar",
-    "slf4j-api.jar",
-    "slf4j-nop.jar",
-];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -51,60 +36,31 @@ fn sources() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
-/// The classpath with CuratorLock compiled into a scratch directory, once per process.
-fn curator_classpath() -> &'static str {
-    static CP: OnceLock<Result<String, String>> = OnceLock::new();
-    let cp = CP.get_or_init(|| {
-        let install = conformance::ensure_installed().map_err(|e| e.to_string())?;
-        let jar_dir = Path::new(conformance::install::JAR_DIR);
-        let missing: Vec<&str> = CURATOR_JARS
-            .iter()
-            .copied()
-            .filter(|j| !jar_dir.join(j).exists())
-            .collect();
-        if !missing.is_empty() {
-            return Err(format!(
-                "missing {missing:?} in {}: apt-get install libcurator-recipes-java \
-                 (scripts/test does)",
-                jar_dir.display()
-            ));
-        }
-        let out = std::env::temp_dir().join(format!("zk-recipes-curator-{}", std::process::id()));
-        std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-        let mut cp = vec![out.display().to_string()];
-        cp.extend(
-            CURATOR_JARS
-                .iter()
-                .map(|j| jar_dir.join(j).display().to_string()),
-        );
-        let cp = cp.join(":");
-        let javac = install
-            .java
-            .canonicalize()
-            .ok()
-            .and_then(|j| Some(j.parent()?.join("javac")))
-            .filter(|j| j.exists())
-            .unwrap_or_else(|| PathBuf::from("javac"));
-        let compiled = std::process::Command::new(&javac)
-            .arg("-nowarn")
-            .arg("-d")
-            .arg(&out)
-            .arg("-cp")
-            .arg(&cp)
-            .arg(sources().join("java/CuratorLock.java"))
-            .output()
-            .map_err(|e| format!("cannot run {} (install a JDK): {e}", javac.display()))?;
-        if !compiled.status.success() {
-            return Err(format!(
-                "javac failed:\n{}",
-                String::from_utf8_lossy(&compiled.stderr)
-            ));
-        }
-        Ok(cp)
+/// CuratorLock compiled into a scratch directory, once per process.
+fn curator() -> &'static JavaProgram {
+    static PROGRAM: OnceLock<Result<JavaProgram, String>> = OnceLock::new();
+    let program = PROGRAM.get_or_init(|| {
+        JavaProgram::compile(
+            &sources().join("java/CuratorLock.java"),
+            &peers::process_dir(&std::env::temp_dir(), "zk-recipes-curator"),
+            peers::CURATOR_JARS,
+            "libcurator-recipes-java (scripts/test does)",
+        )
     });
-    match cp {
-        Ok(cp) => cp,
+    match program {
+        Ok(p) => p,
         Err(e) => panic!("Curator interop cannot run: {e}"),
+    }
+}
+
+/// kazoo_lock.py, once kazoo imports.
+fn kazoo() -> &'static KazooProgram {
+    static PROGRAM: OnceLock<Result<KazooProgram, String>> = OnceLock::new();
+    let program =
+        PROGRAM.get_or_init(|| KazooProgram::prepare(sources().join("python/kazoo_lock.py")));
+    match program {
+        Ok(p) => p,
+        Err(e) => panic!("kazoo interop cannot run: {e}"),
     }
 }
 
@@ -113,9 +69,10 @@ struct Peer {
     kind: Kind,
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: mpsc::UnboundedReceiver<String>,
-    seen: Vec<String>,
-    stderr: Arc<StdMutex<String>>,
+    stdout: Lines,
+    /// How many stdout lines [`Peer::expect`] has gone past.
+    read: usize,
+    stderr: Lines,
 }
 
 impl Peer {
@@ -123,114 +80,99 @@ impl Peer {
     /// waits until it is connected.
     async fn start(kind: Kind, args: &[&str]) -> Peer {
         let mut cmd = match kind {
-            Kind::Curator => {
-                let java = &conformance::ensure_installed().expect("java").java;
-                let mut c = Command::new(java);
-                c.arg("-cp").arg(curator_classpath()).arg("CuratorLock");
-                c
-            }
-            Kind::Kazoo => {
-                let mut c = Command::new("python3");
-                c.arg(sources().join("python/kazoo_lock.py"));
-                c
-            }
+            Kind::Curator => curator().command(),
+            Kind::Kazoo => kazoo().command(),
         };
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start the {kind:?} peer (install it): {e}"));
-        let (tx, lines) = mpsc::unbounded_channel();
-        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = out.next_line().await {
-                let _ = tx.send(line);
-            }
-        });
-        let stderr = Arc::new(StdMutex::new(String::new()));
-        let mut err = child.stderr.take().unwrap();
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buf = String::new();
-            let _ = err.read_to_string(&mut buf).await;
-            sink.lock().unwrap().push_str(&buf);
-        });
-        let stdin = child.stdin.take();
         let mut peer = Peer {
             kind,
+            stdin: child.stdin.take(),
+            stdout: Lines::follow(child.stdout.take().unwrap()),
+            read: 0,
+            stderr: Lines::follow(child.stderr.take().unwrap()),
             child,
-            stdin,
-            lines,
-            seen: Vec::new(),
-            stderr,
         };
         peer.expect("READY").await;
         peer
     }
 
-    /// Waits for a line starting with `want`; fails with the peer's output if it ends first
-    /// or says ERROR.
+    /// Waits for a line starting with `want` after those already expected; fails with the
+    /// peer's output if it ends first or says ERROR.
     async fn expect(&mut self, want: &str) {
-        let wait = async {
-            loop {
-                match self.lines.recv().await {
-                    Some(line) => {
-                        self.seen.push(line.clone());
-                        if line.starts_with("ERROR") {
-                            return Err(line);
-                        }
-                        if line.starts_with(want) {
-                            return Ok(());
-                        }
+        let from = self.read;
+        let found = self
+            .stdout
+            .wait_for(SOON, |lines, ended| {
+                for (i, line) in lines.iter().enumerate().skip(from) {
+                    if line.starts_with("ERROR") {
+                        return Some(Err(line.clone()));
                     }
-                    None => return Err("the process ended".to_owned()),
+                    if line.starts_with(want) {
+                        return Some(Ok(i + 1));
+                    }
                 }
-            }
-        };
-        match tokio::time::timeout(SOON, wait).await {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) => self.fail(&format!("waiting for {want}: {why}")).await,
-            Err(_) => self.fail(&format!("no {want} within {SOON:?}")).await,
+                ended.then(|| Err("the process ended".to_owned()))
+            })
+            .await;
+        match found {
+            Some(Ok(read)) => self.read = read,
+            Some(Err(why)) => self.fail(&format!("waiting for {want}: {why}")).await,
+            None => self.fail(&format!("no {want} within {SOON:?}")).await,
         }
     }
 
     /// Whether the peer has said `what` by now (without waiting).
-    fn has_said(&mut self, what: &str) -> bool {
-        while let Ok(line) = self.lines.try_recv() {
-            self.seen.push(line);
-        }
-        self.seen.iter().any(|l| l.starts_with(what))
+    fn has_said(&self, what: &str) -> bool {
+        self.stdout.snapshot().iter().any(|l| l.starts_with(what))
     }
 
     async fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin");
-        stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-        stdin.flush().await.unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
     }
 
     async fn finish(mut self) {
         self.stdin.take();
-        match tokio::time::timeout(SOON, self.child.wait()).await {
-            Ok(Ok(s)) if s.success() => {}
+        let deadline = Instant::now() + SOON;
+        let exit = loop {
+            match self.child.try_wait() {
+                Ok(None) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                Ok(None) => break Err("still running".to_owned()),
+                Ok(Some(s)) => break Ok(s),
+                Err(e) => break Err(e.to_string()),
+            }
+        };
+        match exit {
+            Ok(s) if s.success() => {}
             other => self.fail(&format!("exit: {other:?}")).await,
         }
     }
 
     async fn fail(&mut self, why: &str) -> ! {
-        let _ = self.child.start_kill();
+        let _ = self.child.kill();
         tokio::time::sleep(Duration::from_millis(200)).await;
         panic!(
             "{:?} peer: {why}\nstdout: {:?}\nstderr: {}",
             self.kind,
-            self.seen,
-            self.stderr.lock().unwrap()
+            self.stdout.snapshot(),
+            self.stderr.snapshot().join("\n")
         );
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -345,7 +287,7 @@ async fn no_overlap_under_contention(kind: Kind) {
     assert!(
         !peer.has_said("VIOLATION"),
         "the peer found another holder inside: {:?}",
-        peer.seen
+        peer.stdout.snapshot()
     );
     assert_eq!(
         overlaps.load(Ordering::SeqCst),

@@ -44,10 +44,8 @@
 
 use std::{
     env, fmt, fs,
-    io::Read,
     net::SocketAddr,
-    path::{Path, PathBuf},
-    process::{Command, Stdio},
+    path::Path,
     sync::{
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
         Arc, Mutex as StdMutex,
@@ -56,7 +54,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::Standalone;
+use conformance::{
+    peers::{self, run_child, JavaProgram, KazooProgram},
+    Standalone,
+};
 use zk_recipes::{leader_selector::LeaderSelector, Mutex};
 use zk_session::{Client, CreateOptions};
 
@@ -494,56 +495,6 @@ async fn ours_elect(connect_string: &str, path: &str, set: &Settings) -> ElectOu
 
 // ----- peers in other processes -----
 
-/// Runs `cmd` to completion within `limit`; its stdout, or why not.
-fn run_child(mut cmd: Command, limit: Duration) -> Result<String, String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", cmd.get_program().to_string_lossy()))?;
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let out = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Ok(st),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!("timed out after {limit:?}"));
-            }
-            Err(e) => break Err(e.to_string()),
-        }
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    let tail = || {
-        let lines: Vec<&str> = err
-            .lines()
-            .chain(out.lines().filter(|l| l.starts_with("ERROR")))
-            .filter(|l| !l.trim().is_empty())
-            .collect();
-        lines[lines.len().saturating_sub(3)..].join(" | ")
-    };
-    match status {
-        Ok(st) if st.success() => Ok(out),
-        Ok(st) => Err(format!("{st}: {}", tail())),
-        Err(e) => Err(format!("{e}: {}", tail())),
-    }
-}
-
 /// What a peer printed: lock runs by contender count, the election, and error lines.
 #[derive(Debug, Default)]
 struct PeerOutput {
@@ -633,77 +584,18 @@ impl PeerOutput {
 }
 
 /// The Curator program, compiled once.
-struct Curator {
-    java: PathBuf,
-    classpath: String,
-}
-
-/// The jars Curator's recipes need at run time (Debian: libcurator-recipes-java).
-const CURATOR_JARS: &[&str] = &[
-    "curator-framework.jar",
-    "curator-client.jar",
-    "curator-recipes.jar",
-    "zookeeper.jar",
-    "zookeeper-jute.jar",
-    "guava.jar",
-    "slf4j-api.jar",
-    "slf4j-nop.jar",
-];
+struct Curator(JavaProgram);
 
 impl Curator {
     fn compile(tmp: &Path) -> Result<Curator, String> {
-        let install = conformance::ensure_installed().map_err(|e| e.to_string())?;
-        let jar_dir = Path::new(conformance::install::JAR_DIR);
-        let missing: Vec<&str> = CURATOR_JARS
-            .iter()
-            .copied()
-            .filter(|j| !jar_dir.join(j).exists())
-            .collect();
-        if !missing.is_empty() {
-            return Err(format!(
-                "missing in {}: {} (apt-get install libcurator-recipes-java)",
-                jar_dir.display(),
-                missing.join(", ")
-            ));
-        }
-        let mut classpath = vec![tmp.display().to_string()];
-        classpath.extend(
-            CURATOR_JARS
-                .iter()
-                .map(|j| jar_dir.join(j).display().to_string()),
-        );
-        let classpath = classpath.join(":");
-        // javac next to the java that runs the server, else the one on PATH.
-        let javac = install
-            .java
-            .canonicalize()
-            .ok()
-            .and_then(|j| Some(j.parent()?.join("javac")))
-            .filter(|j| j.exists())
-            .unwrap_or_else(|| PathBuf::from("javac"));
-        let src = tmp.join("CuratorLockBench.java");
-        fs::write(&src, CURATOR_SOURCE).map_err(|e| format!("{}: {e}", src.display()))?;
-        let mut cmd = Command::new(&javac);
-        cmd.arg("-nowarn")
-            .arg("-d")
-            .arg(tmp)
-            .arg("-cp")
-            .arg(&classpath)
-            .arg(&src);
-        run_child(cmd, Duration::from_secs(120)).map_err(|e| format!("javac: {e}"))?;
-        Ok(Curator {
-            java: install.java.clone(),
-            classpath,
-        })
+        let src = peers::write_file(tmp, "CuratorLockBench.java", CURATOR_SOURCE)?;
+        JavaProgram::compile(&src, tmp, peers::CURATOR_JARS, "libcurator-recipes-java").map(Curator)
     }
 
     /// One JVM for `workloads`; the first lock workload gets the JIT warm-up.
     fn run(&self, connect: &str, base: &str, set: &Settings, workloads: &[String]) -> PeerOutput {
-        let mut cmd = Command::new(&self.java);
-        cmd.arg("-cp")
-            .arg(&self.classpath)
-            .arg("CuratorLockBench")
-            .arg(connect)
+        let mut cmd = self.0.command();
+        cmd.arg(connect)
             .arg(base)
             .arg(set.warmup.to_string())
             .arg(set.secs.to_string())
@@ -714,7 +606,7 @@ impl Curator {
                 + (set.warmup + set.secs) * workloads.len() as f64
                 + (set.hold_ms as f64 / 1000.0 + 1.0) * set.election_terms() as f64,
         );
-        match run_child(cmd, limit) {
+        match run_child(&mut cmd, limit) {
             Ok(out) => PeerOutput::parse(&out),
             Err(e) => PeerOutput {
                 errors: vec![format!("Curator program: {e}")],
@@ -725,33 +617,23 @@ impl Curator {
 }
 
 /// The kazoo program, once kazoo imports.
-struct Kazoo {
-    python: String,
-    script: PathBuf,
-}
+struct Kazoo(KazooProgram);
 
 impl Kazoo {
     fn prepare(tmp: &Path) -> Result<Kazoo, String> {
-        let python = env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-        let mut probe = Command::new(&python);
-        probe.args(["-c", "import kazoo.client"]);
-        run_child(probe, Duration::from_secs(30))
-            .map_err(|e| format!("{python} cannot import kazoo ({e}); pip install kazoo"))?;
-        let script = tmp.join("kazoo_lock_bench.py");
-        fs::write(&script, KAZOO_SOURCE).map_err(|e| format!("{}: {e}", script.display()))?;
-        Ok(Kazoo { python, script })
+        let script = peers::write_file(tmp, "kazoo_lock_bench.py", KAZOO_SOURCE)?;
+        KazooProgram::prepare(script).map(Kazoo)
     }
 
     fn run(&self, connect: &str, base: &str, set: &Settings, n: usize) -> LockOutcome {
-        let mut cmd = Command::new(&self.python);
-        cmd.arg(&self.script)
-            .arg(connect)
+        let mut cmd = self.0.command();
+        cmd.arg(connect)
             .arg(base)
             .arg(set.warmup.to_string())
             .arg(set.secs.to_string())
             .arg(format!("lock:{n}"));
         let limit = Duration::from_secs_f64(90.0 + set.warmup + set.secs);
-        let out = run_child(cmd, limit).map_err(|e| format!("kazoo program: {e}"))?;
+        let out = run_child(&mut cmd, limit).map_err(|e| format!("kazoo program: {e}"))?;
         PeerOutput::parse(&out).lock(n)
     }
 }
@@ -1107,8 +989,7 @@ fn main() {
         eprintln!("setting up {base}: {e}");
         std::process::exit(1);
     }
-    let tmp = env::temp_dir().join(format!("recipes-bench-{}", std::process::id()));
-    let _ = fs::create_dir_all(&tmp);
+    let tmp = peers::process_dir(&env::temp_dir(), "recipes-bench");
     let want = |p: Peer| set.peers.contains(&p);
 
     let curator = if want(Peer::Curator) {

@@ -37,8 +37,7 @@ use std::{
     io::{self, Read, Write},
     net::{SocketAddr, TcpStream},
     os::raw::{c_int, c_long},
-    path::{Path, PathBuf},
-    process::{Command, Stdio},
+    path::Path,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
         Arc,
@@ -48,7 +47,10 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use conformance::Standalone;
+use conformance::{
+    peers::{self, run_child, JavaProgram, KazooProgram},
+    Standalone,
+};
 use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest, DeleteRequest,
@@ -539,52 +541,6 @@ async fn ours_run(client: &Client, w: Workload, paths: &Paths, set: &Settings) -
 
 // ----- peers in other processes -----
 
-/// Runs `cmd` to completion within `limit`; its stdout, or why not.
-fn run_child(mut cmd: Command, limit: Duration) -> Result<String, String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Ok(st),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!("timed out after {limit:?}"));
-            }
-            Err(e) => break Err(e.to_string()),
-        }
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    let tail = || {
-        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(3)..].join(" | ")
-    };
-    match status {
-        Ok(st) if st.success() => Ok(out),
-        Ok(st) => Err(format!("{st}: {}", tail())),
-        Err(e) => Err(format!("{e}: {}", tail())),
-    }
-}
-
 /// `RESULT SPEC REP OPS NANOS CPU_NANOS ERRORS` lines, per workload.
 fn parse_results(stdout: &str) -> HashMap<Workload, Vec<Measure>> {
     let mut map: HashMap<Workload, Vec<Measure>> = HashMap::new();
@@ -631,12 +587,9 @@ fn timing_args(set: &Settings) -> Vec<String> {
     ]
 }
 
-const JAVA_JARS: &[&str] = &[
-    "zookeeper.jar",
-    "zookeeper-jute.jar",
-    "slf4j-api.jar",
-    "slf4j-nop.jar",
-];
+/// [`java_run`] or [`kazoo_run`]: the repetitions of every workload, by workload.
+type PeerRun =
+    fn(&str, &Paths, &Settings, &Path) -> Result<HashMap<Workload, Vec<Measure>>, String>;
 
 fn java_run(
     connect: &str,
@@ -644,44 +597,20 @@ fn java_run(
     set: &Settings,
     tmp: &Path,
 ) -> Result<HashMap<Workload, Vec<Measure>>, String> {
-    let install = conformance::ensure_installed().map_err(|e| e.to_string())?;
-    let jar_dir = Path::new(conformance::install::JAR_DIR);
-    let mut classpath = vec![tmp.display().to_string()];
-    for jar in JAVA_JARS {
-        let p = jar_dir.join(jar);
-        if !p.exists() {
-            return Err(format!("{} is missing", p.display()));
-        }
-        classpath.push(p.display().to_string());
-    }
-    let classpath = classpath.join(":");
-    // javac next to the java that runs the server, else the one on PATH.
-    let javac = install
-        .java
-        .canonicalize()
-        .ok()
-        .and_then(|j| Some(j.parent()?.join("javac")))
-        .filter(|j| j.exists())
-        .unwrap_or_else(|| PathBuf::from("javac"));
-    let src = tmp.join("JavaClientBench.java");
-    fs::write(&src, JAVA_SOURCE).map_err(|e| format!("{}: {e}", src.display()))?;
-    let mut javac_cmd = Command::new(&javac);
-    javac_cmd
-        .arg("-nowarn")
-        .arg("-d")
-        .arg(tmp)
-        .arg("-cp")
-        .arg(&classpath)
-        .arg(&src);
-    run_child(javac_cmd, Duration::from_secs(120)).map_err(|e| format!("javac: {e}"))?;
-    let mut cmd = Command::new(&install.java);
-    cmd.arg("-cp").arg(&classpath).arg("JavaClientBench");
+    let src = peers::write_file(tmp, "JavaClientBench.java", JAVA_SOURCE)?;
+    let java = JavaProgram::compile(
+        &src,
+        tmp,
+        peers::ZOOKEEPER_CLIENT_JARS,
+        "libzookeeper-java libslf4j-java",
+    )?;
+    let mut cmd = java.command();
     let mut args = peer_args(paths, connect);
     args.push(set.jit_warmup.to_string());
     args.extend(timing_args(set));
     args.extend(set.workloads.iter().map(|w| w.spec()));
     cmd.args(args);
-    let out = run_child(cmd, child_limit(set, set.jit_warmup))?;
+    let out = run_child(&mut cmd, child_limit(set, set.jit_warmup))?;
     Ok(parse_results(&out))
 }
 
@@ -691,23 +620,13 @@ fn kazoo_run(
     set: &Settings,
     tmp: &Path,
 ) -> Result<HashMap<Workload, Vec<Measure>>, String> {
-    let python = env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let mut probe = Command::new(&python);
-    probe.args([
-        "-c",
-        "import kazoo, kazoo.version; print(kazoo.version.__version__)",
-    ]);
-    run_child(probe, Duration::from_secs(30))
-        .map_err(|e| format!("{python} cannot import kazoo ({e}); pip install kazoo"))?;
-    let script = tmp.join("kazoo_bench.py");
-    fs::write(&script, KAZOO_SOURCE).map_err(|e| format!("{}: {e}", script.display()))?;
-    let mut cmd = Command::new(&python);
-    cmd.arg(&script);
+    let script = peers::write_file(tmp, "kazoo_bench.py", KAZOO_SOURCE)?;
+    let mut cmd = KazooProgram::prepare(script)?.command();
     let mut args = peer_args(paths, connect);
     args.extend(timing_args(set));
     args.extend(set.workloads.iter().map(|w| w.spec()));
     cmd.args(args);
-    let out = run_child(cmd, child_limit(set, 0.0))?;
+    let out = run_child(&mut cmd, child_limit(set, 0.0))?;
     Ok(parse_results(&out))
 }
 
@@ -905,8 +824,7 @@ fn main() {
         client.create(&paths.cd_base, b"", &opts).await.expect("cd");
         client
     });
-    let tmp = env::temp_dir().join(format!("session-bench-{}", std::process::id()));
-    let _ = fs::create_dir_all(&tmp);
+    let tmp = peers::process_dir(&env::temp_dir(), "session-bench");
 
     let mut results: HashMap<(Workload, Peer), Outcome> = HashMap::new();
     let peers = set.peers.clone();
@@ -955,40 +873,24 @@ fn main() {
     for (w, v) in ours_reps {
         results.insert((w, Peer::Ours), best(&v));
     }
-    if peers.contains(&Peer::Java) {
-        eprintln!("java  (compile and run)");
-        match java_run(&connect, &paths, &set, &tmp) {
-            Ok(map) => {
-                for w in set.workloads.iter().copied() {
-                    let r = map
-                        .get(&w)
-                        .map_or_else(|| Err("no result line".to_owned()), |v| best(v));
-                    results.insert((w, Peer::Java), r);
-                }
-            }
-            Err(e) => {
-                for w in set.workloads.iter().copied() {
-                    results.insert((w, Peer::Java), Err(e.clone()));
-                }
-            }
+    // The peers in other processes, one run each for all the workloads.
+    for (peer, label, run) in [
+        (Peer::Java, "java  (compile and run)", java_run as PeerRun),
+        (Peer::Kazoo, "kazoo", kazoo_run),
+    ] {
+        if !peers.contains(&peer) {
+            continue;
         }
-    }
-    if peers.contains(&Peer::Kazoo) {
-        eprintln!("kazoo");
-        match kazoo_run(&connect, &paths, &set, &tmp) {
-            Ok(map) => {
-                for w in set.workloads.iter().copied() {
-                    let r = map
-                        .get(&w)
-                        .map_or_else(|| Err("no result line".to_owned()), |v| best(v));
-                    results.insert((w, Peer::Kazoo), r);
-                }
-            }
-            Err(e) => {
-                for w in set.workloads.iter().copied() {
-                    results.insert((w, Peer::Kazoo), Err(e.clone()));
-                }
-            }
+        eprintln!("{label}");
+        let outcome = run(&connect, &paths, &set, &tmp);
+        for w in set.workloads.iter().copied() {
+            let r = match &outcome {
+                Ok(map) => map
+                    .get(&w)
+                    .map_or_else(|| Err("no result line".to_owned()), |v| best(v)),
+                Err(e) => Err(e.clone()),
+            };
+            results.insert((w, peer), r);
         }
     }
     rt.block_on(async {

@@ -4,7 +4,10 @@
 //! accepts is a [`Peer`]: the test reads the client's frames, decoded with zk-proto (the
 //! connect request first, then a request header and body per frame), and answers with whatever
 //! bytes the case scripts, well-formed or not. [`Peer::serve`] plays a well-behaved server for
-//! the part of a case where the client has to show that it recovered.
+//! the part of a case where the client has to show that it recovered. [`client`] holds the
+//! client's side of a case.
+
+pub mod client;
 
 use std::{
     future::Future,
@@ -210,16 +213,44 @@ impl FakeServer {
         }
     }
 
-    /// Accepts the client's reconnection, checks that it resumes [`SESSION_ID`] with
-    /// [`PASSWD`] and reports `last_zxid` as the last zxid it saw, then serves it normally in
-    /// the background.
-    pub async fn resume_and_serve(&mut self, last_zxid: i64, timeout_ms: i32) {
+    /// Accepts the client's next connection and grants the new session it must ask for (see
+    /// [`Peer::handshake_new`]).
+    pub async fn accept_and_grant(&mut self, timeout_ms: i32) -> Peer {
+        let mut peer = self.accept().await;
+        peer.handshake_new(timeout_ms).await;
+        peer
+    }
+
+    /// Accepts the client's next connection and reads its connect request, which must ask for
+    /// a new session. The answer, if any, is the case's.
+    pub async fn accept_new(&mut self) -> Peer {
+        let mut peer = self.accept().await;
+        assert_eq!(
+            peer.read_connect().await.session_id,
+            0,
+            "a first connection asks for a new session"
+        );
+        peer
+    }
+
+    /// Accepts the client's reconnection and reads its connect request, which must resume
+    /// [`SESSION_ID`]; the request is returned for the case to check further, and the answer
+    /// is the case's.
+    pub async fn accept_resuming(&mut self) -> (Peer, ConnectRequest) {
         let mut peer = self.accept().await;
         let req = peer.read_connect().await;
         assert_eq!(
             req.session_id, SESSION_ID,
             "the reconnection must resume the session"
         );
+        (peer, req)
+    }
+
+    /// Accepts the client's reconnection, checks that it resumes [`SESSION_ID`] with
+    /// [`PASSWD`] and reports `last_zxid` as the last zxid it saw, then serves it normally in
+    /// the background.
+    pub async fn resume_and_serve(&mut self, last_zxid: i64, timeout_ms: i32) {
+        let (mut peer, req) = self.accept_resuming().await;
         assert_eq!(&req.passwd[..], &PASSWD, "with the session's password");
         assert_eq!(req.last_zxid_seen, last_zxid, "and the last zxid it saw");
         peer.write(&connect_response_frame(timeout_ms, true))
@@ -360,6 +391,14 @@ impl Peer {
             at
         };
         tokio::time::timeout(limit, both).await.ok()
+    }
+
+    /// [`send_and_wait_closed`](Self::send_and_wait_closed) within [`STEP`], failing the test
+    /// with `why` if the client keeps the connection. Returns how long it took to drop it.
+    pub async fn expect_drop(&mut self, bytes: &[u8], why: &str) -> Duration {
+        self.send_and_wait_closed(bytes, STEP)
+            .await
+            .unwrap_or_else(|| panic!("{why}"))
     }
 
     /// Sends `bytes` one at a time, `every` apart, until they are all sent or the client closes

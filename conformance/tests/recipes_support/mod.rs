@@ -64,13 +64,19 @@ pub async fn until_children(c: &Client, path: &str, n: usize) -> Vec<String> {
 
 /// A path no other test (or run) uses.
 pub fn unique(tag: &str) -> String {
+    unique_under("recipes", tag)
+}
+
+/// A path no other test (or run) uses, starting `/{prefix}-{tag}-`: the process id, the
+/// clock's nanoseconds and a counter tell runs, processes and calls apart.
+pub fn unique_under(prefix: &str, tag: &str) -> String {
     static SEQ: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
     format!(
-        "/recipes-{tag}-{}-{nanos}-{}",
+        "/{prefix}-{tag}-{}-{nanos}-{}",
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     )
