@@ -52,6 +52,19 @@ const MARKERS: &[(&str, ContenderKind)] = &[
 const PROTECTED_PREFIX_LEN: usize = 3 + 36 + 1;
 
 /// Which naming scheme a contender's node follows.
+///
+/// ```rust
+/// use zk_recipes::{ContenderKind, ContenderNames};
+///
+/// let names = ContenderNames::new();
+/// let kind = |name: &str| names.parse(name).map(|c| c.kind());
+/// let latch = "_c_0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5-latch-0000000001";
+/// assert_eq!(kind(latch), Some(ContenderKind::Latch));
+/// let read_lock = "0123456789abcdef0123456789abcdef__rlock__0000000002";
+/// assert_eq!(kind(read_lock), Some(ContenderKind::KazooReadLock));
+/// assert_eq!(kind("x-72057594037927936-0000000003"), Some(ContenderKind::ZkRecipe));
+/// assert_eq!(kind("leases"), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ContenderKind {
@@ -96,21 +109,29 @@ pub struct Contender {
 
 impl Contender {
     /// The child's name (not the full path).
+    ///
+    /// See the example on [`Contender`].
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The sequence number the server appended, as the signed 32-bit number it formatted.
+    ///
+    /// See the example on [`Contender`].
     pub fn sequence(&self) -> i32 {
         self.sequence
     }
 
     /// The naming scheme recognised.
+    ///
+    /// See the example on [`Contender`].
     pub fn kind(&self) -> ContenderKind {
         self.kind
     }
 
     /// The uuid of a Curator protected-mode name (`_c_<uuid>-…`), if it is one.
+    ///
+    /// See the example on [`Contender`].
     pub fn protected_id(&self) -> Option<&str> {
         protected_id_of(&self.name)
     }
@@ -119,6 +140,17 @@ impl Contender {
     ///
     /// This is only a total order on contenders created less than 2^31 sequence numbers
     /// apart; [`ContenderNames::sorted`] is right for any set of live contenders.
+    ///
+    /// ```rust
+    /// use std::cmp::Ordering;
+    /// use zk_recipes::ContenderNames;
+    ///
+    /// let names = ContenderNames::new();
+    /// let older = names.parse("lock-2147483647").unwrap();
+    /// let newer = names.parse("lock--2147483648").unwrap(); // the server's counter wrapped
+    /// assert_eq!(older.cmp_created(&newer), Ordering::Less);
+    /// assert!(newer.name() < older.name()); // as text the newer one would come first
+    /// ```
     pub fn cmp_created(&self, other: &Contender) -> Ordering {
         serial_cmp(self.sequence, other.sequence).then_with(|| self.name.cmp(&other.name))
     }
@@ -175,6 +207,8 @@ pub struct ContenderNames {
 
 impl ContenderNames {
     /// The default markers only.
+    ///
+    /// See the example on [`ContenderNames`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -182,6 +216,8 @@ impl ContenderNames {
     /// Also counts names with `marker` right before the sequence suffix, as kazoo's
     /// `extra_lock_patterns` does. An empty marker is ignored (it would make every
     /// sequential name a contender).
+    ///
+    /// See the example on [`ContenderNames`].
     pub fn with_marker(mut self, marker: impl Into<String>) -> Self {
         let marker = marker.into();
         if !marker.is_empty() && !self.extra.contains(&marker) {
@@ -191,6 +227,8 @@ impl ContenderNames {
     }
 
     /// The contender `name` stands for, or `None` when it is not one.
+    ///
+    /// See the example on [`Contender`].
     pub fn parse(&self, name: &str) -> Option<Contender> {
         // A negative suffix of 11 characters ('-' and ten digits) overlaps the last ten
         // characters of a positive one; whichever split leaves a known marker in front wins.
@@ -227,6 +265,8 @@ impl ContenderNames {
     }
 
     /// The contenders among `children`, oldest first; other children are left out.
+    ///
+    /// See the example on [`ContenderNames`].
     pub fn sorted<I, S>(&self, children: I) -> Vec<Contender>
     where
         I: IntoIterator<Item = S>,

@@ -91,12 +91,16 @@ pub struct LeaderLatchBuilder {
 
 impl LeaderLatchBuilder {
     /// The participant id, stored as the node's data (default `host:pid:n`).
+    ///
+    /// See the example on [`LeaderLatchBuilder`].
     pub fn id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
     }
 
     /// What to do when the connection is suspended (default [`SuspendPolicy::StepDown`]).
+    ///
+    /// See the example on [`LeaderLatchBuilder`].
     pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
         self.policy = policy;
         self
@@ -109,6 +113,18 @@ impl LeaderLatchBuilder {
     ///
     /// Fails when the path is invalid, the server refuses the create (e.g. no permission), or
     /// the session ends first.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use zk_recipes::leader_latch::LeaderLatch;
+    ///
+    /// let start = LeaderLatch::builder(client, "/election/indexer").id("indexer-1").start();
+    /// // Give up if no connection comes within 10 s.
+    /// let latch = tokio::time::timeout(Duration::from_secs(10), start).await??;
+    /// println!("in line as {:?}", latch.our_path());
+    /// # Ok(()) }
+    /// ```
     pub async fn start(self) -> Result<LeaderLatch> {
         let id = self.id.unwrap_or_else(default_id);
         let handle = candidacy::spawn(candidacy::Config {
@@ -172,16 +188,31 @@ impl LeaderLatch {
     }
 
     /// The election path.
+    ///
+    /// See the example on [`our_path`](Self::our_path).
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// This participant's id.
+    ///
+    /// See the example on [`our_path`](Self::our_path).
     pub fn id(&self) -> &str {
         &self.id
     }
 
     /// This participant's node, while it has one (Curator's `getOurPath`).
+    ///
+    /// The same example serves for [`path`](Self::path) and [`id`](Self::id).
+    ///
+    /// ```no_run
+    /// # fn example(latch: &zk_recipes::leader_latch::LeaderLatch) {
+    /// println!("{} is in the election at {}", latch.id(), latch.path());
+    /// if let Some(node) = latch.our_path() {
+    ///     println!("with node {node}"); // e.g. /election/a/_c_<uuid>-latch-0000000003
+    /// }
+    /// # }
+    /// ```
     pub fn our_path(&self) -> Option<String> {
         self.handle.status.borrow().node.clone()
     }
@@ -260,6 +291,15 @@ impl LeaderLatch {
 
     /// The leadership flag as a `tokio::sync::watch` receiver, for `select!` loops that only
     /// care about the current value.
+    ///
+    /// ```no_run
+    /// # async fn example(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// let mut leading = latch.watch_leadership();
+    /// while leading.changed().await.is_ok() {
+    ///     println!("leading: {}", *leading.borrow());
+    /// }
+    /// # }
+    /// ```
     pub fn watch_leadership(&self) -> watch::Receiver<bool> {
         let (tx, rx) = watch::channel(self.has_leadership());
         let mut status = self.handle.status.clone();
@@ -277,11 +317,15 @@ impl LeaderLatch {
     }
 
     /// All participants, in line order (the leader first), by id.
+    ///
+    /// See the example on [`Participant`].
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         list_participants(&self.client, &self.path).await
     }
 
     /// The current leader, if any participant is in line.
+    ///
+    /// See the example on [`LeaderLatch`].
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }
@@ -290,6 +334,18 @@ impl LeaderLatch {
     /// [`CloseMode::NotifyLeader`]), then deletes the node. Returns once the node is gone or
     /// the session is; while the client is disconnected that means waiting for the
     /// connection (dropping this future leaves the deletion to go on in the background).
+    ///
+    /// ```no_run
+    /// # async fn example(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// use std::time::Duration;
+    /// use zk_recipes::leader_latch::CloseMode;
+    ///
+    /// // Step down and leave, waiting at most 5 s for a connection to delete our node
+    /// // (after that the deletion goes on in the background).
+    /// let closing = latch.close(CloseMode::NotifyLeader);
+    /// let _ = tokio::time::timeout(Duration::from_secs(5), closing).await;
+    /// # }
+    /// ```
     pub async fn close(&self, mode: CloseMode) {
         self.handle.close(mode == CloseMode::NotifyLeader).await;
     }
@@ -324,6 +380,8 @@ pub struct LeadershipChanges {
 impl LeadershipChanges {
     /// The next change; `None` once the latch has ended and every change was read. A reader
     /// more than 64 changes behind skips the oldest.
+    ///
+    /// See the example on [`LeadershipChanges`].
     pub async fn next(&mut self) -> Option<LeadershipEvent> {
         loop {
             match self.rx.try_recv() {

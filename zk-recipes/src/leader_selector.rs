@@ -79,26 +79,50 @@ pub struct Leadership {
 
 impl Leadership {
     /// This participant's id.
+    ///
+    /// The same example serves for [`node`](Self::node), [`term`](Self::term),
+    /// [`fencing_token`](Self::fencing_token) and [`is_current`](Self::is_current).
+    ///
+    /// ```no_run
+    /// # fn example(client: zk_session::Client) {
+    /// use zk_recipes::leader_selector::{LeaderSelector, Leadership};
+    ///
+    /// let task = |lead: Leadership| async move {
+    ///     let (id, node, term) = (lead.id(), lead.node(), lead.term());
+    ///     println!("{id} leads on {node}: term {term}, fencing token {}", lead.fencing_token());
+    ///     assert!(lead.is_current()); // the task is dropped before its term ends
+    /// };
+    /// let selector = LeaderSelector::builder(client, "/election/jobs", task).start();
+    /// # }
+    /// ```
     pub fn id(&self) -> &str {
         &self.id
     }
 
     /// The node that holds the leadership.
+    ///
+    /// See the example on [`id`](Self::id).
     pub fn node(&self) -> &str {
         &self.node
     }
 
     /// Counts this selector's terms, from 1.
+    ///
+    /// See the example on [`id`](Self::id).
     pub fn term(&self) -> u64 {
         self.term
     }
 
     /// Grows with every new leader on the path (the zxid that created the node).
+    ///
+    /// See the example on [`id`](Self::id).
     pub fn fencing_token(&self) -> u64 {
         self.fencing_token
     }
 
     /// True until the term ends.
+    ///
+    /// See the example on [`id`](Self::id).
     pub fn is_current(&self) -> bool {
         !*self.ended.borrow()
     }
@@ -125,6 +149,8 @@ impl Leadership {
 
     /// Runs `ops` as one transaction behind a check that the leadership node still exists:
     /// once it is gone the server refuses them all, and this is [`RecipeError::Lost`].
+    ///
+    /// See the example on [`Leadership`].
     pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
         if !self.is_current() {
             return Err(RecipeError::Lost("leadership ended"));
@@ -188,12 +214,16 @@ impl std::fmt::Debug for LeaderSelectorBuilder {
 
 impl LeaderSelectorBuilder {
     /// The participant id, stored as the node's data (default `host:pid:n`).
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
     pub fn id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
     }
 
     /// Whether to queue again after each term (default false: one term, then out).
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
     pub fn auto_requeue(mut self, requeue: bool) -> Self {
         self.auto_requeue = requeue;
         self
@@ -201,6 +231,8 @@ impl LeaderSelectorBuilder {
 
     /// What to do when the connection is suspended (default [`SuspendPolicy::StepDown`]:
     /// cancel the task).
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
     pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
         self.policy = policy;
         self
@@ -208,6 +240,8 @@ impl LeaderSelectorBuilder {
 
     /// Queues for leadership in the background and returns at once. Must be called inside
     /// a tokio runtime.
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
     pub fn start(self) -> LeaderSelector {
         let id = self.id.unwrap_or_else(default_id);
         let mutex = Mutex::builder(self.client.clone(), self.path.clone())
@@ -313,16 +347,22 @@ impl LeaderSelector {
     }
 
     /// The election path.
+    ///
+    /// See the example on [`LeaderSelector`].
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// This participant's id.
+    ///
+    /// See the example on [`LeaderSelector`].
     pub fn id(&self) -> &str {
         &self.id
     }
 
     /// True while the task runs as leader.
+    ///
+    /// See the example on [`LeaderSelector`].
     pub fn has_leadership(&self) -> bool {
         self.status.borrow().leading
     }
@@ -353,12 +393,27 @@ impl LeaderSelector {
 
     /// Why the selector stopped, once it has: [`RecipeError::Closed`] after
     /// [`close`](Self::close), or what ended it (an expired session).
+    ///
+    /// See the example on [`requeue`](Self::requeue).
     pub fn ended(&self) -> Option<RecipeError> {
         self.status.borrow().ended.clone()
     }
 
     /// Queues again after a term ended without auto-requeue. False when already queued or
     /// leading, or when the selector has ended.
+    ///
+    /// The same example serves for [`ended`](Self::ended).
+    ///
+    /// ```no_run
+    /// # fn example(selector: &zk_recipes::leader_selector::LeaderSelector) {
+    /// // Without auto-requeue a participant leaves the line after one term; queue it again.
+    /// if let Some(reason) = selector.ended() {
+    ///     println!("out of the election for good: {reason}");
+    /// } else if selector.requeue() {
+    ///     println!("queued for another term");
+    /// }
+    /// # }
+    /// ```
     pub fn requeue(&self) -> bool {
         let s = self.status.borrow();
         if s.queued || s.leading || s.ended.is_some() {
@@ -368,16 +423,30 @@ impl LeaderSelector {
     }
 
     /// Cancels the running task, as if it had returned (Curator's `interruptLeadership`).
+    ///
+    /// ```no_run
+    /// # fn example(selector: &zk_recipes::leader_selector::LeaderSelector) {
+    /// // Hand leadership over, e.g. before a restart: the task is cancelled and the node
+    /// // released, so the next participant in line takes over.
+    /// if selector.has_leadership() {
+    ///     selector.interrupt_leadership();
+    /// }
+    /// # }
+    /// ```
     pub fn interrupt_leadership(&self) {
         let _ = self.ctl.send(Ctl::Interrupt);
     }
 
     /// All participants, in line order (the leader first), by id.
+    ///
+    /// See the example on [`Participant`].
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         list_participants(&self.client, &self.path).await
     }
 
     /// The current leader, if any participant is in line.
+    ///
+    /// See the example on [`LeaderSelector`].
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }
@@ -385,6 +454,8 @@ impl LeaderSelector {
     /// Leaves the election: cancels a running task, then releases the node. Returns once
     /// that is done (the node's deletion goes on in the background if the connection is
     /// down).
+    ///
+    /// See the example on [`LeaderSelector`].
     pub async fn close(&self) {
         let (tx, rx) = oneshot::channel();
         if self.ctl.send(Ctl::Close(tx)).is_ok() {

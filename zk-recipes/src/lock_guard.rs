@@ -50,6 +50,13 @@ use crate::{
 const MONITOR_WIND_DOWN: Duration = Duration::from_millis(100);
 
 /// Why a lock (or a guard's hold on it) can no longer be trusted.
+///
+/// ```rust
+/// use zk_recipes::LostReason;
+///
+/// assert_eq!(LostReason::Expired.as_str(), "session expired");
+/// assert_eq!(LostReason::NodeDeleted.to_string(), "lock node deleted");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LostReason {
@@ -73,6 +80,8 @@ pub enum LostReason {
 
 impl LostReason {
     /// A short description, as used in [`RecipeError::Lost`].
+    ///
+    /// See the example on [`LostReason`].
     pub fn as_str(self) -> &'static str {
         match self {
             LostReason::Suspended => "connection suspended",
@@ -442,16 +451,34 @@ pub struct LockGuard {
 
 impl LockGuard {
     /// The lock node's full path.
+    ///
+    /// See the example on [`lost_reason`](Self::lost_reason).
     pub fn path(&self) -> &str {
         self.holding.path()
     }
 
     /// True while this hold stands and nothing has cast doubt on the lock.
+    ///
+    /// See the example on [`lost_reason`](Self::lost_reason).
     pub fn is_held(&self) -> bool {
         self.holding.lost_reason().is_none() && self.holds.contains(self.id)
     }
 
     /// Why the lock can no longer be trusted, if it cannot.
+    ///
+    /// The same example serves for [`path`](Self::path) and [`is_held`](Self::is_held).
+    ///
+    /// ```no_run
+    /// # fn example(guard: zk_recipes::LockGuard) {
+    /// use zk_recipes::LostReason;
+    ///
+    /// if guard.is_held() {
+    ///     println!("still holding {}", guard.path());
+    /// } else if guard.lost_reason() == Some(LostReason::Suspended) {
+    ///     println!("connection suspended: stop; trust does not come back, so release and retry");
+    /// }
+    /// # }
+    /// ```
     pub fn lost_reason(&self) -> Option<LostReason> {
         match self.holding.lost_reason() {
             Some(r) => Some(r),
@@ -567,6 +594,16 @@ impl LockGuard {
     /// (CURATOR-678): if the delete cannot be done now, a background task keeps trying until
     /// the node or the session is gone. [`RecipeError::NotHeld`] if this hold was already
     /// released through [`Mutex::release`](crate::mutex::Mutex::release).
+    ///
+    /// ```no_run
+    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// let guard = mutex.acquire().await?;
+    /// // ... the critical section ...
+    /// // Unlike dropping the guard, this waits for the lock node's deletion when connected, and
+    /// // reports a refusal.
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn release(mut self) -> Result<()> {
         self.released = true;
         match self.holds.drop_hold(Some(self.id))? {

@@ -77,6 +77,8 @@ pub struct MutexBuilder {
 impl MutexBuilder {
     /// First come, first served (the default): each waiter keeps its place in the queue and
     /// watches only the one ahead of it.
+    ///
+    /// See the example on [`unfair`](Self::unfair).
     pub fn fair(mut self) -> Self {
         self.fair = true;
         self
@@ -86,18 +88,40 @@ impl MutexBuilder {
     /// when that goes, competes again after a random pause of up to 20 ms, so the next holder
     /// is whoever creates its node first. Every unfair waiter wakes on each release (a herd,
     /// the price of having no order); fair waiters on the same path come first.
+    ///
+    /// The same example serves for [`fair`](Self::fair) and [`acl`](Self::acl).
+    ///
+    /// ```no_run
+    /// # fn example(client: zk_session::Client) {
+    /// use zk_recipes::Mutex;
+    /// use zk_session::Acl;
+    ///
+    /// // No queue: after each release, whichever waiter creates its node first wins.
+    /// let cache = Mutex::builder(client.clone(), "/locks/cache").unfair().build();
+    /// // First come, first served; only this session's authenticated identities may read the
+    /// // lock nodes' data (the session must have called add_auth).
+    /// let billing = Mutex::builder(client, "/locks/billing")
+    ///     .fair()
+    ///     .acl(Acl::creator_all())
+    ///     .build();
+    /// # }
+    /// ```
     pub fn unfair(mut self) -> Self {
         self.fair = false;
         self
     }
 
     /// The data of the lock node (default empty; Curator writes the host's address).
+    ///
+    /// See the example on [`MutexBuilder`].
     pub fn data(mut self, data: &[u8]) -> Self {
         self.data = data.to_vec();
         self
     }
 
     /// The ACL of the lock node (default open).
+    ///
+    /// See the example on [`unfair`](Self::unfair).
     pub fn acl(mut self, acl: Vec<Acl>) -> Self {
         self.acl = Some(acl);
         self
@@ -106,6 +130,8 @@ impl MutexBuilder {
     /// Whether a suspended connection (or a read-only server) means the lock is lost, as in
     /// Curator's standard policy (default true). With false, only a lost or expired session,
     /// a closed client or a deleted node does.
+    ///
+    /// See the example on [`MutexBuilder`].
     pub fn suspended_is_lost(mut self, lost: bool) -> Self {
         self.suspended_is_lost = lost;
         self
@@ -113,12 +139,16 @@ impl MutexBuilder {
 
     /// Also counts children whose name has `marker` before the sequence suffix as contenders
     /// (see [`ContenderNames::with_marker`]).
+    ///
+    /// See the example on [`MutexBuilder`].
     pub fn contender_marker(mut self, marker: &str) -> Self {
         self.names = self.names.with_marker(marker);
         self
     }
 
     /// The mutex.
+    ///
+    /// See the example on [`MutexBuilder`].
     pub fn build(self) -> Mutex {
         let mut options = CreateOptions::ephemeral_sequential();
         if let Some(acl) = self.acl {
@@ -147,6 +177,20 @@ impl MutexBuilder {
 /// Re-entrant per handle: acquiring again while this handle holds the lock only counts up,
 /// and the node is deleted when the last count is released. Different handles (in one process
 /// or many) exclude each other.
+///
+/// ```no_run
+/// # async fn example(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::Mutex;
+///
+/// let mutex = Mutex::new(client, "/locks/report");
+/// let outer = mutex.acquire().await?;
+/// let inner = mutex.acquire().await?; // the same handle: counts up, no second lock node
+/// assert_eq!(mutex.hold_count(), 2);
+/// drop(inner);
+/// outer.release().await?; // the last hold: the lock node is deleted
+/// assert_eq!(mutex.hold_count(), 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Mutex {
     core: Arc<LockCore>,
@@ -187,6 +231,8 @@ impl Mutex {
     }
 
     /// A builder for the other options.
+    ///
+    /// See the example on [`MutexBuilder`].
     pub fn builder(client: Client, path: impl Into<String>) -> MutexBuilder {
         MutexBuilder {
             client,
@@ -200,21 +246,29 @@ impl Mutex {
     }
 
     /// The lock path.
+    ///
+    /// See the example on [`Mutex`].
     pub fn path(&self) -> &str {
         &self.core.path
     }
 
     /// The client the mutex uses.
+    ///
+    /// See the example on [`Mutex`].
     pub fn client(&self) -> &Client {
         &self.core.client
     }
 
     /// True while this handle holds the lock and nothing has cast doubt on it.
+    ///
+    /// See the example on [`Mutex`].
     pub fn is_held(&self) -> bool {
         self.core.holds.is_held()
     }
 
     /// How many holds (re-entrant acquires) this handle has.
+    ///
+    /// See the example on [`Mutex`].
     pub fn hold_count(&self) -> usize {
         self.core.holds.count()
     }
@@ -223,6 +277,15 @@ impl Mutex {
     /// (or fails with [`RecipeError::Lost`] when that hold has lost the lock).
     ///
     /// Cancel-safe: dropping the future leaves no node behind.
+    ///
+    /// ```no_run
+    /// # async fn write_report(_token: u64) {}
+    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// let guard = mutex.acquire().await?; // however long the queue is
+    /// write_report(guard.fencing_token()).await;
+    /// guard.release().await?; // the next waiter in line takes the lock
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(&self) -> Result<LockGuard> {
         self.acquire_inner(None, true)
             .await?
@@ -288,6 +351,15 @@ impl Mutex {
 
     /// The contenders' node names in the lock's order (the holder first), ignoring children
     /// that are not contenders.
+    ///
+    /// ```no_run
+    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// let nodes = mutex.participant_nodes().await?;
+    /// if let Some(holder) = nodes.first() {
+    ///     println!("{holder} holds the lock; {} waiting", nodes.len() - 1);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn participant_nodes(&self) -> Result<Vec<String>> {
         let children = match self.core.client.get_children(&self.core.path).await {
             Ok(c) => c,

@@ -109,6 +109,17 @@ impl InFlight {
 }
 
 /// A node made by a protected create.
+///
+/// ```no_run
+/// # async fn example(client: zk_session::Client) -> Result<(), zk_session::Error> {
+/// use zk_recipes::ProtectedCreate;
+///
+/// let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
+/// assert_eq!(node.path, format!("/locks/job/{}", node.name));
+/// assert!(node.name.starts_with(&format!("_c_{}-lock-", node.id)));
+/// println!("created by zxid {:#x}", node.stat.czxid);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtectedNode {
     /// The full path.
@@ -122,6 +133,8 @@ pub struct ProtectedNode {
 }
 
 /// What [`ProtectedCreate::recover`] found under the parent.
+///
+/// See the example on [`ProtectedCreate::recover`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Recovery {
@@ -158,6 +171,8 @@ pub struct ProtectedCreate {
 
 impl ProtectedCreate {
     /// Creates `parent/_c_<uuid>-<name>` (parents made as containers when missing).
+    ///
+    /// See the example on [`ProtectedCreate`].
     pub fn new(parent: impl Into<String>, name: impl Into<String>) -> Self {
         ProtectedCreate {
             parent: parent.into(),
@@ -168,23 +183,31 @@ impl ProtectedCreate {
     }
 
     /// The node's data (default empty).
+    ///
+    /// See the example on [`ProtectedCreate`].
     pub fn data(mut self, data: &[u8]) -> Self {
         self.data = Bytes::copy_from_slice(data);
         self
     }
 
     /// The create mode and ACL (default ephemeral-sequential, open ACL).
+    ///
+    /// See the example on [`ProtectedCreate`].
     pub fn options(mut self, options: CreateOptions) -> Self {
         self.options = options;
         self
     }
 
     /// The parent path.
+    ///
+    /// See the example on [`ProtectedCreate`].
     pub fn parent(&self) -> &str {
         &self.parent
     }
 
     /// Creates the node, recovering from lost replies as the [module](self) describes.
+    ///
+    /// See the example in the [module documentation](self).
     pub async fn create(&self, client: &Client) -> Result<ProtectedNode, Error> {
         Ok(self.run(client, false, None).await?.0)
     }
@@ -192,6 +215,8 @@ impl ProtectedCreate {
     /// Creates the node and lists the parent's children after it, in one round trip when
     /// nothing goes wrong: the listing is sent right behind the create on the same
     /// connection, so the server answers it after the create and the node is in it.
+    ///
+    /// See the example on [`ProtectedCreate`].
     pub async fn create_and_list(
         &self,
         client: &Client,

@@ -21,6 +21,8 @@ use crate::{
 };
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
+///
+/// See the example on [`ClientBuilder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReadOnly {
     /// Only read-write servers (the default).
@@ -81,6 +83,20 @@ impl ClientBuilder {
     /// Attaches to an existing session instead of creating one, given its id and password
     /// (from [`Client::session_id`] and [`Client::session_password`]). The server moves the
     /// session to this connection; if it has expired, the client ends up `Expired`.
+    ///
+    /// ```no_run
+    /// # async fn example(saved_id: i64, saved_password: Vec<u8>) -> zk_session::Result<()> {
+    /// use zk_session::Client;
+    ///
+    /// // Saved from session_id() and session_password() by a process that has since restarted;
+    /// // its ephemeral znodes live on as long as the session does.
+    /// let client = Client::builder("127.0.0.1:2181")
+    ///     .resume_session(saved_id, saved_password.into())
+    ///     .connect()
+    ///     .await?;
+    /// assert_eq!(client.session_id(), saved_id);
+    /// # Ok(()) }
+    /// ```
     pub fn resume_session(mut self, session_id: i64, password: Bytes) -> Self {
         self.resume = Some((session_id, password));
         self
@@ -88,6 +104,27 @@ impl ClientBuilder {
 
     /// The session timeout to ask for (default 10 s). The server clamps it to
     /// [2, 20] × its tickTime; [`Client::negotiated_timeout`] tells what it granted.
+    ///
+    /// The same example serves for the other timeouts, [`max_frame_len`](Self::max_frame_len)
+    /// and [`reconnect_backoff`](Self::reconnect_backoff).
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_session::Client;
+    ///
+    /// let client = Client::builder("zk1:2181,zk2:2181,zk3:2181")
+    ///     .session_timeout(Duration::from_secs(30))
+    ///     .connect_timeout(Duration::from_secs(3)) // per server
+    ///     .initial_connect_timeout(Duration::from_secs(60))
+    ///     .request_timeout(Duration::from_secs(10))
+    ///     .reconnect_backoff(Duration::from_millis(100), Duration::from_secs(5))
+    ///     .max_frame_len(4 << 20) // for servers with a larger jute.maxbuffer
+    ///     .connect()
+    ///     .await?;
+    /// println!("the server granted {:?}", client.negotiated_timeout());
+    /// # Ok(()) }
+    /// ```
     pub fn session_timeout(mut self, timeout: Duration) -> Self {
         self.session_timeout = timeout;
         self
@@ -95,6 +132,8 @@ impl ClientBuilder {
 
     /// How long to try one server before moving to the next (default: the session timeout
     /// divided by the number of servers, as the reference client does).
+    ///
+    /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout);
         self
@@ -102,6 +141,8 @@ impl ClientBuilder {
 
     /// How long [`connect`](Self::connect) waits for the first connection (default: the
     /// session timeout).
+    ///
+    /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn initial_connect_timeout(mut self, timeout: Duration) -> Self {
         self.initial_connect_timeout = Some(timeout);
         self
@@ -110,12 +151,16 @@ impl ClientBuilder {
     /// How long an operation may take, including any wait for a reconnect, before it fails
     /// with `RequestTimeout` (default: no limit; a disconnected request then waits until the
     /// session reconnects or ends).
+    ///
+    /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
     }
 
     /// Whether read-only servers may be used.
+    ///
+    /// See the example on [`ClientBuilder`].
     pub fn read_only(mut self, read_only: ReadOnly) -> Self {
         self.read_only = read_only;
         self
@@ -123,12 +168,29 @@ impl ClientBuilder {
 
     /// The largest frame accepted from (or sent to) a server (default 0xfffff, the server's
     /// `jute.maxbuffer` default).
+    ///
+    /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn max_frame_len(mut self, len: usize) -> Self {
         self.max_frame_len = len;
         self
     }
 
     /// Authenticates every connection with `scheme` and `auth`, before any request.
+    ///
+    /// The same example serves for [`digest_auth`](Self::digest_auth).
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::Client;
+    ///
+    /// let client = Client::builder("127.0.0.1:2181")
+    ///     .digest_auth("alice", "secret") // the same as .auth("digest", b"alice:secret")
+    ///     .connect()
+    ///     .await?;
+    /// let me = client.who_am_i().await?;
+    /// assert!(me.iter().any(|i| i.auth_scheme == "digest" && i.user == "alice"));
+    /// # Ok(()) }
+    /// ```
     pub fn auth(mut self, scheme: &str, auth: &[u8]) -> Self {
         self.auths
             .push((scheme.to_owned(), Bytes::copy_from_slice(auth)));
@@ -136,12 +198,16 @@ impl ClientBuilder {
     }
 
     /// Digest authentication as `user:password`.
+    ///
+    /// See the example on [`auth`](Self::auth).
     pub fn digest_auth(self, user: &str, password: &str) -> Self {
         self.auth("digest", format!("{user}:{password}").as_bytes())
     }
 
     /// The first and the largest pause between rounds of connection attempts
     /// (default 50 ms growing to 1 s, with jitter).
+    ///
+    /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn reconnect_backoff(mut self, base: Duration, max: Duration) -> Self {
         self.backoff_base = base;
         self.backoff_max = max;
@@ -150,6 +216,23 @@ impl ClientBuilder {
 
     /// Starts the session task without waiting for a connection. Requests made before the
     /// first connection wait for it. Must be called inside a tokio runtime.
+    ///
+    /// Fails at once, with [`Error::Config`], when the connect string cannot be parsed:
+    /// `host[:port]` entries separated by commas (port 2181 when left out, IPv6 hosts in
+    /// brackets), then an optional chroot path.
+    ///
+    /// ```rust
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> zk_session::Result<()> {
+    /// use zk_session::{Client, Error, SessionState};
+    ///
+    /// let client = Client::builder("zk1,zk2:2182,[::1]:2183/app").build()?;
+    /// assert_eq!(client.state(), SessionState::Connecting); // nothing has happened yet
+    ///
+    /// assert!(matches!(Client::builder("zk1:port").build(), Err(Error::Config(_))));
+    /// assert!(matches!(Client::builder("/app").build(), Err(Error::Config(_))));
+    /// # Ok(()) }
+    /// ```
     pub fn build(self) -> Result<Client, Error> {
         let cs = ConnectString::parse(&self.connect_string)?;
         if self.session_timeout < Duration::from_millis(1) {
@@ -182,6 +265,22 @@ impl ClientBuilder {
     }
 
     /// Starts the session and waits until it is connected.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_session::{Client, Error};
+    ///
+    /// let connecting = Client::builder("127.0.0.1:2181")
+    ///     .initial_connect_timeout(Duration::from_secs(5))
+    ///     .connect();
+    /// match connecting.await {
+    ///     Ok(client) => println!("session {:#x}", client.session_id()),
+    ///     Err(Error::ConnectTimeout { last_error, .. }) => eprintln!("no server: {last_error:?}"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(self) -> Result<Client, Error> {
         let wait = self.initial_connect_timeout.unwrap_or(self.session_timeout);
         let client = self.build()?;

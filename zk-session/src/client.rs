@@ -61,6 +61,15 @@ struct Inner {
 impl Client {
     /// A builder for a client of the ensemble in `connect_string`
     /// (`host:port,host:port[/chroot]`).
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::Client;
+    ///
+    /// // Three servers; every path of this client is relative to the chroot /app.
+    /// let client = Client::builder("zk1:2181,zk2:2181,zk3:2181/app").connect().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn builder(connect_string: &str) -> ClientBuilder {
         ClientBuilder::new(connect_string)
     }
@@ -84,12 +93,32 @@ impl Client {
     // ----- session information -----
 
     /// The session id (0 before the first connection).
+    ///
+    /// The same example serves for [`session_password`](Self::session_password),
+    /// [`negotiated_timeout`](Self::negotiated_timeout), [`last_zxid`](Self::last_zxid) and
+    /// [`connected_server`](Self::connected_server).
+    ///
+    /// ```no_run
+    /// # fn example(client: zk_session::Client) {
+    /// println!(
+    ///     "session {:#x} on {:?}: timeout {:?}, last zxid {:#x}",
+    ///     client.session_id(),
+    ///     client.connected_server(),
+    ///     client.negotiated_timeout(),
+    ///     client.last_zxid(),
+    /// );
+    /// // With the id, enough for ClientBuilder::resume_session in another process.
+    /// let password = client.session_password();
+    /// # }
+    /// ```
     pub fn session_id(&self) -> i64 {
         self.inner.shared.session_id.load(Ordering::Acquire)
     }
 
     /// The session password, with [`session_id`](Self::session_id) enough to take the session
     /// over from another connection.
+    ///
+    /// See the example on [`session_id`](Self::session_id).
     pub fn session_password(&self) -> Bytes {
         self.inner
             .shared
@@ -100,6 +129,8 @@ impl Client {
     }
 
     /// The session timeout the server granted (zero before the first connection).
+    ///
+    /// See the example on [`session_id`](Self::session_id).
     pub fn negotiated_timeout(&self) -> Duration {
         Duration::from_millis(
             self.inner
@@ -110,6 +141,8 @@ impl Client {
     }
 
     /// The highest zxid seen in a reply.
+    ///
+    /// See the example on [`session_id`](Self::session_id).
     pub fn last_zxid(&self) -> i64 {
         self.inner.shared.last_zxid.load(Ordering::Relaxed)
     }
@@ -124,6 +157,8 @@ impl Client {
     }
 
     /// The server (`host:port`) this session is connected to now, if any.
+    ///
+    /// See the example on [`session_id`](Self::session_id).
     pub fn connected_server(&self) -> Option<String> {
         self.inner
             .shared
@@ -134,16 +169,47 @@ impl Client {
     }
 
     /// The current connection state.
+    ///
+    /// ```no_run
+    /// # fn example(client: zk_session::Client) {
+    /// use zk_session::SessionState;
+    ///
+    /// match client.state() {
+    ///     SessionState::Connected => println!("connected"),
+    ///     s if s.is_terminal() => println!("{s:?}: this client is done; build a new one"),
+    ///     s => println!("{s:?}: writes wait for a read-write server"),
+    /// }
+    /// # }
+    /// ```
     pub fn state(&self) -> SessionState {
         self.inner.shared.publisher.state()
     }
 
     /// A stream of connection state changes from now on.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) {
+    /// let mut events = client.session_events();
+    /// tokio::spawn(async move {
+    ///     while let Some(event) = events.next().await {
+    ///         eprintln!("ZooKeeper session: {event:?}");
+    ///     }
+    /// });
+    /// # }
+    /// ```
     pub fn session_events(&self) -> SessionEvents {
         SessionEvents::new(self.inner.shared.publisher.subscribe())
     }
 
     /// The state as a `tokio::sync::watch` receiver, for waiting on a particular state.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) {
+    /// let mut state = client.watch_state();
+    /// // Wait until a server takes requests again (an error only if the client is gone).
+    /// let _ = state.wait_for(|s| s.is_connected() || s.is_terminal()).await;
+    /// # }
+    /// ```
     pub fn watch_state(&self) -> watch::Receiver<SessionState> {
         self.inner.shared.publisher.watch_state()
     }
@@ -247,6 +313,21 @@ impl Client {
     }
 
     /// Creates a znode and returns its path (with the sequence suffix for sequential modes).
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{CreateOptions, Error, ErrorCode};
+    ///
+    /// match client.create("/app/config", b"v1", &CreateOptions::persistent()).await {
+    ///     Ok(path) => assert_eq!(path, "/app/config"),
+    ///     Err(Error::Code(ErrorCode::NodeExists)) => println!("someone else created it first"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// let sequential = CreateOptions::persistent_sequential();
+    /// let job = client.create("/app/jobs/job-", b"", &sequential).await?;
+    /// println!("{job}"); // e.g. /app/jobs/job-0000000007
+    /// # Ok(()) }
+    /// ```
     pub async fn create(
         &self,
         path: &str,
@@ -270,6 +351,17 @@ impl Client {
     }
 
     /// Creates a znode and returns its path and Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::CreateOptions;
+    ///
+    /// let options = CreateOptions::ephemeral_sequential();
+    /// let (path, stat) = client.create_with_stat("/app/workers/w-", b"host-1", &options).await?;
+    /// assert_eq!(stat.ephemeral_owner, client.session_id()); // ephemeral: ours
+    /// println!("{path} created by zxid {:#x}", stat.czxid);
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with_stat(
         &self,
         path: &str,
@@ -291,6 +383,19 @@ impl Client {
     }
 
     /// Deletes a znode if its version matches.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode, Version};
+    ///
+    /// let (_data, stat) = client.get_data("/app/lease").await?;
+    /// match client.delete("/app/lease", Version::Exact(stat.version)).await {
+    ///     Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => println!("gone"),
+    ///     Err(Error::Code(ErrorCode::BadVersion)) => println!("changed since we read it: kept"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self, path: &str, version: Version) -> Result<(), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::Delete(DeleteRequest {
@@ -301,6 +406,15 @@ impl Client {
     }
 
     /// The znode's Stat, or `None` if it does not exist.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// match client.exists("/app/ready").await? {
+    ///     Some(stat) => println!("ready since zxid {:#x}", stat.czxid),
+    ///     None => println!("not ready yet"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::Exists(ExistsRequest { path, watch: false });
@@ -309,6 +423,17 @@ impl Client {
 
     /// Like [`exists`](Self::exists), and leaves a watch that fires when the znode is created,
     /// changed or deleted.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let (stat, watch) = client.exists_watch("/app/ready").await?;
+    /// if stat.is_none() {
+    ///     // The watch fires when the znode is created.
+    ///     let event = watch.await?;
+    ///     println!("{:?} {}", event.event_type, event.path);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let (reg, watch) = self.oneshot_watch(&path);
@@ -318,6 +443,18 @@ impl Client {
     }
 
     /// The znode's data (a slice of the reply frame, not a copy; empty for null data) and Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode};
+    ///
+    /// match client.get_data("/app/config").await {
+    ///     Ok((data, stat)) => println!("{} bytes at version {}", data.len(), stat.version),
+    ///     Err(Error::Code(ErrorCode::NoNode)) => println!("no config yet"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn get_data(&self, path: &str) -> Result<(Bytes, Stat), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::GetData(GetDataRequest { path, watch: false });
@@ -326,6 +463,21 @@ impl Client {
 
     /// Like [`get_data`](Self::get_data), and leaves a watch that fires when the data changes
     /// or the znode is deleted.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::EventType;
+    ///
+    /// // Reload the configuration whenever it changes, until its znode is deleted.
+    /// loop {
+    ///     let (data, _stat, watch) = client.get_data_watch("/app/config").await?;
+    ///     println!("config: {}", String::from_utf8_lossy(&data));
+    ///     if watch.await?.event_type == EventType::NodeDeleted {
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn get_data_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let (reg, watch) = self.oneshot_watch(&path);
@@ -335,6 +487,20 @@ impl Client {
     }
 
     /// Replaces the znode's data if its version matches; returns the new Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode, Version};
+    ///
+    /// // Compare-and-set: only if nobody has written since our read.
+    /// let (_data, stat) = client.get_data("/app/config").await?;
+    /// match client.set_data("/app/config", b"v2", Version::Exact(stat.version)).await {
+    ///     Ok(new_stat) => assert_eq!(new_stat.version, stat.version + 1),
+    ///     Err(Error::Code(ErrorCode::BadVersion)) => println!("lost the race: read again"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn set_data(&self, path: &str, data: &[u8], version: Version) -> Result<Stat, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::SetData(SetDataRequest {
@@ -346,6 +512,19 @@ impl Client {
     }
 
     /// The znode's ACL and Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::Perms;
+    ///
+    /// let (acl, stat) = client.get_acl("/app").await?;
+    /// for entry in &acl {
+    ///     let read = entry.perms.contains(Perms::READ);
+    ///     println!("{}:{} may read: {read}", entry.id.scheme, entry.id.id);
+    /// }
+    /// println!("the ACL has changed {} times", stat.aversion);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         match self
@@ -358,6 +537,17 @@ impl Client {
     }
 
     /// Replaces the znode's ACL if its ACL version matches; returns the new Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Acl, Version};
+    ///
+    /// // Make the znode readable by everyone and writable by no one, unless its ACL has changed
+    /// // since we read it (the ACL version is `aversion`, not `version`).
+    /// let (_acl, stat) = client.get_acl("/app/public").await?;
+    /// client.set_acl("/app/public", &Acl::read_unsafe(), Version::Exact(stat.aversion)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_acl(&self, path: &str, acl: &[Acl], version: Version) -> Result<Stat, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::SetAcl(SetAclRequest {
@@ -369,6 +559,16 @@ impl Client {
     }
 
     /// The names of the znode's children.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let mut children = client.get_children("/app/workers").await?;
+    /// children.sort(); // the server lists them in no particular order
+    /// for name in &children {
+    ///     println!("/app/workers/{name}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn get_children(&self, path: &str) -> Result<Vec<String>, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::GetChildren(GetChildrenRequest { path, watch: false });
@@ -379,6 +579,14 @@ impl Client {
     }
 
     /// The names of the znode's children and its Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let (children, stat) = client.get_children_with_stat("/app/workers").await?;
+    /// assert_eq!(children.len(), stat.num_children as usize);
+    /// println!("the children have changed {} times", stat.cversion);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_children_with_stat(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::GetChildren2(GetChildrenRequest { path, watch: false });
@@ -387,6 +595,18 @@ impl Client {
 
     /// Like [`get_children_with_stat`](Self::get_children_with_stat), and leaves a watch that
     /// fires when a child is added or removed or the znode is deleted.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// // Follow the members of a group: list, wait for a change, list again.
+    /// loop {
+    ///     let (members, _stat, watch) = client.get_children_watch("/app/members").await?;
+    ///     println!("{} members", members.len());
+    ///     let event = watch.await?; // NodeChildrenChanged, or NodeDeleted
+    ///     println!("{:?}", event.event_type);
+    /// }
+    /// # }
+    /// ```
     pub async fn get_children_watch(
         &self,
         path: &str,
@@ -399,6 +619,15 @@ impl Client {
     }
 
     /// Waits until the server this session is connected to has caught up with the leader.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// // Another process has just written /app/config through another server. Reads are served
+    /// // by the server we are connected to, which may lag behind: catch up first.
+    /// client.sync("/app/config").await?;
+    /// let (data, _stat) = client.get_data("/app/config").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn sync(&self, path: &str) -> Result<(), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         self.call(Request::Sync(SyncRequest { path }), None)
@@ -408,6 +637,22 @@ impl Client {
 
     /// Runs the writes as one transaction: all succeed or none does. A failed transaction is
     /// [`Error::Multi`], which names the op that failed.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{CreateOptions, Error, Op, Version};
+    ///
+    /// let ops = [
+    ///     Op::set_data("/app/config", b"v5", Version::Exact(4)),
+    ///     Op::create("/app/history/rev-", b"v5", CreateOptions::persistent_sequential()),
+    /// ];
+    /// match client.multi(ops).await {
+    ///     Ok(results) => assert_eq!(results.len(), 2), // one OpResult per op
+    ///     Err(Error::Multi { index, code, .. }) => println!("op {index} failed: {code}"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>, Error> {
         let mut wire = Vec::new();
         for op in ops {
@@ -499,6 +744,18 @@ impl Client {
     }
 
     /// Runs the reads in one round trip; each succeeds or fails on its own.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::ReadOp;
+    ///
+    /// // The data of every child, in one round trip.
+    /// let names = client.get_children("/app/workers").await?;
+    /// let reads = names.iter().map(|n| ReadOp::GetData(format!("/app/workers/{n}")));
+    /// let results = client.multi_read(reads).await?;
+    /// assert_eq!(results.len(), names.len()); // in the order of the reads
+    /// # Ok(()) }
+    /// ```
     pub async fn multi_read(
         &self,
         ops: impl IntoIterator<Item = ReadOp>,
@@ -551,6 +808,20 @@ impl Client {
 
     /// Adds a persistent watch (every change at `path`) or a persistent-recursive watch (every
     /// change at or below `path`, children-changed excepted), as a stream of events.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{AddWatchMode, EventType};
+    ///
+    /// // Unlike a one-shot watch, it stays after it fires: every change arrives.
+    /// let mut watch = client.add_watch("/app/config", AddWatchMode::Persistent).await?;
+    /// while let Some(event) = watch.next().await {
+    ///     if event.event_type == EventType::NodeDataChanged {
+    ///         println!("config changed");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn add_watch(
         &self,
         path: &str,
@@ -582,6 +853,18 @@ impl Client {
 
     /// Removes this session's watches of `watcher_type` on `path`, on the server and here:
     /// the local watches end with [`Error::WatchRemoved`]. Fails with `NoWatcher` if none.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode, WatcherType};
+    ///
+    /// let (_data, _stat, watch) = client.get_data_watch("/app/config").await?;
+    /// client.remove_watches("/app/config", WatcherType::Data).await?;
+    /// assert!(matches!(watch.await, Err(Error::WatchRemoved)));
+    /// let again = client.remove_watches("/app/config", WatcherType::Data).await;
+    /// assert!(matches!(again, Err(Error::Code(ErrorCode::NoWatcher))));
+    /// # Ok(()) }
+    /// ```
     pub async fn remove_watches(&self, path: &str, watcher_type: WatcherType) -> Result<(), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let reg = WatchReg::Remove {
@@ -593,6 +876,17 @@ impl Client {
     }
 
     /// Succeeds if this session has a watch of `watcher_type` on `path`; `NoWatcher` if not.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode, WatcherType};
+    ///
+    /// let (_children, _stat, _watch) = client.get_children_watch("/app/workers").await?;
+    /// client.check_watches("/app/workers", WatcherType::Children).await?; // it is there
+    /// let elsewhere = client.check_watches("/app/other", WatcherType::Any).await;
+    /// assert!(matches!(elsewhere, Err(Error::Code(ErrorCode::NoWatcher))));
+    /// # Ok(()) }
+    /// ```
     pub async fn check_watches(&self, path: &str, watcher_type: WatcherType) -> Result<(), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::CheckWatches(RemoveWatchesRequest { path, watcher_type });
@@ -600,6 +894,17 @@ impl Client {
     }
 
     /// The paths of this session's ephemeral znodes under `prefix` ("/" for all).
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::CreateOptions;
+    ///
+    /// let options = CreateOptions::ephemeral_sequential();
+    /// let path = client.create("/app/workers/w-", b"", &options).await?;
+    /// let ours = client.get_ephemerals("/app/workers").await?;
+    /// assert!(ours.contains(&path));
+    /// # Ok(()) }
+    /// ```
     pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>, Error> {
         let prefix_path = self.server_path(prefix, PathKind::Plain)?;
         let req = Request::GetEphemerals(GetEphemeralsRequest { prefix_path });
@@ -612,6 +917,14 @@ impl Client {
     }
 
     /// The number of descendants of `path`.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// // Children, grandchildren and so on; the znode itself does not count.
+    /// let total = client.get_all_children_number("/app").await?;
+    /// println!("{total} znodes below /app");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_all_children_number(&self, path: &str) -> Result<i32, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::GetAllChildrenNumber(GetAllChildrenNumberRequest { path });
@@ -622,6 +935,15 @@ impl Client {
     }
 
     /// The identities this session is authenticated as.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// client.add_auth("digest", b"alice:secret").await?;
+    /// for info in client.who_am_i().await? {
+    ///     println!("{}: {}", info.auth_scheme, info.user); // e.g. "ip: 10.0.0.7", "digest: alice"
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn who_am_i(&self) -> Result<Vec<ClientInfo>, Error> {
         match self.call(Request::WhoAmI, None).await? {
             Response::WhoAmI(r) => Ok(r.client_info),
@@ -631,6 +953,17 @@ impl Client {
 
     /// Authenticates the session (and every later connection of it) with `scheme`/`auth`.
     /// An `AuthFailed` answer ends the session, as the server closes it.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Acl, CreateOptions};
+    ///
+    /// client.add_auth("digest", b"alice:secret").await?;
+    /// // Only sessions authenticated as alice may read or change this znode.
+    /// let options = CreateOptions::persistent().with_acl(Acl::creator_all());
+    /// client.create("/app/private", b"", &options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn add_auth(&self, scheme: &str, auth: &[u8]) -> Result<(), Error> {
         let (tx, rx) = oneshot::channel();
         self.inner
@@ -645,6 +978,17 @@ impl Client {
     }
 
     /// The ensemble's dynamic configuration (`/zookeeper/config`) and its Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let (config, stat) = client.get_config().await?;
+    /// // Lines like "server.1=zk1:2888:3888:participant;0.0.0.0:2181", then "version=…".
+    /// for line in String::from_utf8_lossy(&config).lines() {
+    ///     println!("{line}");
+    /// }
+    /// println!("config written by zxid {:#x}", stat.mzxid);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_config(&self) -> Result<(Bytes, Stat), Error> {
         let req = Request::GetData(GetDataRequest {
             path: CONFIG_NODE.to_owned(),
@@ -656,6 +1000,20 @@ impl Client {
     /// Changes the ensemble's membership: incrementally (`joining`/`leaving`, comma-separated
     /// server specs and ids) or wholesale (`new_members`). `from_config` makes it conditional
     /// on the current config version. Returns the new config and its Stat.
+    ///
+    /// The server must have `reconfigEnabled=true`, and the session needs the right to
+    /// change `/zookeeper/config` (superuser, unless ACLs are skipped).
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let (_config, stat) = client.get_config().await?;
+    /// // Add server 4, only if the membership has not changed since that read.
+    /// let joining = "server.4=zk4:2888:3888:participant;2181";
+    /// let (config, _stat) = client.reconfig(Some(joining), None, None, Some(stat.mzxid)).await?;
+    /// // Then remove server 1, whatever the config is by then.
+    /// client.reconfig(None, Some("1"), None, None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn reconfig(
         &self,
         joining: Option<&str>,
@@ -674,6 +1032,16 @@ impl Client {
 
     /// Closes the session: its ephemeral znodes go, its watches end, every later request fails
     /// with [`Error::Closed`].
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{CreateOptions, Error};
+    ///
+    /// client.create("/app/alive", b"", &CreateOptions::ephemeral()).await?;
+    /// client.close().await?; // the ephemeral znode goes with the session
+    /// assert!(matches!(client.exists("/app/alive").await, Err(Error::Closed)));
+    /// # Ok(()) }
+    /// ```
     pub async fn close(&self) -> Result<(), Error> {
         let (tx, rx) = oneshot::channel();
         if self.inner.tx.send(Command::Close { reply: tx }).is_err() {

@@ -77,6 +77,17 @@ pub enum Error {
 
 impl Error {
     /// The ZooKeeper error code behind this error, if it has one.
+    ///
+    /// ```rust
+    /// use zk_session::{Error, ErrorCode};
+    ///
+    /// assert_eq!(Error::Code(ErrorCode::BadVersion).code(), Some(ErrorCode::BadVersion));
+    /// // A rolled-back transaction has the code of the op that failed.
+    /// let results = vec![ErrorCode::Ok, ErrorCode::NodeExists];
+    /// let failed = Error::Multi { index: 1, code: ErrorCode::NodeExists, results };
+    /// assert_eq!(failed.code(), Some(ErrorCode::NodeExists));
+    /// assert_eq!(Error::Closed.code(), None);
+    /// ```
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             Error::Code(c) => Some(*c),
@@ -87,6 +98,21 @@ impl Error {
 
     /// True when the operation may have taken effect or not, and is worth retrying if it is
     /// idempotent: the connection was lost or the request timed out.
+    ///
+    /// The first try may have been applied all the same: a retried create can then fail with
+    /// `NodeExists`, and a write with [`Version::Exact`](crate::Version::Exact) with
+    /// `BadVersion`.
+    ///
+    /// ```rust
+    /// use zk_session::{Error, ErrorCode};
+    ///
+    /// assert!(Error::Code(ErrorCode::ConnectionLoss).is_retryable());
+    /// assert!(Error::Code(ErrorCode::RequestTimeout).is_retryable());
+    /// // The server's answers are final, and so is the end of the session.
+    /// assert!(!Error::Code(ErrorCode::NoNode).is_retryable());
+    /// assert!(!Error::Code(ErrorCode::SessionExpired).is_retryable());
+    /// assert!(!Error::Closed.is_retryable());
+    /// ```
     pub fn is_retryable(&self) -> bool {
         matches!(
             self.code(),

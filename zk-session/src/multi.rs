@@ -56,6 +56,22 @@ pub enum Op {
 
 impl Op {
     /// A create.
+    ///
+    /// The other constructors are shown in the example on [`Op`].
+    ///
+    /// ```rust
+    /// use zk_session::{CreateOptions, Op};
+    ///
+    /// let op = Op::create("/app/jobs/job-", b"payload", CreateOptions::persistent_sequential());
+    /// match &op {
+    ///     Op::Create { path, data, options } => {
+    ///         assert_eq!(path, "/app/jobs/job-");
+    ///         assert_eq!(&data[..], b"payload");
+    ///         assert!(options.mode().is_sequential());
+    ///     }
+    ///     _ => unreachable!(),
+    /// }
+    /// ```
     pub fn create(path: impl Into<String>, data: &[u8], options: CreateOptions) -> Op {
         Op::Create {
             path: path.into(),
@@ -65,6 +81,8 @@ impl Op {
     }
 
     /// A delete.
+    ///
+    /// See the example on [`Op`].
     pub fn delete(path: impl Into<String>, version: Version) -> Op {
         Op::Delete {
             path: path.into(),
@@ -73,6 +91,8 @@ impl Op {
     }
 
     /// A setData.
+    ///
+    /// See the example on [`Op`].
     pub fn set_data(path: impl Into<String>, data: &[u8], version: Version) -> Op {
         Op::SetData {
             path: path.into(),
@@ -82,6 +102,8 @@ impl Op {
     }
 
     /// A version check.
+    ///
+    /// See the example on [`Op`].
     pub fn check(path: impl Into<String>, version: Version) -> Op {
         Op::Check {
             path: path.into(),
@@ -100,6 +122,23 @@ impl Op {
 }
 
 /// The result of one op of a successful transaction, in the order of the ops.
+///
+/// ```no_run
+/// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+/// use zk_session::{CreateOptions, Op, OpResult, Version};
+///
+/// let ops = [
+///     Op::create("/app/queue/item-", b"work", CreateOptions::persistent_sequential()),
+///     Op::delete("/app/queue/claimed", Version::Any),
+/// ];
+/// for result in client.multi(ops).await? {
+///     match result {
+///         OpResult::Create { path, .. } => println!("created {path}"),
+///         other => println!("{other:?}"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OpResult {
@@ -119,6 +158,8 @@ pub enum OpResult {
 }
 
 /// One read of a [`Client::multi_read`](crate::Client::multi_read) batch.
+///
+/// See the example on [`Client::multi_read`](crate::Client::multi_read).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadOp {
@@ -129,6 +170,24 @@ pub enum ReadOp {
 }
 
 /// The result of one read; each read succeeds or fails on its own.
+///
+/// ```no_run
+/// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+/// use zk_session::{ReadOp, ReadResult};
+///
+/// let reads = [ReadOp::GetData("/app/a".into()), ReadOp::GetChildren("/app/b".into())];
+/// for result in client.multi_read(reads).await? {
+///     match result {
+///         ReadResult::Data(Ok((data, _stat))) => println!("{} bytes", data.len()),
+///         ReadResult::Children(Ok(names)) => println!("children {names:?}"),
+///         ReadResult::Data(Err(code)) | ReadResult::Children(Err(code)) => {
+///             println!("this read failed ({code}); the others ran all the same")
+///         }
+///         _ => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadResult {

@@ -28,6 +28,22 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// Retries up to `max_retries` times, starting from `base`, each sleep capped at 10 s.
+    ///
+    /// The same example serves for [`with_max_sleep`](Self::with_max_sleep) and
+    /// [`sleep_for`](Self::sleep_for).
+    ///
+    /// ```rust
+    /// use std::time::Duration;
+    /// use zk_session::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::exponential_backoff(Duration::from_millis(100), 3)
+    ///     .with_max_sleep(Duration::from_millis(300));
+    /// assert_eq!(policy.sleep_for(0), Some(Duration::from_millis(100)));
+    /// // Retry 2 sleeps 100 ms times a random number from 1 to 4, capped at 300 ms.
+    /// let third = policy.sleep_for(2).unwrap();
+    /// assert!(third >= Duration::from_millis(100) && third <= Duration::from_millis(300));
+    /// assert_eq!(policy.sleep_for(3), None); // three retries, then give up
+    /// ```
     pub fn exponential_backoff(base: Duration, max_retries: u32) -> Self {
         RetryPolicy {
             base,
@@ -37,17 +53,28 @@ impl RetryPolicy {
     }
 
     /// Caps each sleep at `max_sleep`.
+    ///
+    /// See the example on [`exponential_backoff`](Self::exponential_backoff).
     pub fn with_max_sleep(mut self, max_sleep: Duration) -> Self {
         self.max_sleep = max_sleep;
         self
     }
 
     /// Never retries.
+    ///
+    /// ```rust
+    /// use zk_session::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::none();
+    /// assert_eq!(policy.sleep_for(0), None); // the first failure is the answer
+    /// ```
     pub fn none() -> Self {
         Self::exponential_backoff(Duration::ZERO, 0)
     }
 
     /// The sleep before retry number `retry` (0-based), or `None` when the tries are used up.
+    ///
+    /// See the example on [`exponential_backoff`](Self::exponential_backoff).
     pub fn sleep_for(&self, retry: u32) -> Option<Duration> {
         if retry >= self.max_retries {
             return None;
@@ -63,6 +90,8 @@ impl RetryPolicy {
 
     /// Runs `op` until it succeeds, fails with an error that is not retryable, or the retries
     /// are used up (then the last error is returned).
+    ///
+    /// See the example on [`RetryPolicy`].
     pub async fn run<T, F, Fut>(&self, mut op: F) -> Result<T, Error>
     where
         F: FnMut() -> Fut,

@@ -36,6 +36,19 @@ pub enum SessionState {
 
 impl SessionState {
     /// True when requests can be sent now.
+    ///
+    /// The same example serves for [`is_terminal`](Self::is_terminal).
+    ///
+    /// ```rust
+    /// use zk_session::SessionState;
+    ///
+    /// assert!(SessionState::Connected.is_connected());
+    /// assert!(SessionState::ConnectedReadOnly.is_connected());
+    /// assert!(!SessionState::Suspended.is_connected() && !SessionState::Suspended.is_terminal());
+    /// // Lost is not the end: the ensemble may still hold the session.
+    /// assert!(!SessionState::Lost.is_terminal());
+    /// assert!(SessionState::Expired.is_terminal() && SessionState::Closed.is_terminal());
+    /// ```
     pub fn is_connected(self) -> bool {
         matches!(
             self,
@@ -44,6 +57,8 @@ impl SessionState {
     }
 
     /// True when the session can never come back.
+    ///
+    /// See the example on [`is_connected`](Self::is_connected).
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -53,6 +68,22 @@ impl SessionState {
 }
 
 /// A change of connection state, in the manner of Curator's `ConnectionState`.
+///
+/// ```no_run
+/// # async fn example(client: zk_session::Client) {
+/// use zk_session::SessionEvent;
+///
+/// let mut events = client.session_events();
+/// while let Some(event) = events.next().await {
+///     match event {
+///         SessionEvent::Suspended => println!("pause: the session may be expiring"),
+///         SessionEvent::Reconnected => println!("resume: same session, watches kept"),
+///         SessionEvent::Expired | SessionEvent::Closed => break,
+///         _ => {}
+///     }
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SessionEvent {
@@ -97,6 +128,8 @@ impl SessionEvents {
     /// The next event; `None` once the client is gone and all events were read.
     ///
     /// A reader that falls more than 64 events behind skips the oldest ones.
+    ///
+    /// See the example on [`SessionEvents`].
     pub async fn next(&mut self) -> Option<SessionEvent> {
         loop {
             match self.rx.recv().await {

@@ -18,6 +18,14 @@ pub enum Version {
 
 impl Version {
     /// The wire value.
+    ///
+    /// ```rust
+    /// use zk_session::Version;
+    ///
+    /// assert_eq!(Version::Exact(7).as_i32(), 7);
+    /// assert_eq!(Version::Any.as_i32(), -1);
+    /// assert_eq!(Version::default(), Version::Any);
+    /// ```
     pub fn as_i32(self) -> i32 {
         match self {
             Version::Any => -1,

@@ -12,6 +12,20 @@ use zk_proto::EventType;
 use crate::{session::Command, Error};
 
 /// A change to a znode, as delivered to a watch. The path is relative to the chroot.
+///
+/// ```no_run
+/// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+/// use zk_session::EventType;
+///
+/// let (_stat, watch) = client.exists_watch("/app/leader").await?;
+/// let event = watch.await?;
+/// match event.event_type {
+///     EventType::NodeCreated => println!("{} appeared", event.path),
+///     EventType::NodeDeleted => println!("{} is gone: run for leader", event.path),
+///     _ => println!("{} changed", event.path),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchedEvent {
     /// What happened.
@@ -136,6 +150,8 @@ impl PersistentWatch {
     }
 
     /// The next event; `None` once the session has ended (expired or closed).
+    ///
+    /// See the example on [`PersistentWatch`].
     pub async fn next(&mut self) -> Option<WatchedEvent> {
         self.rx.recv().await
     }
