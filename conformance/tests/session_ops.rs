@@ -1,5 +1,7 @@
 //! Every operation of zk-session against a real standalone server.
 
+mod recipes_support;
+
 use std::time::Duration;
 
 use conformance::{shared_standalone, Standalone};
@@ -506,6 +508,46 @@ async fn dropping_the_last_watch_removes_it_on_the_server() {
         }
     }
     assert!(gone, "persistent watch was not removed");
+}
+
+/// A one-shot watch whose event has arrived but was never awaited is gone on the server too:
+/// dropping it must not send a removeWatches (which the server would answer with NoWatcher).
+/// A watch dropped before it fired still is removed (counted through the same proxy).
+#[tokio::test]
+async fn dropping_a_fired_watch_sends_no_remove_watches() {
+    const OP_REMOVE_WATCHES: i32 = 18;
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .expect("connect");
+    let b = base(&c, "firedwatch").await;
+    let (_, _, fired) = c.get_data_watch(&b).await.unwrap();
+    let (_, _, child_fired) = c.get_children_watch(&b).await.unwrap();
+    // The server sends the notifications before the reply to the write that triggers them,
+    // so once the reply is in, both events have been handed to the watches.
+    c.set_data(&b, b"x", Version::Any).await.unwrap();
+    c.create(&format!("{b}/c"), b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    drop(fired);
+    drop(child_fired);
+    // Requests after the drops go out behind anything the drops sent.
+    c.exists(&b).await.unwrap();
+    assert_eq!(proxy.count(OP_REMOVE_WATCHES), 0, "{:?}", proxy.counts());
+    // The control: an unfired watch, dropped, is removed on the server.
+    let (_, _, unfired) = c.get_data_watch(&b).await.unwrap();
+    drop(unfired);
+    c.exists(&b).await.unwrap();
+    assert_eq!(proxy.count(OP_REMOVE_WATCHES), 1, "{:?}", proxy.counts());
+    assert_eq!(
+        c.check_watches(&b, WatcherType::Data)
+            .await
+            .unwrap_err()
+            .code(),
+        Some(ErrorCode::NoWatcher)
+    );
 }
 
 #[tokio::test]

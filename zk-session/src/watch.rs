@@ -103,6 +103,18 @@ impl OneshotWatch {
     }
 }
 
+impl Drop for OneshotWatch {
+    fn drop(&mut self) {
+        // An event (or an error) that arrived but was never read means the server-side watch
+        // is gone already: removing it would cost a removeWatches answered with NoWatcher.
+        if !matches!(self.rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)) {
+            if let Some(n) = self.notice.as_mut() {
+                n.tx = None;
+            }
+        }
+    }
+}
+
 impl Future for OneshotWatch {
     type Output = Result<WatchedEvent, Error>;
 
