@@ -19,3 +19,8 @@ pub use error::{RecipeError, Result};
 pub use lock_guard::{LockGuard, LostReason};
 pub use mutex::{Mutex, MutexBuilder};
 pub use protected::{ProtectedCreate, ProtectedNode, Recovery};
+
+/// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
