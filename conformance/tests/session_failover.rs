@@ -447,3 +447,90 @@ async fn get_config_and_reconfig() {
         .unwrap();
     assert!(String::from_utf8(back.to_vec()).unwrap().contains(&line));
 }
+
+/// A relay in front of one server that relays its first connection, swallows the second
+/// (accepts it, then neither answers nor closes it, as ZooKeeper 3.8.0 does with a connection
+/// that arrives while it is starting up), and relays the rest.
+struct SwallowingRelay {
+    addr: std::net::SocketAddr,
+    first: tokio::sync::oneshot::Receiver<tokio::task::AbortHandle>,
+    accept: tokio::task::AbortHandle,
+}
+
+impl SwallowingRelay {
+    async fn start(target: std::net::SocketAddr) -> SwallowingRelay {
+        use tokio::net::{TcpListener, TcpStream};
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (first_tx, first) = tokio::sync::oneshot::channel();
+        let accept = tokio::spawn(async move {
+            let mut first_tx = Some(first_tx);
+            let mut swallowed = Vec::new();
+            for n in 0.. {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return;
+                };
+                if n == 1 {
+                    swallowed.push(client); // held open, never read, never closed
+                    continue;
+                }
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                if let Some(tx) = first_tx.take() {
+                    let _ = tx.send(relay.abort_handle());
+                }
+            }
+        });
+        SwallowingRelay {
+            addr,
+            first,
+            accept: accept.abort_handle(),
+        }
+    }
+
+    /// Drops the first connection (both ends closed), so that the client reconnects.
+    async fn cut_first(&mut self) {
+        (&mut self.first).await.expect("a first connection").abort();
+    }
+}
+
+impl Drop for SwallowingRelay {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+/// A server that accepts a reconnect and never answers must not cost the session: against a
+/// single server the reference client waits the whole session timeout on such a connection
+/// (its per-server connect timeout is the session timeout divided by the number of servers),
+/// by which time the server has expired the session. Ours gives up on it after a third of the
+/// session timeout and tries again in time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_during_reconnect_does_not_cost_the_session() {
+    let mut relay = SwallowingRelay::start(conformance::shared_standalone().client_addr()).await;
+    let c = Client::builder(&relay.addr.to_string())
+        .session_timeout(Duration::from_secs(6))
+        .connect()
+        .await
+        .unwrap();
+    let id = c.session_id();
+    let mut events = c.session_events();
+    relay.cut_first().await;
+    let survived = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match events.next().await {
+                Some(SessionEvent::Reconnected) => return true,
+                Some(SessionEvent::Expired) | None => return false,
+                Some(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("neither reconnected nor expired within 30 s");
+    assert!(survived, "the session expired behind a silent connection");
+    assert_eq!(c.session_id(), id);
+    c.exists("/").await.unwrap();
+}

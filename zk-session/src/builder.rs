@@ -131,7 +131,12 @@ impl ClientBuilder {
     }
 
     /// How long to try one server before moving to the next (default: the session timeout
-    /// divided by the number of servers, as the reference client does).
+    /// divided by the number of servers, and by at least 3, with a floor of 500 ms).
+    ///
+    /// The reference client divides by the number of servers only. Against a single server,
+    /// one connection that is accepted and never answered (ZooKeeper 3.8.0 leaves a connection
+    /// made while it starts up that way) then lasts until the session has expired; here it
+    /// costs a third of the session timeout, and the next try can still resume the session.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {

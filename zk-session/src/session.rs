@@ -296,11 +296,13 @@ impl Session {
                 passwd,
                 read_only: self.cfg.read_only,
             };
-            // The reference client splits the session timeout over the hosts.
-            let per_host = self
-                .cfg
-                .connect_timeout
-                .unwrap_or_else(|| (self.timeout / n as u32).max(Duration::from_millis(500)));
+            // The reference client splits the session timeout over the hosts; we split it in
+            // at least three, so that a server that accepts and never answers (3.8.0 leaves a
+            // connection made during its start-up that way) leaves time for another try
+            // before the session expires, even with a single host.
+            let per_host = self.cfg.connect_timeout.unwrap_or_else(|| {
+                (self.timeout / n.max(3) as u32).max(Duration::from_millis(500))
+            });
             let backoff = if failures_in_cycle == 0 && cycles > 0 {
                 let exp = self.cfg.backoff_base * 2u32.saturating_pow(cycles.min(16));
                 let cap = exp.min(self.cfg.backoff_max);
