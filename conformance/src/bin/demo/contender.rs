@@ -38,6 +38,14 @@ async fn connect(hosts: &str, name: &str) -> Client {
 pub async fn lock_loop(hosts: &str, path: &str, name: &str) {
     let c = connect(hosts, name).await;
     let counter = format!("{path}-counter");
+    // The counter's parent may not exist yet (the lock path's is made by the first acquire).
+    let mut at = 0;
+    while let Some(i) = counter[at + 1..].find('/') {
+        at += i + 1;
+        let _ = c
+            .create(&counter[..at], b"", &CreateOptions::persistent())
+            .await;
+    }
     let _ = c.create(&counter, b"0", &CreateOptions::persistent()).await;
     let mutex = Mutex::new(c.clone(), path);
     loop {
@@ -52,7 +60,10 @@ pub async fn lock_loop(hosts: &str, path: &str, name: &str) {
         let token = guard.fencing_token();
         let (data, stat) = match c.get_data(&counter).await {
             Ok(x) => x,
-            Err(_) => continue,
+            Err(e) => {
+                say(name, &format!("cannot read the counter: {e}"));
+                continue;
+            }
         };
         let n: u64 = std::str::from_utf8(&data)
             .ok()

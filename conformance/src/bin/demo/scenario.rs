@@ -125,7 +125,7 @@ pub fn run(ens: &Ensemble) -> Result<(), String> {
         .collect();
     println!("\n  lock: {holds} fenced writes under the lock; the counter reached {last_counter} (equal: no write lost or doubled)");
     println!("  election: leaders in order: {}", terms.join(" -> "));
-    if holds as u64 != last_counter || terms.len() < 2 {
+    if holds == 0 || holds as u64 != last_counter || terms.len() < 2 {
         return Err("the recipe demo did not show what it should".into());
     }
     Ok(())
