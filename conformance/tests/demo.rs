@@ -2,52 +2,25 @@
 //! (debug build): it must finish, show writes under the lock that add up, and a failover of
 //! the leader.
 
-use std::{
-    io::Read,
-    process::{Command, Stdio},
-    thread,
-    time::{Duration, Instant},
-};
+use std::{process::Command, time::Duration};
+
+use conformance::peers::{run_to_end, Exit};
 
 /// The demo takes about 40 s; room for a loaded machine.
 const LIMIT: Duration = Duration::from_secs(240);
 
 #[test]
 fn the_demo_runs_and_shows_the_failover() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_demo"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the demo");
-    let mut stdout = child.stdout.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let mut stderr = child.stderr.take().unwrap();
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait for the demo") {
-            break Some(st);
-        }
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(200));
-    };
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    let run =
+        run_to_end(&mut Command::new(env!("CARGO_BIN_EXE_demo")), LIMIT).expect("start the demo");
+    let out = run.stdout;
     println!("{out}");
-    eprintln!("{err}");
-    let status = status.unwrap_or_else(|| panic!("the demo took longer than {LIMIT:?}"));
+    eprintln!("{}", run.stderr);
+    let status = match run.exit {
+        Exit::Exited(st) => st,
+        Exit::TimedOut(_) => panic!("the demo took longer than {LIMIT:?}"),
+        Exit::WaitFailed(e) => panic!("wait for the demo: {e}"),
+    };
     assert!(status.success(), "the demo failed: {status}");
     // Part 1: frames in hex; part 2: the same session after kill -9.
     assert!(out.contains("== 1."), "no protocol part");
