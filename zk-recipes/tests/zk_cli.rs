@@ -268,6 +268,70 @@ async fn lost_lock_terminates_the_command_and_exits_5() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// What CMD started stops with it: a shell script's background command gets the SIGTERM too
+/// (CMD runs in a process group of its own, and the group is signalled).
+#[tokio::test]
+async fn lost_lock_terminates_what_the_command_started() {
+    let path = unique("lock-lost-tree");
+    let dir = scratch("lock-lost-tree");
+    let pid_file = dir.join("grandchild");
+    // `sleep` in the background, its pid written out; the shell waits for it.
+    let script = "sleep 300 & echo $! > \"$0\"; wait";
+    let child = Command::new(ZK)
+        .args([
+            "--server",
+            &server(),
+            "lock",
+            &path,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .arg(&pid_file)
+        .kill_on_drop(true)
+        .output();
+    let run = tokio::spawn(child);
+    let c = admin().await;
+    let grandchild: u32 = tokio::time::timeout(SOON, async {
+        loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the script starts its background command");
+    let proc_dir = PathBuf::from(format!("/proc/{grandchild}"));
+    assert!(proc_dir.exists());
+    let node = c.get_children(&path).await.unwrap().remove(0);
+    c.delete(&format!("{path}/{node}"), Version::Any)
+        .await
+        .unwrap();
+    let o = tokio::time::timeout(SOON, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_code(&o, 5);
+    // Orphaned, it is reaped by init (or a subreaper) once it has died; give that a moment.
+    let gone = tokio::time::timeout(SOON, async {
+        while std::fs::read_to_string(proc_dir.join("stat")).is_ok_and(|st| !st.contains(") Z ")) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        gone.is_ok(),
+        "the background sleep {grandchild} outlived the lost lock"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Sends SIGINT to a running zk.
 async fn interrupt(pid: u32) {
     let s = Command::new("kill")

@@ -27,7 +27,7 @@ COMMANDS
         Runs CMD while holding the mutex at PATH (Curator's InterProcessMutex protocol:
         nodes PATH/_c_<uuid>-lock-<seq>) and exits with CMD's status. If the lock is lost
         while CMD runs (connection suspended, session lost or expired, node deleted), CMD
-        gets SIGTERM (SIGKILL 10 s later) and zk exits with 5.
+        and everything it started get SIGTERM (SIGKILL 10 s later) and zk exits with 5.
     elect PATH [--id ID] [--timeout SECS] -- CMD [ARGS...]
         Joins the leader election at PATH (Curator's LeaderLatch protocol, nodes
         PATH/_c_<uuid>-latch-<seq> holding ID), runs CMD once elected, on the same terms
@@ -49,8 +49,9 @@ OPTIONS
     --session-timeout SECS   The session timeout to ask for (default 10).
     --timeout SECS           lock/elect: give up waiting after SECS.
 
-    SIGINT and SIGTERM are passed on to CMD; zk waits for it, then releases the lock.
-    CMD receives signals itself, not its children: in a shell script use `exec`.
+    CMD runs in a process group of its own, as with timeout(1): SIGINT and SIGTERM are
+    passed on to the whole group; zk waits for CMD, then releases the lock. A CMD that
+    reads from the terminal is stopped (it is not in the foreground); use a pipe or a file.
 
 EXIT STATUS
     0        success (lock, elect: CMD succeeded)

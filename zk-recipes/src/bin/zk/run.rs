@@ -22,11 +22,16 @@ extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) takes plain integers and touches no memory of ours. The pid is our
-    // own child's, which we have not reaped yet, so it cannot name another process.
+const SIGKILL: i32 = 9;
+
+/// Signals CMD's whole process group (CMD leads it), so that what CMD started — the commands
+/// of a shell script, say — stops with it and does not run on without the lock.
+fn signal_group(pgid: u32, sig: i32) {
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours. The group is the
+    // one our child leads; a process group id is not reused while any member lives, so it
+    // cannot name other processes.
     unsafe {
-        kill(pid as i32, sig);
+        kill(-(pgid as i32), sig);
     }
 }
 
@@ -111,16 +116,24 @@ pub async fn elect(
     outcome
 }
 
-/// Runs CMD until it exits, forwarding SIGINT/SIGTERM to it. If `lost` completes first, CMD
-/// gets SIGTERM (SIGKILL after a grace period) and the result is [`exit::LOST`].
+/// Runs CMD, in a process group of its own, until it exits, forwarding SIGINT/SIGTERM to the
+/// group. If `lost` completes first, the group gets SIGTERM (SIGKILL after a grace period)
+/// and the result is [`exit::LOST`].
+///
+/// As with `timeout(1)`, the group is not the terminal's foreground group: a CMD that reads
+/// from the terminal is stopped (SIGTTIN). Input from a pipe or a file is not affected.
 async fn supervise(cmd: &[String], lost: impl Future<Output = String>) -> Result<i32, Failure> {
-    let mut child = Command::new(&cmd[0]).args(&cmd[1..]).spawn().map_err(|e| {
-        let code = match e.kind() {
-            std::io::ErrorKind::NotFound => exit::NOT_FOUND,
-            _ => exit::CANNOT_RUN,
-        };
-        Failure::new(code, format!("cannot run {}: {e}", cmd[0]))
-    })?;
+    let mut child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .process_group(0)
+        .spawn()
+        .map_err(|e| {
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => exit::NOT_FOUND,
+                _ => exit::CANNOT_RUN,
+            };
+            Failure::new(code, format!("cannot run {}: {e}", cmd[0]))
+        })?;
     let pid = child.id().expect("a child not yet waited for has a pid");
     tokio::pin!(lost);
     loop {
@@ -130,26 +143,37 @@ async fn supervise(cmd: &[String], lost: impl Future<Output = String>) -> Result
                 return Ok(status_code(status));
             }
             why = &mut lost => {
-                eprintln!("zk: {why}; sending SIGTERM to {} (pid {pid})", cmd[0]);
+                eprintln!("zk: {why}; sending SIGTERM to {} (process group {pid})", cmd[0]);
                 terminate(&mut child, pid).await;
                 return Err(Failure::new(exit::LOST, why));
             }
             // The command is the one to decide what an interrupt means; we wait for it.
-            sig = interrupted() => signal(pid, sig),
+            sig = interrupted() => signal_group(pid, sig),
         }
     }
 }
 
-/// SIGTERM, then SIGKILL if the command is still there after the grace period.
-async fn terminate(child: &mut Child, pid: u32) {
-    signal(pid, SIGTERM);
-    if tokio::time::timeout(TERM_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        eprintln!("zk: pid {pid} still running after {TERM_GRACE:?}; sending SIGKILL");
-        let _ = child.kill().await;
+/// True while any process of the group lives (signal 0 checks without sending anything).
+fn group_alive(pgid: u32) -> bool {
+    // SAFETY: as in `signal_group`; signal 0 only checks.
+    unsafe { kill(-(pgid as i32), 0) == 0 }
+}
+
+/// SIGTERM to CMD's group; SIGKILL to whatever of it is left after the grace period, CMD's
+/// own children included (they may outlive CMD: nothing started under the lock runs on).
+async fn terminate(child: &mut Child, pgid: u32) {
+    signal_group(pgid, SIGTERM);
+    let deadline = tokio::time::Instant::now() + TERM_GRACE;
+    // Reaped first: a zombie still counts as a member of its group.
+    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
+    while group_alive(pgid) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    if group_alive(pgid) {
+        eprintln!("zk: process group {pgid} still running after {TERM_GRACE:?}; sending SIGKILL");
+        signal_group(pgid, SIGKILL);
+    }
+    let _ = child.wait().await;
 }
 
 /// The exit code a shell would report: the status, or 128 + the signal.
