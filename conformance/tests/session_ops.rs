@@ -471,9 +471,7 @@ async fn watches_fire_once_and_persistent_watches_stream() {
 }
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .expect("no event within 5 s")
+    within_secs(5, f).await
 }
 
 #[tokio::test]
@@ -760,4 +758,138 @@ async fn watches_dropped_at_any_moment_leave_nothing_on_the_server() {
     let wchc = conformance::four_letter_word(addr, "wchc", Duration::from_secs(5)).unwrap();
     let ours: Vec<&str> = wchc.lines().filter(|l| l.contains(&b)).collect();
     assert!(ours.is_empty(), "watches left on the server: {ours:?}");
+}
+
+/// Watches whose paths add up to more than the server's 1 MB frame limit survive a reconnect:
+/// they are re-registered in several SetWatches/SetWatches2 requests, each under 128 KB of
+/// path text (one request would be refused by the server), and all of them fire afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_watches_are_re_registered_in_batches() {
+    re_register_many_watches(zk_proto::DEFAULT_MAX_FRAME_LEN, 1200).await;
+}
+
+/// The same with a client frame limit below the 128 KB batch size: every batch still fits
+/// the client's own limit, so no watch is left out of the re-registration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_are_re_registered_within_a_small_max_frame_len() {
+    re_register_many_watches(48 * 1024, 300).await;
+}
+
+async fn re_register_many_watches(max_frame_len: usize, n: usize) {
+    const OP_SET_WATCHES: i32 = 101;
+    const OP_SET_WATCHES2: i32 = 105;
+    const BATCH_PATH_BYTES: usize = 128 * 1024;
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .max_frame_len(max_frame_len)
+        .connect()
+        .await
+        .expect("connect");
+    let writer = client().await;
+    let b = base(&writer, "manywatches").await;
+    let rec_base = base(&writer, "manywatches-rec").await;
+    // About 1,000 bytes a path, more in all than one frame of `max_frame_len` can carry.
+    let long = "w".repeat(1000);
+    let paths: Vec<String> = (0..n).map(|i| format!("{b}/{long}-{i:05}")).collect();
+    let path_bytes: usize = paths.iter().map(|p| p.len()).sum::<usize>() + rec_base.len();
+    assert!(path_bytes > max_frame_len);
+
+    // Exists watches on znodes that do not exist yet, all set at once.
+    let mut pending = Vec::with_capacity(n);
+    for p in &paths {
+        let c = c.clone();
+        let p = p.clone();
+        pending.push(tokio::spawn(async move { c.exists_watch(&p).await }));
+    }
+    let mut watches = Vec::with_capacity(n);
+    for t in pending {
+        let (stat, w) = t.await.unwrap().unwrap();
+        assert!(stat.is_none());
+        watches.push(w);
+    }
+    let mut rec = c
+        .add_watch(&rec_base, AddWatchMode::PersistentRecursive)
+        .await
+        .unwrap();
+    let sid = c.session_id();
+    assert_eq!(
+        proxy.count(OP_SET_WATCHES) + proxy.count(OP_SET_WATCHES2),
+        0
+    );
+
+    // Cut the connection and let the client back: it resumes the session and re-registers.
+    proxy.partition(true);
+    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
+    proxy.partition(false);
+    within_secs(20, wait_for_state(&c, SessionState::Connected)).await;
+    assert_eq!(c.session_id(), sid);
+    // A request sent after the reconnect is answered after every SetWatches before it.
+    c.exists(&b).await.unwrap();
+    let batches = proxy.count(OP_SET_WATCHES) + proxy.count(OP_SET_WATCHES2);
+    let at_least = path_bytes.div_ceil(BATCH_PATH_BYTES.min(max_frame_len)) as u64;
+    assert!(
+        batches >= at_least,
+        "{batches} SetWatches requests for {path_bytes} bytes of paths: {:?}",
+        proxy.counts()
+    );
+    assert!(proxy.count(OP_SET_WATCHES2) >= 1, "{:?}", proxy.counts());
+
+    // Every re-registered watch fires.
+    let mut creates = Vec::with_capacity(n);
+    for p in &paths {
+        let w = writer.clone();
+        let p = p.clone();
+        creates.push(tokio::spawn(async move {
+            w.create(&p, b"", &CreateOptions::persistent()).await
+        }));
+    }
+    for t in creates {
+        t.await.unwrap().unwrap();
+    }
+    for (w, p) in watches.into_iter().zip(&paths) {
+        let ev = within_secs(10, w)
+            .await
+            .expect("exists watch after reconnect");
+        assert_eq!(
+            (ev.event_type, ev.path.as_str()),
+            (EventType::NodeCreated, p.as_str())
+        );
+    }
+    let kid = format!("{rec_base}/kid");
+    writer
+        .create(&kid, b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let ev = within_secs(10, rec.next()).await.expect("stream open");
+    assert_eq!(
+        (ev.event_type, ev.path.as_str()),
+        (EventType::NodeCreated, kid.as_str())
+    );
+
+    drop(rec);
+    c.close().await.unwrap();
+    let mut deletes = Vec::with_capacity(n);
+    for p in paths {
+        let w = writer.clone();
+        deletes.push(tokio::spawn(
+            async move { w.delete(&p, Version::Any).await },
+        ));
+    }
+    for t in deletes {
+        t.await.unwrap().unwrap();
+    }
+}
+
+async fn within_secs<T>(secs: u64, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(secs), f)
+        .await
+        .unwrap_or_else(|_| panic!("nothing within {secs} s"))
+}
+
+async fn wait_for_state(c: &Client, want: SessionState) {
+    let mut rx = c.watch_state();
+    while *rx.borrow_and_update() != want {
+        rx.changed().await.expect("client gone");
+    }
 }

@@ -463,7 +463,9 @@ impl Session {
                 self.auth_waiters.push_back(waiter);
             }
         }
-        for req in self.watches.set_watches(self.last_zxid) {
+        // set_watches sizes every batch to fit the frame limit, so none fails to encode.
+        let max_frame_len = conn.codec.max_frame_len();
+        for req in self.watches.set_watches(self.last_zxid, max_frame_len) {
             let _ = conn
                 .codec
                 .encode_with(&mut conn.wbuf, |b| req.encode(xid::SET_WATCHES, b));
