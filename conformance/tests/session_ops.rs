@@ -474,6 +474,8 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
     within_secs(5, f).await
 }
 
+/// Dropping the last watch of a kind removes that server-side watch (checked with
+/// checkWatches, which sees child watches too, unlike the `wchc` command).
 #[tokio::test]
 async fn dropping_the_last_watch_removes_it_on_the_server() {
     let c = client().await;
@@ -481,31 +483,36 @@ async fn dropping_the_last_watch_removes_it_on_the_server() {
     let (_, _, w) = c.get_data_watch(&b).await.unwrap();
     c.check_watches(&b, WatcherType::Data).await.unwrap();
     drop(w);
-    // The removal is sent before any later request on the same connection.
-    let mut gone = false;
-    for _ in 0..50 {
-        match c.check_watches(&b, WatcherType::Data).await {
-            Err(e) if e.code() == Some(ErrorCode::NoWatcher) => {
-                gone = true;
-                break;
-            }
-            _ => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-    assert!(gone, "server-side watch was not removed");
+    until_no_watcher(&c, &b, WatcherType::Data).await;
+
+    let (_, _, w) = c.get_children_watch(&b).await.unwrap();
+    c.check_watches(&b, WatcherType::Children).await.unwrap();
+    drop(w);
+    until_no_watcher(&c, &b, WatcherType::Children).await;
+
+    // exists on a missing znode leaves a data watch for its creation.
+    let missing = format!("{b}/missing");
+    let (stat, w) = c.exists_watch(&missing).await.unwrap();
+    assert!(stat.is_none());
+    c.check_watches(&missing, WatcherType::Data).await.unwrap();
+    drop(w);
+    until_no_watcher(&c, &missing, WatcherType::Data).await;
+
     let w = c.add_watch(&b, AddWatchMode::Persistent).await.unwrap();
     drop(w);
-    let mut gone = false;
+    until_no_watcher(&c, &b, WatcherType::Any).await;
+}
+
+/// Waits (a second at most) until the server has no watch of `watcher_type` on `path` for
+/// this session. The removal goes out before any later request on the same connection.
+async fn until_no_watcher(c: &Client, path: &str, watcher_type: WatcherType) {
     for _ in 0..50 {
-        match c.check_watches(&b, WatcherType::Any).await {
-            Err(e) if e.code() == Some(ErrorCode::NoWatcher) => {
-                gone = true;
-                break;
-            }
+        match c.check_watches(path, watcher_type).await {
+            Err(e) if e.code() == Some(ErrorCode::NoWatcher) => return,
             _ => tokio::time::sleep(Duration::from_millis(20)).await,
         }
     }
-    assert!(gone, "persistent watch was not removed");
+    panic!("the server still has a {watcher_type:?} watch on {path}");
 }
 
 /// A one-shot watch whose event has arrived but was never awaited is gone on the server too:

@@ -247,13 +247,14 @@ impl Client {
         }
     }
 
-    fn oneshot_watch(&self, path: &str) -> (WatchReg, OneshotWatch) {
+    /// A one-shot watch of `kind`: Data for getData and exists (the session treats a data
+    /// and an exist watch alike when one is dropped), Child for getChildren.
+    fn oneshot_watch(&self, path: &str, kind: WatchKind) -> (WatchReg, OneshotWatch) {
         let (tx, rx) = oneshot::channel();
         let notice = DropNotice {
             tx: Some(self.inner.tx.downgrade()),
             path: path.to_owned(),
-            // Corrected by the task from the reply; only the path matters for removal checks.
-            kind: WatchKind::Data,
+            kind,
         };
         (
             WatchReg::Oneshot {
@@ -436,7 +437,7 @@ impl Client {
     /// ```
     pub async fn exists_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
-        let (reg, watch) = self.oneshot_watch(&path);
+        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Data);
         let req = Request::Exists(ExistsRequest { path, watch: true });
         let stat = exists_result(self.call(req, Some(reg)).await)?;
         Ok((stat, watch))
@@ -480,7 +481,7 @@ impl Client {
     /// ```
     pub async fn get_data_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
-        let (reg, watch) = self.oneshot_watch(&path);
+        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Data);
         let req = Request::GetData(GetDataRequest { path, watch: true });
         let (data, stat) = data_result(self.call(req, Some(reg)).await?)?;
         Ok((data, stat, watch))
@@ -612,7 +613,7 @@ impl Client {
         path: &str,
     ) -> Result<(Vec<String>, Stat, OneshotWatch), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
-        let (reg, watch) = self.oneshot_watch(&path);
+        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Child);
         let req = Request::GetChildren2(GetChildrenRequest { path, watch: true });
         let (children, stat) = children2_result(self.call(req, Some(reg)).await?)?;
         Ok((children, stat, watch))
