@@ -664,6 +664,35 @@ async fn close_ends_the_session_and_its_ephemerals() {
     assert_eq!(ev.event_type, EventType::NodeDeleted);
 }
 
+/// close() is answered even when the connection drops after the closeSession went out and
+/// before its reply: the client does not go back to the session it was closing (it did, and
+/// close() then waited for ever while the session lived on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_returns_when_the_connection_drops_before_its_reply() {
+    const OP_CLOSE_SESSION: i32 = -11;
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .expect("connect");
+    proxy.swallow(OP_CLOSE_SESSION, "");
+    let closing = tokio::spawn({
+        let c = c.clone();
+        async move { c.close().await }
+    });
+    recipes_support::eventually("the closeSession reached the proxy", || async {
+        proxy.count(OP_CLOSE_SESSION) == 1
+    })
+    .await;
+    // The connection drops; the server (which never saw the close) would take the session back.
+    proxy.partition(true);
+    proxy.partition(false);
+    within_secs(5, closing).await.unwrap().unwrap();
+    assert_eq!(c.state(), SessionState::Closed);
+    assert!(matches!(c.exists("/").await, Err(Error::Closed)));
+}
+
 #[tokio::test]
 async fn heartbeats_keep_an_idle_session_alive() {
     // Idle for several session timeouts: only pings flow. A short timeout, but not the

@@ -194,6 +194,9 @@ pub(crate) struct Session {
     seen_rw_server: bool,
     /// Set when close was asked for: answered once the session is closed.
     close_waiters: Vec<oneshot::Sender<()>>,
+    /// A closeSession was sent: a connection that drops now ends the session instead of
+    /// resuming it, as the Java client does (the server expires it if the close never came).
+    closing: bool,
 }
 
 impl Session {
@@ -230,6 +233,7 @@ impl Session {
             ever_connected: false,
             quick_drops: 0,
             close_waiters: Vec::new(),
+            closing: false,
         }
     }
 
@@ -254,6 +258,7 @@ impl Session {
             let dropped = self.connected_phase(conn).await;
             *self.shared.server.lock().unwrap_or_else(|e| e.into_inner()) = None;
             match dropped {
+                Drop_::Reconnect if self.closing => break End::Closed,
                 Drop_::Reconnect => {
                     self.quick_drops = if connected_at.elapsed() < QUICK_DROP {
                         self.quick_drops.saturating_add(1)
@@ -697,6 +702,7 @@ impl Session {
     }
 
     fn send_close(&mut self, conn: &mut Connection, wait: Duration) -> Instant {
+        self.closing = true;
         self.send_internal(conn, Request::CloseSession);
         Instant::now() + wait.max(Duration::from_millis(100))
     }

@@ -198,6 +198,8 @@ enum Action {
     Cut,
     /// Tell the test, and forward the reply only when it says so.
     Hold(mpsc::UnboundedSender<oneshot::Sender<()>>),
+    /// Never forward the request (the connection stays up): the server never sees it.
+    Swallow,
 }
 
 struct Rule {
@@ -310,6 +312,15 @@ impl Proxy {
         });
     }
 
+    /// The next request with `op` whose path contains `path_contains` is not forwarded.
+    pub fn swallow(&self, op: i32, path_contains: &str) {
+        self.state.lock().unwrap().rules.push(Rule {
+            op,
+            path_contains: path_contains.to_owned(),
+            action: Action::Swallow,
+        });
+    }
+
     /// The reply to the next request with `op` whose path contains `path_contains` is held
     /// until the test lets it go.
     pub fn hold_reply(&self, op: i32, path_contains: &str) -> HeldReply {
@@ -368,14 +379,15 @@ async fn relay(client: TokioStream, server: TokioStream, state: Arc<StdMutex<Pro
                 let path = request_path(op, &frame[12..]);
                 let mut st = state.lock().unwrap();
                 *st.counts.entry(op).or_default() += 1;
+                // An empty pattern also matches requests without a path (closeSession…).
                 let hit = st.rules.iter().position(|r| {
-                    r.op == op
-                        && path
-                            .as_deref()
-                            .is_some_and(|p| p.contains(&r.path_contains))
+                    r.op == op && path.as_deref().unwrap_or("").contains(&r.path_contains)
                 });
                 if let Some(i) = hit {
                     let rule = st.rules.remove(i);
+                    if matches!(rule.action, Action::Swallow) {
+                        continue;
+                    }
                     acts.lock().unwrap().insert(xid, rule.action);
                 }
             }
@@ -398,7 +410,7 @@ async fn relay(client: TokioStream, server: TokioStream, state: Arc<StdMutex<Pro
                         let _ = tell.send(go);
                         let _ = wait.await;
                     }
-                    None => {}
+                    Some(Action::Swallow) | None => {}
                 }
             }
             first = false;
