@@ -327,9 +327,26 @@ async fn no_connection_for_the_session_timeout_is_reported_lost() {
     let negotiated = c.negotiated_timeout();
     let mut events = c.session_events();
     blocking(|| ens.server(a).kill9());
+    wait_state(&c, SessionState::Suspended, negotiated).await;
+    // A request made while suspended waits for a reconnect, but not past the point where the
+    // session is presumed lost: then it fails with ConnectionLoss (no request timeout is set).
+    let waiting = tokio::spawn({
+        let c = c.clone();
+        async move { c.exists("/").await }
+    });
     wait_state(&c, SessionState::Lost, negotiated * 3).await;
     assert_eq!(events.next().await, Some(SessionEvent::Suspended));
     assert_eq!(events.next().await, Some(SessionEvent::Lost));
+    let r = tokio::time::timeout(Duration::from_secs(1), waiting)
+        .await
+        .expect("a waiting request outlived the session's presumed loss")
+        .unwrap();
+    assert_eq!(r.unwrap_err().code(), Some(ErrorCode::ConnectionLoss));
+    // While lost, requests fail at once.
+    let r = tokio::time::timeout(Duration::from_secs(1), c.get_data("/"))
+        .await
+        .expect("a request made while lost waited");
+    assert_eq!(r.unwrap_err().code(), Some(ErrorCode::ConnectionLoss));
     // The ensemble expired the session meanwhile: on return the verdict is Expired.
     tokio::time::sleep(negotiated).await;
     blocking(|| ens.server(a).restart()).unwrap();

@@ -154,8 +154,10 @@ impl ClientBuilder {
     }
 
     /// How long an operation may take, including any wait for a reconnect, before it fails
-    /// with `RequestTimeout` (default: no limit; a disconnected request then waits until the
-    /// session reconnects or ends).
+    /// with `RequestTimeout` (default: no limit). Whatever the limit, a request that is waiting
+    /// for a reconnect fails with `ConnectionLoss` once the session is presumed lost (no
+    /// connection for the negotiated session timeout), and requests made while it is lost fail
+    /// at once, until a server takes the session back.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {

@@ -338,6 +338,14 @@ impl Session {
                     _ = sleep_until(lost_at), if self.ever_connected && !lost => {
                         lost = true;
                         self.publish(SessionState::Lost, SessionEvent::Lost);
+                        // The wait for a reconnect ends here: without it, a request with no
+                        // timeout would wait for as long as no server answers.
+                        for rc in std::mem::take(&mut self.waiting) {
+                            if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+                                self.watches.end_registration(path);
+                            }
+                            let _ = rc.reply.send(Err(Error::connection_loss()));
+                        }
                     }
                 }
             };
@@ -369,6 +377,9 @@ impl Session {
 
     fn command_while_disconnected(&mut self, cmd: Command) -> Result<(), End> {
         match cmd {
+            Command::Request(rc) if self.shared.publisher.state() == SessionState::Lost => {
+                let _ = rc.reply.send(Err(Error::connection_loss()));
+            }
             Command::Request(rc) => {
                 if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                     self.watches.begin_registration(path);
