@@ -7,8 +7,9 @@ use crate::Error;
 
 /// Exponential backoff with jitter, a cap on each sleep and a bounded number of retries.
 ///
-/// The n-th retry sleeps `base * r` where `r` is random in `1..=2^n` (as Curator does),
-/// capped at `max_sleep`. Only errors for which [`Error::is_retryable`] holds are retried.
+/// Retry `n` (0-based) sleeps `base * max(1, r)` where `r` is random in `0..2^(n+1)`, Curator's
+/// formula, capped at `max_sleep` (10 s unless set; Curator's default has no cap). Only
+/// errors for which [`Error::is_retryable`] holds are retried.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_session::Result<()> {
@@ -39,7 +40,7 @@ impl RetryPolicy {
     /// let policy = RetryPolicy::exponential_backoff(Duration::from_millis(100), 3)
     ///     .with_max_sleep(Duration::from_millis(300));
     /// assert_eq!(policy.sleep_for(0), Some(Duration::from_millis(100)));
-    /// // Retry 2 sleeps 100 ms times a random number from 1 to 4, capped at 300 ms.
+    /// // Retry 2 sleeps 100 ms times a random number from 1 to 7, capped at 300 ms.
     /// let third = policy.sleep_for(2).unwrap();
     /// assert!(third >= Duration::from_millis(100) && third <= Duration::from_millis(300));
     /// assert_eq!(policy.sleep_for(3), None); // three retries, then give up
@@ -79,8 +80,9 @@ impl RetryPolicy {
         if retry >= self.max_retries {
             return None;
         }
-        let span = 1u64 << retry.min(29);
-        let factor = rand::random_range(1..=span.max(1));
+        // Curator caps the shift at 29 retries too.
+        let span = 1u64 << (retry.min(29) + 1);
+        let factor = rand::random_range(0..span).max(1);
         Some(
             self.base
                 .saturating_mul(factor.min(u32::MAX as u64) as u32)
@@ -133,6 +135,22 @@ mod tests {
             );
         }
         assert_eq!(p.sleep_for(20), None);
+    }
+
+    /// Curator's spread: retry n sleeps base * max(1, r), r in 0..2^(n+1), so every factor
+    /// from 1 to 2^(n+1) - 1 occurs and none above.
+    #[test]
+    fn sleeps_follow_curators_formula() {
+        let base = Duration::from_millis(1);
+        let p = RetryPolicy::exponential_backoff(base, 10).with_max_sleep(Duration::MAX);
+        for n in 0..4u32 {
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..4000 {
+                seen.insert(p.sleep_for(n).unwrap().as_millis() as u64);
+            }
+            let want: std::collections::BTreeSet<u64> = (1..(1u64 << (n + 1))).collect();
+            assert_eq!(seen, want, "retry {n}");
+        }
     }
 
     #[tokio::test]
