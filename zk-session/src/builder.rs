@@ -226,11 +226,13 @@ impl ClientBuilder {
     ///
     /// Fails at once, with [`Error::Config`], when the connect string cannot be parsed:
     /// `host[:port]` entries separated by commas (port 2181 when left out, IPv6 hosts in
-    /// brackets), then an optional chroot path.
+    /// brackets), then an optional chroot path; or when the session timeout does not fit the
+    /// handshake's int32 of milliseconds.
     ///
     /// ```rust
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> zk_session::Result<()> {
+    /// use std::time::Duration;
     /// use zk_session::{Client, Error, SessionState};
     ///
     /// let client = Client::builder("zk1,zk2:2182,[::1]:2183/app").build()?;
@@ -238,12 +240,21 @@ impl ClientBuilder {
     ///
     /// assert!(matches!(Client::builder("zk1:port").build(), Err(Error::Config(_))));
     /// assert!(matches!(Client::builder("/app").build(), Err(Error::Config(_))));
+    /// let forever = Client::builder("zk1").session_timeout(Duration::MAX).build();
+    /// assert!(matches!(forever, Err(Error::Config(_))));
     /// # Ok(()) }
     /// ```
     pub fn build(self) -> Result<Client, Error> {
         let cs = ConnectString::parse(&self.connect_string)?;
-        if self.session_timeout < Duration::from_millis(1) {
-            return Err(Error::Config("session timeout must be positive".into()));
+        // The handshake carries the timeout as an int32 of milliseconds.
+        if self.session_timeout < Duration::from_millis(1)
+            || self.session_timeout > Duration::from_millis(i32::MAX as u64)
+        {
+            return Err(Error::Config(format!(
+                "session timeout must be from 1 ms to {} ms, not {:?}",
+                i32::MAX,
+                self.session_timeout
+            )));
         }
         let cfg = Config {
             hosts: cs.hosts,

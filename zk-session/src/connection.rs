@@ -123,8 +123,9 @@ pub(crate) async fn find_read_write_server(hosts: Vec<(String, u16)>, skip: usiz
             let probe = async {
                 let mut s = TcpStream::connect((h.as_str(), *p)).await.ok()?;
                 s.write_all(b"isro").await.ok()?;
-                let mut buf = Vec::with_capacity(8);
-                s.read_to_end(&mut buf).await.ok()?;
+                // The answer is "rw" or "ro": read no more than that, whatever the peer sends.
+                let mut buf = Vec::with_capacity(2);
+                (&mut s).take(2).read_to_end(&mut buf).await.ok()?;
                 Some(buf)
             };
             if let Ok(Some(answer)) = tokio::time::timeout(Duration::from_secs(2), probe).await {
