@@ -367,6 +367,41 @@ async fn acls_and_digest_auth() {
     );
 }
 
+/// Credentials added several times are kept once: a reconnect re-sends them once, and they
+/// still hold afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_credentials_are_resent_once_on_reconnect() {
+    const OP_AUTH: i32 = 100;
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .expect("connect");
+    for _ in 0..3 {
+        c.add_auth("digest", b"repeat:secret").await.unwrap();
+    }
+    assert_eq!(proxy.count(OP_AUTH), 3);
+    let b = base(&c, "reauth").await;
+    let mine = format!("{b}/mine");
+    c.create(
+        &mine,
+        b"",
+        &CreateOptions::persistent().with_acl(Acl::creator_all()),
+    )
+    .await
+    .unwrap();
+
+    proxy.partition(true);
+    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
+    proxy.partition(false);
+    within_secs(20, wait_for_state(&c, SessionState::Connected)).await;
+    c.get_data(&mine)
+        .await
+        .expect("the credentials hold after the reconnect");
+    assert_eq!(proxy.count(OP_AUTH), 4, "{:?}", proxy.counts());
+}
+
 #[tokio::test]
 async fn watches_fire_once_and_persistent_watches_stream() {
     let c = client().await;

@@ -405,7 +405,7 @@ impl Session {
                 scheme,
                 auth,
                 reply,
-            } => self.auths.push((scheme, auth, Some(reply))),
+            } => self.remember_auth(scheme, auth, Some(reply)),
             Command::WatchDropped { path, kind } => {
                 // Not re-registered on reconnect, so nothing to remove on the server.
                 let _ = self.watches.watch_dropped(&path, kind);
@@ -416,6 +416,23 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Keeps credentials for re-sending on every reconnect, once each however often they were
+    /// added. `waiter` is answered by the next auth reply for them.
+    fn remember_auth(&mut self, scheme: String, auth: Bytes, waiter: Option<AuthWaiter>) {
+        let same = self
+            .auths
+            .iter_mut()
+            .find(|(s, a, w)| *s == scheme && *a == auth && (w.is_none() || waiter.is_none()));
+        match same {
+            Some((_, _, w)) => {
+                if waiter.is_some() {
+                    *w = waiter;
+                }
+            }
+            None => self.auths.push((scheme, auth, waiter)),
+        }
     }
 
     /// Records a successful handshake and announces it.
@@ -440,14 +457,14 @@ impl Session {
         } else {
             SessionState::Connected
         };
-        let event = if !same_session {
-            if r.read_only {
-                SessionEvent::ConnectedReadOnly
-            } else {
-                SessionEvent::Connected
-            }
-        } else {
+        // Read-only is announced as such even for the same session (Curator's READ_ONLY):
+        // a listener must not take it for a session that can write again.
+        let event = if r.read_only {
+            SessionEvent::ConnectedReadOnly
+        } else if same_session {
             SessionEvent::Reconnected
+        } else {
+            SessionEvent::Connected
         };
         self.ever_connected = true;
         let (h, p) = &self.cfg.hosts[conn.host];
@@ -647,7 +664,7 @@ impl Session {
                     .encode_with(&mut conn.wbuf, |b| packet.encode(xid::AUTH, b))
                 {
                     Ok(()) => {
-                        self.auths.push((scheme, auth, None));
+                        self.remember_auth(scheme, auth, None);
                         self.auth_waiters.push_back(Some(reply));
                     }
                     Err(e) => {
