@@ -538,6 +538,36 @@ async fn dropping_the_last_watch_removes_it_on_the_server() {
     until_no_watcher(&c, &b, WatcherType::Any).await;
 }
 
+/// A watch dropped while another request that sets a watch on the same path is in flight is
+/// removed once that request is answered (the removal used to be skipped for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_dropped_during_another_registration_on_its_path_is_removed() {
+    const OP_GET_CHILDREN2: i32 = 12;
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .expect("connect");
+    let b = base(&c, "deferdrop").await;
+    let (_, _, data_watch) = c.get_data_watch(&b).await.unwrap();
+    let mut held = proxy.hold_reply(OP_GET_CHILDREN2, &b);
+    let children = tokio::spawn({
+        let c = c.clone();
+        let b = b.clone();
+        async move { c.get_children_watch(&b).await }
+    });
+    let go = held.arrived().await;
+    drop(data_watch);
+    // Let the session task take the drop before the reply comes.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    go.send(()).unwrap();
+    let (_, _, child_watch) = children.await.unwrap().unwrap();
+    until_no_watcher(&c, &b, WatcherType::Data).await;
+    c.check_watches(&b, WatcherType::Children).await.unwrap();
+    drop(child_watch);
+}
+
 /// Waits (a second at most) until the server has no watch of `watcher_type` on `path` for
 /// this session. The removal goes out before any later request on the same connection.
 async fn until_no_watcher(c: &Client, path: &str, watcher_type: WatcherType) {

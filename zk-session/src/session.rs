@@ -342,7 +342,8 @@ impl Session {
                         // timeout would wait for as long as no server answers.
                         for rc in std::mem::take(&mut self.waiting) {
                             if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
-                                self.watches.end_registration(path);
+                                // Dropped watches are not re-registered: nothing to remove.
+                                let _ = self.watches.end_registration(path);
                             }
                             let _ = rc.reply.send(Err(Error::connection_loss()));
                         }
@@ -393,7 +394,8 @@ impl Session {
                         let abandoned = rc.reply.is_closed();
                         if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                             if abandoned {
-                                watches.end_registration(path);
+                                // Disconnected: a dropped watch has nothing on the server.
+                                let _ = watches.end_registration(path);
                             }
                         }
                         !abandoned
@@ -686,9 +688,7 @@ impl Session {
     fn send(&mut self, conn: &mut Connection, rc: RequestCmd) {
         if rc.reply.is_closed() {
             // The caller gave up (timeout or cancel) while it waited for a connection.
-            if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
-                self.watches.end_registration(path);
-            }
+            self.registration_failed(&rc);
             return;
         }
         let xid = self.xid();
@@ -704,10 +704,18 @@ impl Session {
                 watch: rc.watch,
             }),
             Err(e) => {
-                if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
-                    self.watches.end_registration(path);
-                }
+                self.registration_failed(&rc);
                 let _ = rc.reply.send(Err(Error::InvalidArgument(e.to_string())));
+            }
+        }
+    }
+
+    /// A request that would have registered a watch is not sent after all: watches dropped
+    /// on its path meanwhile are checked for removal now.
+    fn registration_failed(&mut self, rc: &RequestCmd) {
+        if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+            for kind in self.watches.end_registration(path) {
+                self.drop_watch(path, kind);
             }
         }
     }
@@ -824,9 +832,15 @@ impl Session {
     /// Delivers a reply, registering the watch the request asked for when it succeeded.
     fn answer(&mut self, p: InFlight, result: Result<Response, Error>) {
         if let Some(w) = p.watch {
-            if let Some(path) = w.registers() {
-                self.watches.end_registration(path);
-            }
+            // Watches dropped on this path while the request was in flight: checked once the
+            // reply's own watch is in the table.
+            let deferred = match w.registers() {
+                Some(path) => {
+                    let kinds = self.watches.end_registration(path);
+                    (!kinds.is_empty()).then(|| (path.to_owned(), kinds))
+                }
+                None => None,
+            };
             match w {
                 WatchReg::Oneshot { path, tx } => {
                     let kind = match (p.op, &result) {
@@ -863,6 +877,11 @@ impl Session {
                     if result.is_ok() {
                         self.watches.remove_local(&path, watcher_type);
                     }
+                }
+            }
+            if let Some((path, kinds)) = deferred {
+                for kind in kinds {
+                    self.drop_watch(&path, kind);
                 }
             }
         }

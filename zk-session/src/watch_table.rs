@@ -30,6 +30,9 @@ pub(crate) struct WatchTable {
     /// Watch-setting requests in flight per path: a server-side watch is not removed while one
     /// of them may still register a watch there.
     registering: HashMap<String, u32>,
+    /// Kinds of watches dropped on a path while a registration was in flight there: checked
+    /// again when the last one ends.
+    deferred: HashMap<String, Vec<WatchKind>>,
 }
 
 fn deliver_oneshots(list: Option<Vec<OneshotTx>>, ev: &WatchedEvent) -> usize {
@@ -54,14 +57,19 @@ impl WatchTable {
         *self.registering.entry(path.to_owned()).or_default() += 1;
     }
 
-    /// That request was answered or failed.
-    pub fn end_registration(&mut self, path: &str) {
+    /// That request was answered or failed. When it was the last one on `path`, returns the
+    /// kinds of watches dropped there meanwhile, for the caller to pass to
+    /// [`watch_dropped`](Self::watch_dropped) once it has registered what the reply set.
+    #[must_use = "a deferred drop may need a removeWatches"]
+    pub fn end_registration(&mut self, path: &str) -> Vec<WatchKind> {
         if let Some(n) = self.registering.get_mut(path) {
             *n -= 1;
             if *n == 0 {
                 self.registering.remove(path);
+                return self.deferred.remove(path).unwrap_or_default();
             }
         }
+        Vec::new()
     }
 
     /// Registers a one-shot watch of `kind` (Data, Exist or Child).
@@ -146,6 +154,7 @@ impl WatchTable {
         self.persistent.clear();
         self.recursive.clear();
         self.registering.clear();
+        self.deferred.clear();
     }
 
     /// Ends the local watches that a successful removeWatches of `watcher_type` took away on
@@ -207,6 +216,10 @@ impl WatchTable {
     pub fn watch_dropped(&mut self, path: &str, kind: WatchKind) -> Option<WatcherType> {
         self.prune();
         if self.registering.contains_key(path) {
+            let kinds = self.deferred.entry(path.to_owned()).or_default();
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
             return None;
         }
         let persistent =
@@ -443,11 +456,19 @@ mod tests {
         let mut t = WatchTable::default();
         t.begin_registration("/p");
         assert_eq!(t.watch_dropped("/p", WatchKind::Child), None);
-        t.end_registration("/p");
+        assert_eq!(t.end_registration("/p"), vec![WatchKind::Child]);
         assert_eq!(
             t.watch_dropped("/p", WatchKind::Child),
             Some(WatcherType::Children)
         );
+        // Two in flight: the deferred drop comes back with the last one only.
+        t.begin_registration("/q");
+        t.begin_registration("/q");
+        assert_eq!(t.watch_dropped("/q", WatchKind::Data), None);
+        assert_eq!(t.watch_dropped("/q", WatchKind::Data), None);
+        assert_eq!(t.end_registration("/q"), vec![]);
+        assert_eq!(t.end_registration("/q"), vec![WatchKind::Data]);
+        assert_eq!(t.end_registration("/q"), vec![]);
     }
 
     /// The paths of a SetWatches or SetWatches2 batch, and its relative zxid.
