@@ -367,6 +367,39 @@ async fn acls_and_digest_auth() {
     );
 }
 
+/// A caller whose request fails with ConnectionLoss finds the state already Suspended: the
+/// state changes before the in-flight requests are failed. (The old order, fail then publish,
+/// left only a narrow window, which this test did not hit: it guards the order.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_loss_is_reported_after_the_state_changed() {
+    const OP_GET_DATA: i32 = 4;
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .expect("connect");
+    let b = base(&c, "lossorder").await;
+    for round in 0..3 {
+        let mut held = proxy.hold_reply(OP_GET_DATA, &b);
+        let pending = tokio::spawn({
+            let c = c.clone();
+            let b = b.clone();
+            async move {
+                let r = c.get_data(&b).await;
+                (r, c.state())
+            }
+        });
+        let _go = held.arrived().await;
+        proxy.partition(true);
+        let (r, state) = within_secs(5, pending).await.unwrap();
+        assert_eq!(r.unwrap_err().code(), Some(ErrorCode::ConnectionLoss));
+        assert_eq!(state, SessionState::Suspended, "round {round}");
+        proxy.partition(false);
+        within_secs(20, wait_for_state(&c, SessionState::Connected)).await;
+    }
+}
+
 /// Credentials added several times are kept once: a reconnect re-sends them once, and they
 /// still hold afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

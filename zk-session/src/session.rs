@@ -265,9 +265,6 @@ impl Session {
                     } else {
                         0
                     };
-                    if !self.shared.publisher.state().is_terminal() {
-                        self.publish(SessionState::Suspended, SessionEvent::Suspended);
-                    }
                 }
                 Drop_::End(end) => break end,
             }
@@ -630,11 +627,25 @@ impl Session {
         if let Some(p) = rw_probe {
             p.abort();
         }
-        // Whatever was in flight on this connection is answered now, exactly once.
+        // The state changes before the callers hear of it, so that one who looks at the state
+        // on getting the error sees why.
         let err = match &result {
-            Drop_::Reconnect => Error::connection_loss(),
-            Drop_::End(e) => e.error(),
+            Drop_::Reconnect if self.closing => {
+                self.announce_end(&End::Closed);
+                End::Closed.error()
+            }
+            Drop_::Reconnect => {
+                if !self.shared.publisher.state().is_terminal() {
+                    self.publish(SessionState::Suspended, SessionEvent::Suspended);
+                }
+                Error::connection_loss()
+            }
+            Drop_::End(e) => {
+                self.announce_end(e);
+                e.error()
+            }
         };
+        // Whatever was in flight on this connection is answered now, exactly once.
         self.fail_inflight(&mut conn, &err);
         // Server-side watches die with their connection.
         self.removals.clear();
@@ -917,13 +928,21 @@ impl Session {
     // ----- ended -----
 
     /// Tells everyone the session is over, then answers commands until every handle is gone.
-    async fn finish(mut self, end: End) {
-        let err = end.error();
+    /// Publishes the state the session ends in, once.
+    fn announce_end(&self, end: &End) {
         let (state, event) = match end {
             End::Expired => (SessionState::Expired, SessionEvent::Expired),
             End::AuthFailed => (SessionState::AuthFailed, SessionEvent::AuthFailed),
             End::Closed => (SessionState::Closed, SessionEvent::Closed),
         };
+        if self.shared.publisher.state() != state {
+            self.publish(state, event);
+        }
+    }
+
+    async fn finish(mut self, end: End) {
+        let err = end.error();
+        self.announce_end(&end);
         self.watches.fail_all(&err);
         for rc in self.waiting.drain(..) {
             let _ = rc.reply.send(Err(err.clone()));
@@ -933,7 +952,6 @@ impl Session {
                 let _ = w.send(Err(err.clone()));
             }
         }
-        self.publish(state, event);
         for w in self.close_waiters.drain(..) {
             let _ = w.send(());
         }
