@@ -681,6 +681,16 @@ async fn chroot_paths_are_relative() {
         .await
         .unwrap();
     assert!(matches!(&r[0], OpResult::Create { path, .. } if path == "/m"));
+    // A sequential create of "/" itself would make a sibling of the chroot: refused, in a
+    // multi too, and nothing appears beside the chroot.
+    let seq = CreateOptions::persistent_sequential();
+    let e = cr.create("/", b"", &seq).await.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let e = cr.multi(vec![Op::create("/", b"", seq)]).await.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let leaf = &b[1..];
+    let beside: Vec<String> = c.get_children("/").await.unwrap();
+    assert_eq!(beside.iter().filter(|n| n.starts_with(leaf)).count(), 1);
     assert_eq!(cr.get_ephemerals("/").await.unwrap(), vec![s.clone()]);
     let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
         .await

@@ -24,6 +24,11 @@ impl Chroot {
         Ok(Chroot(Some(prefix.to_owned())))
     }
 
+    /// True when there is no chroot (the caller sees the server's whole tree).
+    pub fn is_root(&self) -> bool {
+        self.0.is_none()
+    }
+
     /// The server's path for a caller's path.
     pub fn to_server(&self, path: &str) -> String {
         match &self.0 {

@@ -221,6 +221,13 @@ impl Client {
             path: path.to_owned(),
             reason,
         })?;
+        // The server appends the sequence to "/app" itself: "/app0000000001" is a sibling of
+        // the chroot, outside it (the Java client lets this through).
+        if path == "/" && matches!(kind, PathKind::Sequential) && !self.inner.chroot.is_root() {
+            return Err(Error::InvalidArgument(
+                "a sequential znode named after the chroot would be created outside it".into(),
+            ));
+        }
         Ok(self.inner.chroot.to_server(path))
     }
 
