@@ -367,6 +367,33 @@ async fn acls_and_digest_auth() {
     );
 }
 
+/// Credentials added while disconnected that cannot fit a frame fail with InvalidArgument
+/// at the reconnect (they were answered "closed" and re-tried on every reconnect), and the
+/// session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_credentials_added_while_disconnected_are_refused() {
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .max_frame_len(4096)
+        .connect()
+        .await
+        .expect("connect");
+    proxy.partition(true);
+    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
+    let huge = format!("user:{}", "p".repeat(8192));
+    let adding = tokio::spawn({
+        let c = c.clone();
+        async move { c.add_auth("digest", huge.as_bytes()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    proxy.partition(false);
+    let e = within_secs(20, adding).await.unwrap().unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    within_secs(20, wait_for_state(&c, SessionState::Connected)).await;
+    c.exists("/").await.expect("the session goes on");
+}
+
 /// A caller whose request fails with ConnectionLoss finds the state already Suspended: the
 /// state changes before the in-flight requests are failed. (The old order, fail then publish,
 /// left only a narrow window, which this test did not hit: it guards the order.)

@@ -479,22 +479,31 @@ impl Session {
     /// Serves one connection until it drops or the session ends.
     async fn connected_phase(&mut self, mut conn: Connection) -> Drop_ {
         // Reconnect order: auth packets, then watches, then the requests that waited.
-        for i in 0..self.auths.len() {
-            let (scheme, auth, waiter) = &mut self.auths[i];
+        // Credentials that cannot fit a frame are refused (and forgotten) as they would have
+        // been had they been added while connected.
+        let wbuf = &mut conn.wbuf;
+        let codec = &conn.codec;
+        let waiters = &mut self.auth_waiters;
+        self.auths.retain_mut(|(scheme, auth, waiter)| {
             let packet = Request::Auth(AuthPacket {
                 auth_type: AUTH_TYPE,
                 scheme: scheme.clone(),
                 auth: Some(auth.clone()),
             });
             let waiter = waiter.take();
-            if conn
-                .codec
-                .encode_with(&mut conn.wbuf, |b| packet.encode(xid::AUTH, b))
-                .is_ok()
-            {
-                self.auth_waiters.push_back(waiter);
+            match codec.encode_with(wbuf, |b| packet.encode(xid::AUTH, b)) {
+                Ok(()) => {
+                    waiters.push_back(waiter);
+                    true
+                }
+                Err(e) => {
+                    if let Some(w) = waiter {
+                        let _ = w.send(Err(Error::InvalidArgument(e.to_string())));
+                    }
+                    false
+                }
             }
-        }
+        });
         // set_watches sizes every batch to fit the frame limit, so none fails to encode.
         let max_frame_len = conn.codec.max_frame_len();
         for req in self.watches.set_watches(self.last_zxid, max_frame_len) {
