@@ -878,6 +878,9 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     .unwrap();
     let e = c.get_data("/").await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::RequestTimeout));
+    // add_auth too: the credentials stay queued for the next connection.
+    let e = c.add_auth("digest", b"late:secret").await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RequestTimeout));
     // Nothing is left behind: once the server is back, requests work again.
     zk.restart().unwrap();
     let mut ok = false;

@@ -245,6 +245,11 @@ impl Client {
                 watch,
             }))
             .map_err(|_| Error::Closed)?;
+        self.reply(rx).await
+    }
+
+    /// Waits for the session task's answer, up to the request timeout.
+    async fn reply<T>(&self, rx: oneshot::Receiver<Result<T, Error>>) -> Result<T, Error> {
         match self.inner.request_timeout {
             None => rx.await.unwrap_or(Err(Error::Closed)),
             Some(t) => match tokio::time::timeout(t, rx).await {
@@ -982,7 +987,8 @@ impl Client {
                 reply: tx,
             })
             .map_err(|_| Error::Closed)?;
-        rx.await.unwrap_or(Err(Error::Closed))
+        // On a timeout the credentials stay with the session, sent on the next connection.
+        self.reply(rx).await
     }
 
     /// The ensemble's dynamic configuration (`/zookeeper/config`) and its Stat.
