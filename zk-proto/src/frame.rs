@@ -41,9 +41,12 @@ impl FrameCodec {
         Self::with_max_frame_len(DEFAULT_MAX_FRAME_LEN)
     }
 
-    /// A codec that refuses frames longer than `max_frame_len` bytes.
+    /// A codec that refuses frames longer than `max_frame_len` bytes (at most `i32::MAX`,
+    /// the largest length the prefix can carry).
     pub fn with_max_frame_len(max_frame_len: usize) -> Self {
-        FrameCodec { max_frame_len }
+        FrameCodec {
+            max_frame_len: max_frame_len.min(i32::MAX as usize),
+        }
     }
 
     /// The configured maximum frame length.
@@ -138,6 +141,14 @@ mod tests {
             Bytes::from_static(&[1, 2, 3])
         );
         assert!(src.is_empty());
+    }
+
+    #[test]
+    fn the_limit_never_exceeds_what_the_prefix_can_carry() {
+        assert_eq!(
+            FrameCodec::with_max_frame_len(usize::MAX).max_frame_len(),
+            i32::MAX as usize
+        );
     }
 
     #[test]

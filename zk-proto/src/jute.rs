@@ -199,7 +199,12 @@ impl Reader {
                 remaining: self.remaining(),
             });
         }
-        let mut v = Vec::with_capacity(count as usize);
+        // Reserve no more elements than the remaining bytes could fill were each as large in
+        // memory as on the wire: a hostile count then costs no more than the frame, and the
+        // vector grows only with elements actually read.
+        let mut v = Vec::with_capacity(
+            (count as usize).min(self.remaining() / std::mem::size_of::<T>().max(1)),
+        );
         for _ in 0..count {
             v.push(elem(self)?);
         }

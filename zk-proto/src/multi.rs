@@ -265,10 +265,9 @@ impl Record for MultiResponse {
         while let Some((offset, h)) = next_header(r, "MultiResponse")? {
             let res = match OpCode::from_code(h.op) {
                 Some(OpCode::Create) => MultiResult::Create(CreateResponse::decode(r)?),
-                // Servers answer createContainer and createTTL with the create2 shape.
-                Some(OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl) => {
-                    MultiResult::Create2(Create2Response::decode(r)?)
-                }
+                // Servers answer createContainer and createTTL with a create2 result; other
+                // result types are refused, as by the Java client's MultiResponse.
+                Some(OpCode::Create2) => MultiResult::Create2(Create2Response::decode(r)?),
                 Some(OpCode::Delete) => MultiResult::Delete,
                 Some(OpCode::Check) => MultiResult::Check,
                 Some(OpCode::SetData) => MultiResult::SetData(Stat::decode(r)?),
@@ -346,6 +345,31 @@ mod tests {
         );
     }
 
+    /// A server answers createContainer and createTTL inside a multi with a create2 result;
+    /// a result typed createContainer (19) or createTTL (21) is refused, as by the Java client.
+    #[test]
+    fn create_results_only_of_the_types_servers_send() {
+        for op in [15, 19, 21] {
+            let mut b = header(op, false, 0);
+            Create2Response {
+                path: "/c".into(),
+                stat: Stat::default(),
+            }
+            .encode(&mut b);
+            b.extend_from_slice(&header(-1, true, -1));
+            let m = MultiResponse::decode_exact(b.freeze(), "MultiResponse");
+            if op == 15 {
+                let m = m.unwrap();
+                assert!(matches!(&m.results[..], [MultiResult::Create2(c)] if c.path == "/c"));
+            } else {
+                assert!(
+                    matches!(m, Err(DecodeError::InvalidValue { value, .. }) if value == op as i64),
+                    "{op}: {m:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn missing_end_marker_is_an_error() {
         let mut b = header(2, false, 0);
@@ -379,21 +403,6 @@ mod tests {
                 value: 14
             })
         );
-    }
-
-    #[test]
-    fn create_container_and_ttl_results_read_as_create2() {
-        for op in [15, 19, 21] {
-            let mut b = header(op, false, 0);
-            Create2Response {
-                path: "/c".into(),
-                stat: Stat::default(),
-            }
-            .encode(&mut b);
-            b.extend_from_slice(&header(-1, true, -1));
-            let m = MultiResponse::decode_exact(b.freeze(), "MultiResponse").unwrap();
-            assert!(matches!(&m.results[..], [MultiResult::Create2(c)] if c.path == "/c"));
-        }
     }
 
     #[test]
