@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use conformance::{shared_standalone, Standalone};
 use zk_session::{
-    Acl, AddWatchMode, Client, CreateMode, CreateOptions, Error, ErrorCode, EventType, Id, Op,
-    OpResult, Perms, ReadOp, ReadResult, SessionState, Version, WatcherType,
+    Acl, AddWatchMode, Client, ClientBuilder, CreateMode, CreateOptions, Error, ErrorCode,
+    EventType, Id, Op, OpResult, Perms, ReadOp, ReadResult, SessionState, Version, WatcherType,
 };
 
 async fn client() -> Client {
@@ -372,13 +372,7 @@ async fn acls_and_digest_auth() {
 /// session goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_credentials_added_while_disconnected_are_refused() {
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .max_frame_len(4096)
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(20, |b| b.max_frame_len(4096)).await;
     proxy.partition(true);
     within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
     let huge = format!("user:{}", "p".repeat(8192));
@@ -400,12 +394,7 @@ async fn oversized_credentials_added_while_disconnected_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_loss_is_reported_after_the_state_changed() {
     const OP_GET_DATA: i32 = 4;
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(20, |b| b).await;
     let b = base(&c, "lossorder").await;
     for round in 0..3 {
         let mut held = proxy.hold_reply(OP_GET_DATA, &b);
@@ -432,12 +421,7 @@ async fn connection_loss_is_reported_after_the_state_changed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_credentials_are_resent_once_on_reconnect() {
     const OP_AUTH: i32 = 100;
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(20, |b| b).await;
     for _ in 0..3 {
         c.add_auth("digest", b"repeat:secret").await.unwrap();
     }
@@ -452,10 +436,7 @@ async fn repeated_credentials_are_resent_once_on_reconnect() {
     .await
     .unwrap();
 
-    proxy.partition(true);
-    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
-    proxy.partition(false);
-    within_secs(20, wait_for_state(&c, SessionState::Connected)).await;
+    reconnect_through(&proxy, &c).await;
     c.get_data(&mine)
         .await
         .expect("the credentials hold after the reconnect");
@@ -603,12 +584,7 @@ async fn dropping_the_last_watch_removes_it_on_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_dropped_during_another_registration_on_its_path_is_removed() {
     const OP_GET_CHILDREN2: i32 = 12;
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(20, |b| b).await;
     let b = base(&c, "deferdrop").await;
     let (_, _, data_watch) = c.get_data_watch(&b).await.unwrap();
     let mut held = proxy.hold_reply(OP_GET_CHILDREN2, &b);
@@ -646,12 +622,7 @@ async fn until_no_watcher(c: &Client, path: &str, watcher_type: WatcherType) {
 #[tokio::test]
 async fn dropping_a_fired_watch_sends_no_remove_watches() {
     const OP_REMOVE_WATCHES: i32 = 18;
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(20, |b| b).await;
     let b = base(&c, "firedwatch").await;
     let (_, _, fired) = c.get_data_watch(&b).await.unwrap();
     let (_, _, child_fired) = c.get_children_watch(&b).await.unwrap();
@@ -805,12 +776,7 @@ async fn close_ends_the_session_and_its_ephemerals() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_returns_when_the_connection_drops_before_its_reply() {
     const OP_CLOSE_SESSION: i32 = -11;
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(10, |b| b).await;
     proxy.swallow(OP_CLOSE_SESSION, "");
     let closing = tokio::spawn({
         let c = c.clone();
@@ -953,13 +919,7 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
     const OP_SET_WATCHES: i32 = 101;
     const OP_SET_WATCHES2: i32 = 105;
     const BATCH_PATH_BYTES: usize = 128 * 1024;
-    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .max_frame_len(max_frame_len)
-        .connect()
-        .await
-        .expect("connect");
+    let (proxy, c) = proxied_client(20, |b| b.max_frame_len(max_frame_len)).await;
     let writer = client().await;
     let b = base(&writer, "manywatches").await;
     let rec_base = base(&writer, "manywatches-rec").await;
@@ -993,10 +953,7 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
     );
 
     // Cut the connection and let the client back: it resumes the session and re-registers.
-    proxy.partition(true);
-    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
-    proxy.partition(false);
-    within_secs(20, wait_for_state(&c, SessionState::Connected)).await;
+    reconnect_through(&proxy, &c).await;
     assert_eq!(c.session_id(), sid);
     // A request sent after the reconnect is answered after every SetWatches before it.
     c.exists(&b).await.unwrap();
@@ -1066,4 +1023,30 @@ async fn wait_for_state(c: &Client, want: SessionState) {
     while *rx.borrow_and_update() != want {
         rx.changed().await.expect("client gone");
     }
+}
+
+/// A client connected through a fresh proxy to the shared standalone server, with the given
+/// session timeout and whatever else `configure` sets.
+async fn proxied_client(
+    session_timeout_secs: u64,
+    configure: impl FnOnce(ClientBuilder) -> ClientBuilder,
+) -> (recipes_support::Proxy, Client) {
+    let proxy = recipes_support::Proxy::start(shared_standalone().client_addr()).await;
+    let c = configure(
+        Client::builder(&proxy.connect_string())
+            .session_timeout(Duration::from_secs(session_timeout_secs)),
+    )
+    .connect()
+    .await
+    .expect("connect");
+    (proxy, c)
+}
+
+/// Cuts the proxy's connection, waits for the client to see it, and lets it back in, until the
+/// client is connected again.
+async fn reconnect_through(proxy: &recipes_support::Proxy, c: &Client) {
+    proxy.partition(true);
+    within_secs(10, wait_for_state(c, SessionState::Suspended)).await;
+    proxy.partition(false);
+    within_secs(20, wait_for_state(c, SessionState::Connected)).await;
 }
