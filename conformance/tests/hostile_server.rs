@@ -14,7 +14,7 @@ use hostile_support::{
     client::*, connect_response_frame, connect_response_frame_for, frame, get_data_reply,
     notification_frame, reply_frame, vm_rss_kib, within, FakeServer, PASSWD, SESSION_ID, STEP,
 };
-use zk_session::{Error, ErrorCode, EventType, SessionEvent, SessionState};
+use zk_session::{AddWatchMode, Error, ErrorCode, EventType, SessionEvent, SessionState};
 
 // ----- 1. a length prefix over the maximum -----
 
@@ -399,6 +399,80 @@ async fn notification_for_an_unwatched_path_is_ignored() {
         "no state change"
     );
     round_trip(&client, &mut peer, "/more", 0x702, b"more").await;
+}
+
+/// A server that floods a persistent watch whose reader is slow: the client holds at most the
+/// watch's buffer (4 MiB by default), counts what it drops, and stays connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_flood_on_a_persistent_watch_costs_bounded_memory() {
+    const EVENTS: usize = 10_000;
+    let (_server, client, mut peer) = connected().await;
+    let c = client.clone();
+    let adding =
+        tokio::spawn(async move { c.add_watch("/", AddWatchMode::PersistentRecursive).await });
+    let (h, _) = peer.expect_request().await;
+    let zxid = peer.next_zxid();
+    // addWatch is answered with a header and an ErrorResponse body of 0.
+    let mut body = BytesMut::new();
+    body.put_i32(h.xid);
+    body.put_i64(zxid);
+    body.put_i32(0);
+    body.put_i32(0);
+    peer.write(&frame(&body)).await.unwrap();
+    let mut watch = within(STEP, "addWatch", adding)
+        .await
+        .unwrap()
+        .expect("addWatch");
+
+    // 10,000 events of 10 KB paths (100 MB) that nobody reads yet, then a reply behind them:
+    // once it is in, every notification before it has been handled.
+    let pending = spawn_gets(&client, &["/after"]);
+    let xids = peer.expect_get_data(1).await;
+    let rss_before = vm_rss_kib();
+    let path = format!("/{}", "f".repeat(10_000));
+    let one = notification_frame(EventType::NodeDataChanged, &path);
+    let mut chunk = BytesMut::with_capacity(one.len() * 100);
+    for _ in 0..EVENTS / 100 {
+        chunk.clear();
+        for _ in 0..100 {
+            chunk.extend_from_slice(&one);
+        }
+        peer.write(&chunk).await.unwrap();
+    }
+    let zxid = peer.next_zxid();
+    peer.write(&get_data_reply(xids[0].0, zxid, b"after"))
+        .await
+        .unwrap();
+    let got = collect(pending).await;
+    assert_eq!(&got[0].1.as_ref().unwrap()[..], b"after");
+    if let (Some(before), Some(after)) = (rss_before, vm_rss_kib()) {
+        assert!(
+            after < before + 32 * 1024,
+            "RSS grew from {before} KiB to {after} KiB"
+        );
+    }
+
+    let (mut held, mut missed) = (0usize, 0u64);
+    while held + (missed as usize) < EVENTS {
+        match within(STEP, "the flooded watch", watch.next()).await {
+            Some(Ok(ev)) => {
+                assert_eq!(ev.path.len(), path.len());
+                held += 1;
+            }
+            Some(Err(Error::WatchLagged { missed: m })) => missed += m,
+            other => panic!("{other:?} after {held} events and {missed} missed"),
+        }
+    }
+    assert_eq!(held + missed as usize, EVENTS);
+    assert!(
+        held * path.len() <= (4 << 20) + path.len(),
+        "{held} events of {} bytes held",
+        path.len()
+    );
+    assert!(held > 100, "only {held} events held");
+    assert_eq!(client.state(), SessionState::Connected);
+    let zxid = peer.next_zxid();
+    round_trip(&client, &mut peer, "/more", zxid, b"more").await;
 }
 
 // ----- 10. slow-loris: one byte per second -----

@@ -203,7 +203,11 @@ async fn watches_fire_for_changes_made_while_disconnected() {
         .unwrap();
     let ev = tokio::time::timeout(t, async {
         loop {
-            let ev = rec.next().await.expect("stream open");
+            let ev = rec
+                .next()
+                .await
+                .expect("stream open")
+                .expect("no event dropped");
             if ev.path == "/w/c/kid" && ev.event_type == EventType::NodeDataChanged {
                 return ev;
             }

@@ -509,7 +509,7 @@ async fn watches_fire_once_and_persistent_watches_stream() {
         .unwrap();
     let mut seen = Vec::new();
     for _ in 0..4 {
-        let ev = within(recursive.next()).await.unwrap();
+        let ev = within(recursive.next()).await.unwrap().unwrap();
         seen.push((ev.event_type, ev.path));
     }
     assert_eq!(
@@ -527,7 +527,7 @@ async fn watches_fire_once_and_persistent_watches_stream() {
             .create(&format!("{dir}/c{i}"), b"", &CreateOptions::persistent())
             .await
             .unwrap();
-        let ev = within(persistent.next()).await.unwrap();
+        let ev = within(persistent.next()).await.unwrap().unwrap();
         assert_eq!(
             (ev.event_type, ev.path.as_str()),
             (EventType::NodeChildrenChanged, dir.as_str())
@@ -543,7 +543,73 @@ async fn watches_fire_once_and_persistent_watches_stream() {
             .code(),
         Some(ErrorCode::NoWatcher)
     );
-    assert_eq!(within(recursive.next()).await, None);
+    assert!(within(recursive.next()).await.is_none());
+}
+
+/// A persistent watch nobody reads holds no more than its buffer: the events over it are
+/// dropped and counted, the reader hears how many once it has read the ones held, and the
+/// stream goes on. The client's own writes make the events, so each write's reply comes
+/// after its notification and nothing is still on the wire when the reading starts.
+#[tokio::test]
+async fn a_persistent_watch_not_read_holds_its_buffer_and_reports_what_it_dropped() {
+    const WRITES: usize = 300;
+    let setup = client().await;
+    let b = base(&setup, "watchbuf").await;
+    let p = format!("{b}/n");
+    setup
+        .create(&p, b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    // Room for about 20 events of this path: an event counts its path and ~50 bytes.
+    let c = Client::builder(&shared_standalone().connect_string())
+        .persistent_watch_buffer(20 * (p.len() + 48))
+        .connect()
+        .await
+        .unwrap();
+    let mut w = c.add_watch(&p, AddWatchMode::Persistent).await.unwrap();
+    let writes: Vec<_> = (0..WRITES)
+        .map(|i| {
+            let (c, p) = (c.clone(), p.clone());
+            tokio::spawn(
+                async move { c.set_data(&p, i.to_string().as_bytes(), Version::Any).await },
+            )
+        })
+        .collect();
+    for w in writes {
+        w.await.unwrap().unwrap();
+    }
+
+    let mut held = 0;
+    let missed = loop {
+        match within(w.next()).await.expect("stream open") {
+            Ok(ev) => {
+                assert_eq!(
+                    (ev.event_type, ev.path.as_str()),
+                    (EventType::NodeDataChanged, p.as_str())
+                );
+                held += 1;
+            }
+            Err(Error::WatchLagged { missed }) => break missed,
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!((10..=30).contains(&held), "{held} events held");
+    assert_eq!(
+        held + missed as usize,
+        WRITES,
+        "every event held or counted"
+    );
+
+    // Caught up: the next change arrives as usual, and nothing more is reported missing.
+    c.set_data(&p, b"after", Version::Any).await.unwrap();
+    let ev = within(w.next()).await.unwrap().unwrap();
+    assert_eq!(ev.event_type, EventType::NodeDataChanged);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), w.next())
+            .await
+            .is_err(),
+        "no further item"
+    );
 }
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -692,6 +758,7 @@ async fn chroot_paths_are_relative() {
     assert_eq!(cr.get_ephemerals("/").await.unwrap(), vec![s.clone()]);
     let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
         .await
+        .unwrap()
         .unwrap()
         .unwrap();
     assert_eq!(ev.path, "/x");
@@ -992,7 +1059,10 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
         .create(&kid, b"", &CreateOptions::persistent())
         .await
         .unwrap();
-    let ev = within_secs(10, rec.next()).await.expect("stream open");
+    let ev = within_secs(10, rec.next())
+        .await
+        .expect("stream open")
+        .expect("no event dropped");
     assert_eq!(
         (ev.event_type, ev.path.as_str()),
         (EventType::NodeCreated, kid.as_str())

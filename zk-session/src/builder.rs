@@ -17,6 +17,7 @@ use crate::{
     connect_string::ConnectString,
     session::{Config, Session, Shared},
     state::{SessionState, StatePublisher},
+    watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
     Error,
 };
 
@@ -61,6 +62,7 @@ pub struct ClientBuilder {
     backoff_base: Duration,
     backoff_max: Duration,
     resume: Option<(i64, Bytes)>,
+    persistent_watch_buffer: usize,
 }
 
 impl ClientBuilder {
@@ -77,6 +79,7 @@ impl ClientBuilder {
             backoff_base: Duration::from_millis(50),
             backoff_max: Duration::from_secs(1),
             resume: None,
+            persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
         }
     }
 
@@ -182,6 +185,31 @@ impl ClientBuilder {
         self
     }
 
+    /// How many bytes of unread events each persistent watch may hold (default 4 MiB; an
+    /// event counts the length of its path plus a few dozen bytes, and one event is always
+    /// held). Past that, events are dropped and counted, and the watch reports
+    /// [`Error::WatchLagged`], so that a slow reader or a flooding server cannot grow memory
+    /// without bound. The Java client and kazoo queue without limit.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{AddWatchMode, Client, Error};
+    ///
+    /// let client = Client::builder("127.0.0.1:2181")
+    ///     .persistent_watch_buffer(64 << 10)
+    ///     .connect()
+    ///     .await?;
+    /// let mut watch = client.add_watch("/", AddWatchMode::PersistentRecursive).await?;
+    /// if let Some(Err(Error::WatchLagged { missed })) = watch.next().await {
+    ///     println!("{missed} events dropped: re-read the tree");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn persistent_watch_buffer(mut self, bytes: usize) -> Self {
+        self.persistent_watch_buffer = bytes;
+        self
+    }
+
     /// Authenticates every connection with `scheme` and `auth`, before any request.
     ///
     /// The same example serves for [`digest_auth`](Self::digest_auth).
@@ -279,7 +307,13 @@ impl ClientBuilder {
         });
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(Session::new(cfg, shared.clone(), rx).run());
-        Ok(Client::new(tx, shared, cs.chroot, self.request_timeout))
+        Ok(Client::new(
+            tx,
+            shared,
+            cs.chroot,
+            self.request_timeout,
+            self.persistent_watch_buffer,
+        ))
     }
 
     /// Starts the session and waits until it is connected.

@@ -20,7 +20,7 @@ use crate::{
     chroot::Chroot,
     session::{Command, RequestCmd, Shared, WatchReg},
     state::{SessionEvents, SessionState},
-    watch::{DropNotice, WatchKind},
+    watch::{stream_channel, DropNotice, WatchKind},
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, Version,
 };
 
@@ -56,6 +56,7 @@ struct Inner {
     shared: Arc<Shared>,
     chroot: Chroot,
     request_timeout: Option<Duration>,
+    persistent_watch_buffer: usize,
 }
 
 impl Client {
@@ -79,6 +80,7 @@ impl Client {
         shared: Arc<Shared>,
         chroot: Chroot,
         request_timeout: Option<Duration>,
+        persistent_watch_buffer: usize,
     ) -> Self {
         Client {
             inner: Arc::new(Inner {
@@ -86,6 +88,7 @@ impl Client {
                 shared,
                 chroot,
                 request_timeout,
+                persistent_watch_buffer,
             }),
         }
     }
@@ -824,13 +827,17 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
-    /// use zk_session::{AddWatchMode, EventType};
+    /// use zk_session::{AddWatchMode, Error, EventType};
     ///
     /// // Unlike a one-shot watch, it stays after it fires: every change arrives.
     /// let mut watch = client.add_watch("/app/config", AddWatchMode::Persistent).await?;
     /// while let Some(event) = watch.next().await {
-    ///     if event.event_type == EventType::NodeDataChanged {
-    ///         println!("config changed");
+    ///     match event {
+    ///         Ok(e) if e.event_type == EventType::NodeDataChanged => println!("config changed"),
+    ///         Ok(_) => {}
+    ///         // The reader fell behind by more than the buffer holds.
+    ///         Err(Error::WatchLagged { .. }) => println!("config may have changed"),
+    ///         Err(e) => return Err(e),
     ///     }
     /// }
     /// # Ok(()) }
@@ -845,7 +852,7 @@ impl Client {
             AddWatchMode::Persistent => WatchKind::Persistent,
             AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = stream_channel(self.inner.persistent_watch_buffer);
         let notice = DropNotice {
             tx: Some(self.inner.tx.downgrade()),
             path: path.clone(),

@@ -70,6 +70,13 @@ pub enum Error {
     /// before it fired.
     #[error("the watch was removed")]
     WatchRemoved,
+    /// A persistent watch's reader fell behind by more than its buffer holds: `missed` events
+    /// were dropped. The stream goes on; read the watched znodes again to catch up.
+    #[error("the watch's buffer was full: {missed} events were dropped")]
+    WatchLagged {
+        /// How many events were dropped since the reader last heard of it.
+        missed: u64,
+    },
     /// The client was closed.
     #[error("the client is closed")]
     Closed,

@@ -29,8 +29,8 @@ use crate::{
     chroot::Chroot,
     connection::{self, Connection, InFlight},
     state::{SessionEvent, SessionState, StatePublisher},
-    watch::WatchKind,
-    watch_table::{OneshotTx, StreamTx, WatchTable},
+    watch::{StreamTx, WatchKind},
+    watch_table::{OneshotTx, WatchTable},
     Error,
 };
 

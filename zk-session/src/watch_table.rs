@@ -3,13 +3,16 @@
 
 use std::collections::HashMap;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use zk_proto::{EventType, Request, SetWatches, SetWatches2, WatcherType};
 
-use crate::{chroot::Chroot, watch::WatchKind, Error, WatchedEvent};
+use crate::{
+    chroot::Chroot,
+    watch::{StreamTx, WatchKind},
+    Error, WatchedEvent,
+};
 
 pub(crate) type OneshotTx = oneshot::Sender<Result<WatchedEvent, Error>>;
-pub(crate) type StreamTx = mpsc::UnboundedSender<WatchedEvent>;
 
 /// SetWatches batches stay under this much path text, as the Java client's do, so that no
 /// batch comes near the server's frame limit.
@@ -47,7 +50,7 @@ fn deliver_oneshots(list: Option<Vec<OneshotTx>>, ev: &WatchedEvent) -> usize {
 
 fn deliver_streams(list: Option<&mut Vec<StreamTx>>, ev: &WatchedEvent) -> usize {
     let Some(list) = list else { return 0 };
-    list.retain(|tx| tx.send(ev.clone()).is_ok());
+    list.retain(|tx| tx.send(ev));
     list.len()
 }
 
@@ -354,6 +357,8 @@ fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::watch::{stream_channel, DEFAULT_PERSISTENT_WATCH_BUFFER};
+    use tokio::sync::mpsc;
 
     fn oneshot_pair() -> (OneshotTx, oneshot::Receiver<Result<WatchedEvent, Error>>) {
         oneshot::channel()
@@ -389,7 +394,7 @@ mod tests {
     #[test]
     fn recursive_watch_sees_descendants_but_not_child_events() {
         let mut t = WatchTable::default();
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
         t.add_stream(WatchKind::PersistentRecursive, "/app".into(), tx);
         let chroot = Chroot::new("/app").unwrap();
         assert_eq!(t.dispatch(EventType::NodeCreated, "/app/x/y", &chroot), 1);
@@ -398,7 +403,7 @@ mod tests {
             0
         );
         assert_eq!(t.dispatch(EventType::NodeDeleted, "/other", &chroot), 0);
-        let ev = rx.try_recv().unwrap();
+        let ev = rx.try_recv().unwrap().unwrap();
         assert_eq!(ev.path, "/x/y");
         assert!(rx.try_recv().is_err());
     }
@@ -406,13 +411,13 @@ mod tests {
     #[test]
     fn root_recursive_watch_sees_everything() {
         let mut t = WatchTable::default();
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
         t.add_stream(WatchKind::PersistentRecursive, "/".into(), tx);
         assert_eq!(
             t.dispatch(EventType::NodeDataChanged, "/a", &Chroot::none()),
             1
         );
-        assert_eq!(rx.try_recv().unwrap().path, "/a");
+        assert_eq!(rx.try_recv().unwrap().unwrap().path, "/a");
     }
 
     #[test]
@@ -505,7 +510,7 @@ mod tests {
             keep.push(rx);
             t.add_oneshot(WatchKind::Data, format!("/{}/{i:08}", "x".repeat(90)), tx);
         }
-        let (tx, _rx) = mpsc::unbounded_channel();
+        let (tx, _rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
         t.add_stream(WatchKind::Persistent, "/p".into(), tx);
         let reqs = t.set_watches(42, zk_proto::DEFAULT_MAX_FRAME_LEN);
         assert!(reqs.len() >= 3);
@@ -534,7 +539,7 @@ mod tests {
             keep.push(rx);
             t.add_oneshot(WatchKind::Exist, format!("/{}/{i:04}", "e".repeat(120)), tx);
         }
-        let (tx, _stream) = mpsc::unbounded_channel();
+        let (tx, _stream) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
         t.add_stream(WatchKind::PersistentRecursive, "/r".into(), tx);
         // Exactly as long as one frame allows, and one byte longer.
         let longest = format!("/{}", "a".repeat(MAX - SET_WATCHES_FIXED_BYTES - 4 - 1));
@@ -543,7 +548,7 @@ mod tests {
         t.add_oneshot(WatchKind::Data, longest.clone(), tx);
         let (tx, mut unfit_rx) = oneshot_pair();
         t.add_oneshot(WatchKind::Child, too_long.clone(), tx);
-        let (tx, mut unfit_stream) = mpsc::unbounded_channel();
+        let (tx, mut unfit_stream) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
         t.add_stream(WatchKind::Persistent, too_long.clone(), tx);
 
         let codec = zk_proto::FrameCodec::with_max_frame_len(MAX);

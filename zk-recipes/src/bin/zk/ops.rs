@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use zk_session::{AddWatchMode, Client, CreateMode, CreateOptions, SessionState, Version};
+use zk_session::{AddWatchMode, Client, CreateMode, CreateOptions, Error, SessionState, Version};
 
 use crate::{args::Command, exit, interrupted, session_failure, Failure};
 
@@ -121,7 +121,12 @@ async fn watch(client: &Client, path: &str, recursive: bool) -> Result<(), Failu
     loop {
         tokio::select! {
             ev = w.next() => match ev {
-                Some(ev) => print_raw(format!("{:?} {}\n", ev.event_type, ev.path).as_bytes())?,
+                Some(Ok(ev)) => print_raw(format!("{:?} {}\n", ev.event_type, ev.path).as_bytes())?,
+                // The terminal (or pipe) is slower than the changes: say so and go on.
+                Some(Err(Error::WatchLagged { missed })) => {
+                    eprintln!("zk: {missed} events dropped: output fell behind");
+                }
+                Some(Err(e)) => return Err(session_failure(&format!("watch {path}"), &e)),
                 None => return Err(session_ended(client)),
             },
             _ = interrupted() => return Ok(()),
