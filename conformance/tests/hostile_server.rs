@@ -14,6 +14,7 @@ use hostile_support::{
     client::*, connect_response_frame, connect_response_frame_for, frame, get_data_reply,
     notification_frame, reply_frame, vm_rss_kib, within, FakeServer, PASSWD, SESSION_ID, STEP,
 };
+use zk_proto::{ErrorResponse, Response};
 use zk_session::{AddWatchMode, Error, ErrorCode, EventType, SessionEvent, SessionState};
 
 // ----- 1. a length prefix over the maximum -----
@@ -412,13 +413,11 @@ async fn notification_flood_on_a_persistent_watch_costs_bounded_memory() {
         tokio::spawn(async move { c.add_watch("/", AddWatchMode::PersistentRecursive).await });
     let (h, _) = peer.expect_request().await;
     let zxid = peer.next_zxid();
-    // addWatch is answered with a header and an ErrorResponse body of 0.
-    let mut body = BytesMut::new();
-    body.put_i32(h.xid);
-    body.put_i64(zxid);
-    body.put_i32(0);
-    body.put_i32(0);
-    peer.write(&frame(&body)).await.unwrap();
+    // addWatch is answered with an ErrorResponse body of 0.
+    let ok = Response::Error(ErrorResponse { err: 0 });
+    peer.write(&reply_frame(h.xid, zxid, 0, Some(&ok)))
+        .await
+        .unwrap();
     let mut watch = within(STEP, "addWatch", adding)
         .await
         .unwrap()

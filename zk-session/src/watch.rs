@@ -404,11 +404,10 @@ mod tests {
     /// until some later event.
     #[tokio::test]
     async fn a_waiting_reader_hears_of_a_miss_without_a_later_event() {
-        let (tx, rx) = stream_channel(cost("/a"));
-        let mut watch_rx = rx;
+        let (tx, mut rx) = stream_channel(cost("/a"));
         let reader = tokio::spawn(async move {
             let mut got = Vec::new();
-            while let Some(r) = watch_rx.next().await {
+            while let Some(r) = rx.next().await {
                 got.push(r.map(|e| e.path).map_err(|e| e.to_string()));
                 if got.len() == 2 {
                     break;
