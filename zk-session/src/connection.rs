@@ -11,7 +11,6 @@ use tokio::{
     },
     sync::oneshot,
 };
-use tokio_util::codec::Decoder;
 use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec, OpCode, Response};
 
 use crate::{session::WatchReg, Error};
@@ -79,9 +78,8 @@ pub(crate) async fn connect(
             .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
         wr.write_all(&out).await.map_err(ConnectFailure::Io)?;
         let mut rbuf = BytesMut::with_capacity(64 * 1024);
-        let mut codec_mut = codec;
         let frame: Bytes = loop {
-            match codec_mut.decode(&mut rbuf) {
+            match codec.decode_frame(&mut rbuf) {
                 Ok(Some(f)) => break f,
                 Ok(None) => {}
                 Err(e) => return Err(ConnectFailure::Protocol(e.to_string())),

@@ -28,6 +28,7 @@ mod connect_string;
 mod connection;
 mod create_options;
 mod error;
+mod jitter;
 mod multi;
 mod retry;
 mod session;

@@ -18,7 +18,6 @@ use tokio::{
     sync::{mpsc, oneshot},
     time::{sleep, sleep_until, Instant},
 };
-use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::{Reader, Record},
     xid, AuthPacket, ConnectRequest, ErrorCode, FrameCodec, OpCode, RemoveWatchesRequest,
@@ -28,6 +27,7 @@ use zk_proto::{
 use crate::{
     chroot::Chroot,
     connection::{self, Connection, InFlight},
+    jitter,
     state::{SessionEvent, SessionState, StatePublisher},
     watch::{StreamTx, WatchKind},
     watch_table::{OneshotTx, WatchTable},
@@ -202,7 +202,7 @@ pub(crate) struct Session {
 impl Session {
     pub fn new(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedReceiver<Command>) -> Self {
         // Shuffled, as the reference client does, so clients spread over the ensemble.
-        cfg.hosts.shuffle(&mut rand::rng());
+        cfg.hosts.shuffle(&mut jitter::rng());
         let auths = cfg
             .auths
             .iter()
@@ -308,7 +308,7 @@ impl Session {
             let backoff = if failures_in_cycle == 0 && cycles > 0 {
                 let exp = self.cfg.backoff_base * 2u32.saturating_pow(cycles.min(16));
                 let cap = exp.min(self.cfg.backoff_max);
-                cap.mul_f64(rand::random_range(0.5..1.0))
+                cap.mul_f64(jitter::random_range(0.5..1.0))
             } else {
                 Duration::ZERO
             };
@@ -767,7 +767,7 @@ impl Session {
     fn read_frames(&mut self, conn: &mut Connection) -> Result<usize, Drop_> {
         let mut n = 0;
         loop {
-            let frame = match conn.codec.decode(&mut conn.rbuf) {
+            let frame = match conn.codec.decode_frame(&mut conn.rbuf) {
                 Ok(Some(f)) => f,
                 Ok(None) => return Ok(n),
                 // A length over the limit or below zero: nothing after it can be trusted.
