@@ -1,6 +1,7 @@
 //! Configuring and connecting a [`Client`].
 
 use std::{
+    fmt,
     sync::{
         atomic::{AtomicI64, AtomicU64},
         Arc, Mutex,
@@ -15,6 +16,7 @@ use zk_proto::DEFAULT_MAX_FRAME_LEN;
 use crate::{
     client::Client,
     connect_string::ConnectString,
+    redact::{self, Auths},
     session::{Config, Session, Shared},
     state::{SessionState, StatePublisher},
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
@@ -49,7 +51,7 @@ pub enum ReadOnly {
 ///     .await?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientBuilder {
     connect_string: String,
     session_timeout: Duration,
@@ -359,5 +361,25 @@ impl ClientBuilder {
                 last_error: client.last_connect_error(),
             }),
         }
+    }
+}
+
+/// Credentials print as `<redacted>` (see redact.rs).
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("connect_string", &self.connect_string)
+            .field("session_timeout", &self.session_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("initial_connect_timeout", &self.initial_connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("read_only", &self.read_only)
+            .field("max_frame_len", &self.max_frame_len)
+            .field("auths", &Auths(&self.auths))
+            .field("backoff_base", &self.backoff_base)
+            .field("backoff_max", &self.backoff_max)
+            .field("resume", &redact::resume(&self.resume))
+            .field("persistent_watch_buffer", &self.persistent_watch_buffer)
+            .finish_non_exhaustive()
     }
 }

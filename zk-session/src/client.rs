@@ -18,6 +18,7 @@ use zk_proto::{
 use crate::{
     builder::ClientBuilder,
     chroot::Chroot,
+    redact::Redacted,
     session::{Command, RequestCmd, Shared, WatchReg},
     state::{SessionEvents, SessionState},
     watch::{stream_channel, DropNotice, WatchKind},
@@ -990,7 +991,7 @@ impl Client {
             .tx
             .send(Command::AddAuth {
                 scheme: scheme.to_owned(),
-                auth: Bytes::copy_from_slice(auth),
+                auth: Redacted(Bytes::copy_from_slice(auth)),
                 reply: tx,
             })
             .map_err(|_| Error::Closed)?;

@@ -30,6 +30,7 @@ mod create_options;
 mod error;
 mod jitter;
 mod multi;
+mod redact;
 mod retry;
 mod session;
 mod state;

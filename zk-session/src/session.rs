@@ -28,6 +28,7 @@ use crate::{
     chroot::Chroot,
     connection::{self, Connection, InFlight},
     jitter,
+    redact::Redacted,
     state::{SessionEvent, SessionState, StatePublisher},
     watch::{StreamTx, WatchKind},
     watch_table::{OneshotTx, WatchTable},
@@ -40,7 +41,7 @@ pub(crate) enum Command {
     Request(RequestCmd),
     AddAuth {
         scheme: String,
-        auth: Bytes,
+        auth: Redacted<Bytes>,
         reply: oneshot::Sender<Result<(), Error>>,
     },
     WatchDropped {
@@ -92,8 +93,8 @@ impl WatchReg {
 /// Whoever waits for the answer to an auth packet.
 type AuthWaiter = oneshot::Sender<Result<(), Error>>;
 
-/// Settings the task needs, fixed at build time.
-#[derive(Debug, Clone)]
+/// Settings the task needs, fixed at build time. `Debug` (in redact.rs) hides credentials.
+#[derive(Clone)]
 pub(crate) struct Config {
     pub hosts: Vec<(String, u16)>,
     pub chroot: Chroot,
@@ -108,8 +109,8 @@ pub(crate) struct Config {
     pub resume: Option<(i64, Bytes)>,
 }
 
-/// What the handle can read without asking the task.
-#[derive(Debug)]
+/// What the handle can read without asking the task. `Debug` (in redact.rs) hides the
+/// password.
 pub(crate) struct Shared {
     pub publisher: StatePublisher,
     pub session_id: AtomicI64,
@@ -402,7 +403,7 @@ impl Session {
             }
             Command::AddAuth {
                 scheme,
-                auth,
+                auth: Redacted(auth),
                 reply,
             } => self.remember_auth(scheme, auth, Some(reply)),
             Command::WatchDropped { path, kind } => {
@@ -673,7 +674,7 @@ impl Session {
             }
             Command::AddAuth {
                 scheme,
-                auth,
+                auth: Redacted(auth),
                 reply,
             } => {
                 let packet = Request::Auth(AuthPacket {
