@@ -30,6 +30,8 @@ mod create_options;
 mod error;
 mod multi;
 mod retry;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 mod session;
 mod state;
 mod version;
@@ -42,6 +44,8 @@ pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
+#[cfg(feature = "sasl")]
+pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{SessionEvent, SessionEvents, SessionState};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};

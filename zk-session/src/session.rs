@@ -27,7 +27,7 @@ use zk_proto::{
 
 use crate::{
     chroot::Chroot,
-    connection::{self, Connection, InFlight},
+    connection::{self, ConnectFailure, Connection, InFlight},
     state::{SessionEvent, SessionState, StatePublisher},
     watch::{StreamTx, WatchKind},
     watch_table::{OneshotTx, WatchTable},
@@ -106,6 +106,8 @@ pub(crate) struct Config {
     pub backoff_max: Duration,
     /// An existing session to attach to (id, password).
     pub resume: Option<(i64, Bytes)>,
+    /// SASL on every new connection.
+    pub sasl: connection::SaslOption,
 }
 
 /// What the handle can read without asking the task.
@@ -315,11 +317,12 @@ impl Session {
             let attempt = {
                 let addr = self.cfg.hosts[host].clone();
                 let codec = FrameCodec::with_max_frame_len(self.cfg.max_frame_len);
+                let (sasl, xid) = (self.cfg.sasl.clone(), self.next_xid);
                 async move {
                     if !backoff.is_zero() {
                         sleep(backoff).await;
                     }
-                    connection::connect(addr, host, request, per_host, codec).await
+                    connection::connect(addr, host, request, per_host, codec, sasl, xid).await
                 }
             };
             tokio::pin!(attempt);
@@ -352,6 +355,7 @@ impl Session {
                     if conn.response.timeout <= 0 {
                         return Err(End::Expired);
                     }
+                    self.next_xid = conn.next_xid;
                     return Ok(self.established(conn));
                 }
                 Err(failure) => {
@@ -363,6 +367,10 @@ impl Session {
                         "{}:{}: {failure}",
                         self.cfg.hosts[host].0, self.cfg.hosts[host].1
                     ));
+                    // The same credentials would fail on every server: no retry loop.
+                    if matches!(failure, ConnectFailure::AuthFailed(_)) {
+                        return Err(End::AuthFailed);
+                    }
                     failures_in_cycle += 1;
                     if failures_in_cycle >= n {
                         failures_in_cycle = 0;
