@@ -155,6 +155,9 @@ enum Drop_ {
 /// server that stops reading cannot make us buffer without bound.
 const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
 
+/// The error (-124) a server that enforces SASL answers an unauthenticated request with.
+const SASL_REQUIRED: i32 = -124;
+
 /// Auth packet type the server expects (always 0).
 const AUTH_TYPE: i32 = 0;
 
@@ -797,6 +800,11 @@ impl Session {
                     .dispatch(event.event_type, &event.path, &self.cfg.chroot);
                 Ok(())
             }
+            // A server that enforces SASL answers whatever comes first with -124 and hangs
+            // up; no server will take this client without credentials.
+            xid::PING | xid::SET_WATCHES if header.err == SASL_REQUIRED => {
+                Err(Drop_::End(End::AuthFailed))
+            }
             xid::PING | xid::SET_WATCHES => Ok(()),
             xid::AUTH => {
                 let waiter = self.auth_waiters.pop_front().flatten();
@@ -848,9 +856,16 @@ impl Session {
                         }
                     }
                 };
+                if header.err == SASL_REQUIRED {
+                    // Published before the caller hears of it, as for any end.
+                    self.announce_end(&End::AuthFailed);
+                }
                 self.answer(p, result);
                 if is_close {
                     return Err(Drop_::End(End::Closed));
+                }
+                if header.err == SASL_REQUIRED {
+                    return Err(Drop_::End(End::AuthFailed));
                 }
                 Ok(())
             }
