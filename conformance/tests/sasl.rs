@@ -257,3 +257,136 @@ async fn authentication_survives_a_failover_to_another_member() {
     assert_eq!(event.event_type, EventType::NodeDataChanged);
     bob.delete(&path, Version::Any).await.unwrap();
 }
+
+/// A relay that records the opcode of every request, per connection, and holds each new
+/// connection after the first until released.
+struct Recorder {
+    addr: std::net::SocketAddr,
+    ops: std::sync::Arc<std::sync::Mutex<Vec<Vec<i32>>>>,
+    release: std::sync::Arc<tokio::sync::Semaphore>,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+    accept: tokio::task::AbortHandle,
+}
+
+impl Recorder {
+    async fn start(target: std::net::SocketAddr) -> Recorder {
+        use std::sync::{Arc, Mutex};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ops: Arc<Mutex<Vec<Vec<i32>>>> = Arc::default();
+        let conns: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Arc::default();
+        // The first connection goes through at once.
+        let release = Arc::new(tokio::sync::Semaphore::new(1));
+        let (o, c, r) = (ops.clone(), conns.clone(), release.clone());
+        let accept = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                r.acquire().await.unwrap().forget();
+                let server = tokio::net::TcpStream::connect(target).await.unwrap();
+                let n = {
+                    let mut ops = o.lock().unwrap();
+                    ops.push(Vec::new());
+                    ops.len() - 1
+                };
+                let o = o.clone();
+                let relay = tokio::spawn(async move {
+                    let (mut cr, mut cw) = client.into_split();
+                    let (mut sr, mut sw) = server.into_split();
+                    let up = async {
+                        let mut first = true;
+                        loop {
+                            let mut len = [0u8; 4];
+                            if cr.read_exact(&mut len).await.is_err() {
+                                return;
+                            }
+                            let mut body = vec![0u8; i32::from_be_bytes(len).max(0) as usize];
+                            if cr.read_exact(&mut body).await.is_err() {
+                                return;
+                            }
+                            // The connect request has no header.
+                            if !first && body.len() >= 8 {
+                                let op = i32::from_be_bytes(body[4..8].try_into().unwrap());
+                                if op != 11 {
+                                    o.lock().unwrap()[n].push(op);
+                                }
+                            }
+                            first = false;
+                            if sw.write_all(&len).await.is_err()
+                                || sw.write_all(&body).await.is_err()
+                            {
+                                return;
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        _ = up => {}
+                        _ = tokio::io::copy(&mut sr, &mut cw) => {}
+                    }
+                });
+                c.lock().unwrap().push(relay.abort_handle());
+            }
+        });
+        Recorder {
+            addr,
+            ops,
+            release,
+            conns,
+            accept: accept.abort_handle(),
+        }
+    }
+
+    fn cut(&self) {
+        for c in self.conns.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.cut();
+    }
+}
+
+/// On every connection SASL comes first, then SetWatches, then what was queued, as the Java
+/// client does it.
+#[tokio::test]
+async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
+    const SASL: i32 = 102;
+    let server = sasl_server();
+    let relay = Recorder::start(server.client_addr()).await;
+    let bob = connect(&relay.addr.to_string(), Some(("bob", "bobsecret"))).await;
+    let path = unique_under("sasl", "order");
+    bob.create(
+        &path,
+        b"",
+        &CreateOptions::persistent().with_acl(only("bob")),
+    )
+    .await
+    .unwrap();
+    let (_, _, _watch) = bob.get_data_watch(&path).await.unwrap();
+    let mut state = bob.watch_state();
+    relay.cut();
+    soon("suspended", async {
+        while state.borrow_and_update().is_connected() {
+            state.changed().await.unwrap();
+        }
+    })
+    .await;
+    // Queued while the next connection is held.
+    let queued = tokio::spawn({
+        let bob = bob.clone();
+        let path = path.clone();
+        async move { bob.get_data(&path).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    relay.release.add_permits(1);
+    let (data, _) = soon("the queued request", queued).await.unwrap().unwrap();
+    assert!(data.is_empty());
+    let ops = relay.ops.lock().unwrap().clone();
+    assert_eq!(ops.len(), 2, "{ops:?}");
+    assert_eq!(&ops[0][..3], [SASL, SASL, 1], "{ops:?}"); // then create
+    assert_eq!(&ops[1][..4], [SASL, SASL, 101, 4], "{ops:?}"); // setWatches, getData
+    bob.delete(&path, Version::Any).await.unwrap();
+}
