@@ -1,5 +1,5 @@
 //! DIGEST-MD5 against the exchange captured between ZooKeeper 3.8's Java client and server
-//! (user bob, password bobsecret; /work/shared/notes/security.md §3).
+//! (user bob, password bobsecret; shared/notes/security.md §3).
 
 use super::*;
 
