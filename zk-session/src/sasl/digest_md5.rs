@@ -7,8 +7,6 @@
 
 use std::fmt;
 
-use md5::{Digest, Md5};
-
 use super::{directives, SaslError, SaslExchange, SaslMechanism, SaslStep};
 
 /// The digest-uri ZooKeeper's server expects: its SaslServer is made for protocol
@@ -239,19 +237,19 @@ impl Inputs<'_> {
         secret.extend(hash_text(self.realm, self.utf8)?);
         secret.push(b':');
         secret.extend(hash_text(self.password, self.utf8)?);
-        let mut a1 = Md5::digest(&secret).to_vec();
+        let mut a1 = md5::compute(&secret).0.to_vec();
         a1.extend_from_slice(format!(":{}:{}", self.nonce, self.cnonce).as_bytes());
         if let Some(authzid) = self.authzid {
             a1.push(b':');
             a1.extend(encode_text(authzid, self.utf8)?);
         }
-        let ha1 = hex(&Md5::digest(&a1));
-        let ha2 = hex(&Md5::digest(format!("{a2_prefix}{DIGEST_URI}").as_bytes()));
+        let ha1 = hex(&md5::compute(&a1).0);
+        let ha2 = hex(&md5::compute(format!("{a2_prefix}{DIGEST_URI}")).0);
         let kd = format!(
             "{ha1}:{}:{NONCE_COUNT}:{}:auth:{ha2}",
             self.nonce, self.cnonce
         );
-        Ok(hex(&Md5::digest(kd.as_bytes())))
+        Ok(hex(&md5::compute(kd).0))
     }
 }
 
