@@ -196,3 +196,19 @@ impl fmt::Debug for SaslConfig {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Client, SaslConfig};
+
+    #[test]
+    fn the_builder_debug_hides_the_sasl_password() {
+        let builder = Client::builder("zk1").sasl(SaslConfig::digest_md5("bob", "s3cr3t-pw"));
+        let shown = format!("{builder:?}");
+        assert!(
+            shown.contains("DigestMd5") && shown.contains("bob"),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cr3t-pw"), "{shown}");
+    }
+}
