@@ -258,11 +258,14 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.delete(&path, Version::Any).await.unwrap();
 }
 
+/// `(xid, opcode)` of every request but pings, per connection.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<Vec<(i32, i32)>>>>;
+
 /// A relay that records the opcode of every request, per connection, and holds each new
 /// connection after the first until released.
 struct Recorder {
     addr: std::net::SocketAddr,
-    ops: std::sync::Arc<std::sync::Mutex<Vec<Vec<i32>>>>,
+    ops: Seen,
     release: std::sync::Arc<tokio::sync::Semaphore>,
     conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
     accept: tokio::task::AbortHandle,
@@ -274,7 +277,7 @@ impl Recorder {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let ops: Arc<Mutex<Vec<Vec<i32>>>> = Arc::default();
+        let ops: Seen = Arc::default();
         let conns: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Arc::default();
         // The first connection goes through at once.
         let release = Arc::new(tokio::sync::Semaphore::new(1));
@@ -305,9 +308,10 @@ impl Recorder {
                             }
                             // The connect request has no header.
                             if !first && body.len() >= 8 {
+                                let xid = i32::from_be_bytes(body[..4].try_into().unwrap());
                                 let op = i32::from_be_bytes(body[4..8].try_into().unwrap());
                                 if op != 11 {
-                                    o.lock().unwrap()[n].push(op);
+                                    o.lock().unwrap()[n].push((xid, op));
                                 }
                             }
                             first = false;
@@ -384,9 +388,23 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     relay.release.add_permits(1);
     let (data, _) = soon("the queued request", queued).await.unwrap().unwrap();
     assert!(data.is_empty());
-    let ops = relay.ops.lock().unwrap().clone();
-    assert_eq!(ops.len(), 2, "{ops:?}");
-    assert_eq!(&ops[0][..3], [SASL, SASL, 1], "{ops:?}"); // then create
-    assert_eq!(&ops[1][..4], [SASL, SASL, 101, 4], "{ops:?}"); // setWatches, getData
+    let seen = relay.ops.lock().unwrap().clone();
+    let ops: Vec<Vec<i32>> = seen
+        .iter()
+        .map(|c| c.iter().map(|&(_, op)| op).collect())
+        .collect();
+    assert_eq!(ops.len(), 2, "{seen:?}");
+    assert_eq!(&ops[0][..3], [SASL, SASL, 1], "{seen:?}"); // then create
+    assert_eq!(&ops[1][..4], [SASL, SASL, 101, 4], "{seen:?}"); // setWatches, getData
+                                                                // SASL packets take their xids from the session's counter, which goes on across
+                                                                // connections (setWatches has its own reserved xid).
+    let xids: Vec<i32> = seen
+        .concat()
+        .into_iter()
+        .filter(|&(_, op)| op != 101)
+        .map(|(xid, _)| xid)
+        .collect();
+    assert_eq!(xids[0], 1, "{seen:?}");
+    assert!(xids.windows(2).all(|w| w[1] == w[0] + 1), "{seen:?}");
     bob.delete(&path, Version::Any).await.unwrap();
 }
