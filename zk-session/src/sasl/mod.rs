@@ -44,10 +44,11 @@
 //!   (mutual authentication, no integrity or privacy layer, as ZooKeeper wants).
 //! - `initial_response()` returns the first context token (GSSAPI, unlike DIGEST-MD5, has
 //!   one); each `step` feeds the server's token to the context and sends what it produces.
-//! - When the context is established the server still sends one last packet (RFC 4752's
-//!   security-layer negotiation: 4 bytes of offered layers and max size, wrapped): `step`
-//!   unwraps it, answers "no layer" wrapped, and returns `Done` only after the server's reply
-//!   to that, because the Java server does not consider the client authenticated before.
+//! - Once the context is established comes RFC 4752's security-layer negotiation: the
+//!   server sends 4 wrapped bytes (offered layers, max size); `step` unwraps them and sends
+//!   "no layer" wrapped. ZooKeeper's server answers that packet too, and the Java client
+//!   counts as authenticated only once that answer is in (`gotLastPacket` in
+//!   `ZooKeeperSaslClient`): `step` returns `Done` only then, so nothing else is sent before.
 //! - The GSS-API itself would come from a binding to the system's Kerberos library (e.g. the
 //!   `libgssapi` crate, MIT krb5 via `libkrb5-dev`) behind its own cargo feature `gssapi`, so
 //!   that `sasl` stays pure Rust. Credentials come from the ticket cache or a keytab
