@@ -74,3 +74,6 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
