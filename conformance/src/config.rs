@@ -52,6 +52,9 @@ pub fn zoo_cfg(opts: &ServerOptions, data_dir: &Path, client_port: u16, peers: &
     if let Some(on) = opts.standalone_enabled {
         line("standaloneEnabled", &on);
     }
+    for (k, v) in opts.sasl.iter().flat_map(|s| s.zoo_cfg_lines()) {
+        line(k, &v);
+    }
     for (k, v) in &opts.extra_config {
         line(k, v);
     }
@@ -92,6 +95,12 @@ pub fn jvm_command(install: &Installation, opts: &ServerOptions, cfg: &Path) -> 
     }
     if opts.skip_acl {
         cmd.arg("-Dzookeeper.skipACL=yes");
+    }
+    if opts.sasl.is_some() {
+        // The server's JAAS file is written beside zoo.cfg (ZkServer::prepare).
+        cmd.arg(crate::SaslServer::jvm_property(
+            cfg.parent().unwrap_or(Path::new(".")),
+        ));
     }
     for (k, v) in &opts.system_properties {
         cmd.arg(format!("-D{k}={v}"));

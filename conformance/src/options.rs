@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::SaslServer;
+
 /// How to configure and run a ZooKeeper server for tests.
 ///
 /// The defaults favour fast tests: `tickTime=200` (so sessions can time out in under a second:
@@ -56,6 +58,8 @@ pub struct ServerOptions {
     /// another network namespace reach the server through a veth pair; connect strings and
     /// health checks still use 127.0.0.1.
     pub client_address: std::net::IpAddr,
+    /// SASL: a JAAS file with DIGEST-MD5 users and the SASL auth provider (default off).
+    pub sasl: Option<SaslServer>,
 }
 
 impl Default for ServerOptions {
@@ -78,6 +82,7 @@ impl Default for ServerOptions {
             system_properties: Vec::new(),
             jvm_args: Vec::new(),
             client_address: std::net::Ipv4Addr::LOCALHOST.into(),
+            sasl: None,
         }
     }
 }
@@ -181,6 +186,12 @@ impl ServerOptions {
         self.client_address = addr;
         self
     }
+
+    /// Serves SASL: writes the JAAS file, passes it to the JVM and registers the provider.
+    pub fn sasl(mut self, sasl: SaslServer) -> Self {
+        self.sasl = Some(sasl);
+        self
+    }
 }
 
 /// Generates builder methods that forward to the [`ServerOptions`] setters of field `$field`.
@@ -264,6 +275,11 @@ macro_rules! forward_option_setters {
         /// See [`ServerOptions::client_address`].
         pub fn client_address(mut self, addr: std::net::IpAddr) -> Self {
             self.$field = self.$field.client_address(addr);
+            self
+        }
+        /// Serves SASL; see [`ServerOptions::sasl`].
+        pub fn sasl(mut self, sasl: $crate::SaslServer) -> Self {
+            self.$field = self.$field.sasl(sasl);
             self
         }
         /// Replaces all options at once.

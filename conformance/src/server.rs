@@ -96,6 +96,9 @@ impl ZkServer {
         if let Some(p) = me {
             write_file(&data_dir.join("myid"), &format!("{}\n", p.id))?;
         }
+        if let Some(sasl) = &opts.sasl {
+            write_file(&dir.path().join(crate::sasl::JAAS_FILE), &sasl.jaas())?;
+        }
         let cfg_path = dir.path().join("zoo.cfg");
         write_file(
             &cfg_path,

@@ -65,6 +65,7 @@ pub struct ClientBuilder {
     backoff_max: Duration,
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
+    sasl: crate::connection::SaslOption,
 }
 
 impl ClientBuilder {
@@ -82,7 +83,30 @@ impl ClientBuilder {
             backoff_max: Duration::from_secs(1),
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
+            sasl: None,
         }
+    }
+
+    /// Authenticates every connection with SASL before anything else is sent (cargo feature
+    /// `sasl`). If the server refuses, the client ends in
+    /// [`SessionState::AuthFailed`] and every request fails with `AuthFailed`.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, SaslConfig};
+    ///
+    /// let client = Client::builder("127.0.0.1:2181")
+    ///     .sasl(SaslConfig::digest_md5("bob", "bobsecret"))
+    ///     .connect()
+    ///     .await?;
+    /// let me = client.who_am_i().await?;
+    /// assert!(me.iter().any(|i| i.auth_scheme == "sasl" && i.user == "bob"));
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "sasl")]
+    pub fn sasl(mut self, config: crate::SaslConfig) -> Self {
+        self.sasl = Some(config);
+        self
     }
 
     /// Attaches to an existing session instead of creating one, given its id and password
@@ -297,6 +321,7 @@ impl ClientBuilder {
             backoff_base: self.backoff_base,
             backoff_max: self.backoff_max,
             resume: self.resume,
+            sasl: self.sasl,
         };
         let shared = Arc::new(Shared {
             publisher: StatePublisher::new(),

@@ -4,7 +4,7 @@ use std::{collections::VecDeque, time::Duration};
 
 use bytes::{Bytes, BytesMut};
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
     net::{
         tcp::{OwnedReadHalf, OwnedWriteHalf},
         TcpStream,
@@ -42,7 +42,22 @@ pub(crate) struct Connection {
     pub response: ConnectResponse,
     /// Index of the host in the session's host list.
     pub host: usize,
+    /// The session's next xid: the handshake may have used some (SASL).
+    pub next_xid: i32,
 }
+
+/// The SASL mechanism every new connection authenticates with, if any; without the `sasl`
+/// feature there is none to give.
+#[cfg(feature = "sasl")]
+pub(crate) type SaslOption = Option<crate::sasl::SaslConfig>;
+/// See the `sasl` feature's definition.
+#[cfg(not(feature = "sasl"))]
+pub(crate) type SaslOption = Option<NoSasl>;
+
+/// No value: without the `sasl` feature a [`SaslOption`] is always `None`.
+#[cfg(not(feature = "sasl"))]
+#[derive(Debug, Clone)]
+pub(crate) enum NoSasl {}
 
 /// Why an attempt to connect failed; every failure means "try the next server", and the
 /// last one is kept for the error [`ClientBuilder::connect`](crate::ClientBuilder::connect)
@@ -55,9 +70,14 @@ pub(crate) enum ConnectFailure {
     Timeout,
     #[error("bad connect response: {0}")]
     Protocol(String),
+    /// The server refused the client's credentials: final, not worth another server.
+    #[cfg_attr(not(feature = "sasl"), allow(dead_code))]
+    #[error("authentication failed: {0}")]
+    AuthFailed(String),
 }
 
-/// Connects to `addr`, sends the connect request and reads the connect response, all within
+/// Connects to `addr`, sends the connect request, reads the connect response and, when the
+/// session is alive and `sasl` is set, authenticates with SASL numbering from `xid`; all within
 /// `timeout`.
 pub(crate) async fn connect(
     addr: (String, u16),
@@ -65,6 +85,8 @@ pub(crate) async fn connect(
     request: ConnectRequest,
     timeout: Duration,
     codec: FrameCodec,
+    sasl: SaslOption,
+    xid: i32,
 ) -> Result<Connection, ConnectFailure> {
     let attempt = async move {
         let stream = TcpStream::connect((addr.0.as_str(), addr.1))
@@ -78,19 +100,33 @@ pub(crate) async fn connect(
             .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
         wr.write_all(&out).await.map_err(ConnectFailure::Io)?;
         let mut rbuf = BytesMut::with_capacity(64 * 1024);
-        let frame: Bytes = loop {
-            match codec.decode_frame(&mut rbuf) {
-                Ok(Some(f)) => break f,
-                Ok(None) => {}
-                Err(e) => return Err(ConnectFailure::Protocol(e.to_string())),
-            }
-            // The server closes without a word when our lastZxidSeen is ahead of it.
-            if rd.read_buf(&mut rbuf).await.map_err(ConnectFailure::Io)? == 0 {
-                return Err(ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into()));
-            }
-        };
+        let mut codec_mut = codec;
+        // The server closes without a word when our lastZxidSeen is ahead of it.
+        let frame = read_frame(&mut rd, &mut rbuf, &mut codec_mut).await?;
         let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
             .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
+        // An expired session gets no SASL: the server hangs up after the response.
+        #[cfg(feature = "sasl")]
+        let next_xid = match &sasl {
+            Some(sasl) if response.timeout > 0 => {
+                crate::sasl::authenticate(
+                    &mut rd,
+                    &mut wr,
+                    &mut rbuf,
+                    &mut codec_mut,
+                    sasl,
+                    &addr.0,
+                    xid,
+                )
+                .await?
+            }
+            _ => xid,
+        };
+        #[cfg(not(feature = "sasl"))]
+        let next_xid = {
+            let _ = sasl;
+            xid
+        };
         Ok(Connection {
             rd,
             wr,
@@ -101,11 +137,31 @@ pub(crate) async fn connect(
             owed: 0,
             response,
             host,
+            next_xid,
         })
     };
     match tokio::time::timeout(timeout, attempt).await {
         Ok(r) => r,
         Err(_) => Err(ConnectFailure::Timeout),
+    }
+}
+
+/// Reads one whole frame, leaving what follows it in `rbuf`. The end of the stream is an
+/// `UnexpectedEof` error.
+pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
+    rd: &mut R,
+    rbuf: &mut BytesMut,
+    codec: &mut FrameCodec,
+) -> Result<Bytes, ConnectFailure> {
+    loop {
+        match codec.decode_frame(rbuf) {
+            Ok(Some(f)) => return Ok(f),
+            Ok(None) => {}
+            Err(e) => return Err(ConnectFailure::Protocol(e.to_string())),
+        }
+        if rd.read_buf(rbuf).await.map_err(ConnectFailure::Io)? == 0 {
+            return Err(ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
     }
 }
 

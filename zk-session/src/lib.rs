@@ -32,6 +32,8 @@ mod jitter;
 mod multi;
 mod redact;
 mod retry;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 mod session;
 mod state;
 mod version;
@@ -44,6 +46,8 @@ pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
+#[cfg(feature = "sasl")]
+pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{SessionEvent, SessionEvents, SessionState};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};

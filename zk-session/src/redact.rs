@@ -122,6 +122,7 @@ mod tests {
             backoff_base: std::time::Duration::from_millis(50),
             backoff_max: std::time::Duration::from_secs(1),
             resume: Some((7, Bytes::from_static(SECRET.as_bytes()))),
+            sasl: None,
         }
     }
 

@@ -26,7 +26,7 @@ use zk_proto::{
 
 use crate::{
     chroot::Chroot,
-    connection::{self, Connection, InFlight},
+    connection::{self, ConnectFailure, Connection, InFlight},
     jitter,
     redact::Redacted,
     state::{SessionEvent, SessionState, StatePublisher},
@@ -107,6 +107,8 @@ pub(crate) struct Config {
     pub backoff_max: Duration,
     /// An existing session to attach to (id, password).
     pub resume: Option<(i64, Bytes)>,
+    /// SASL on every new connection.
+    pub sasl: connection::SaslOption,
 }
 
 /// What the handle can read without asking the task. `Debug` (in redact.rs) hides the
@@ -153,6 +155,9 @@ enum Drop_ {
 /// Write buffer size above which no more commands are taken until the socket drains, so a
 /// server that stops reading cannot make us buffer without bound.
 const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
+
+/// The error (-124) a server that enforces SASL answers an unauthenticated request with.
+const SASL_REQUIRED: i32 = -124;
 
 /// Auth packet type the server expects (always 0).
 const AUTH_TYPE: i32 = 0;
@@ -316,11 +321,12 @@ impl Session {
             let attempt = {
                 let addr = self.cfg.hosts[host].clone();
                 let codec = FrameCodec::with_max_frame_len(self.cfg.max_frame_len);
+                let (sasl, xid) = (self.cfg.sasl.clone(), self.next_xid);
                 async move {
                     if !backoff.is_zero() {
                         sleep(backoff).await;
                     }
-                    connection::connect(addr, host, request, per_host, codec).await
+                    connection::connect(addr, host, request, per_host, codec, sasl, xid).await
                 }
             };
             tokio::pin!(attempt);
@@ -353,6 +359,7 @@ impl Session {
                     if conn.response.timeout <= 0 {
                         return Err(End::Expired);
                     }
+                    self.next_xid = conn.next_xid;
                     return Ok(self.established(conn));
                 }
                 Err(failure) => {
@@ -364,6 +371,10 @@ impl Session {
                         "{}:{}: {failure}",
                         self.cfg.hosts[host].0, self.cfg.hosts[host].1
                     ));
+                    // The same credentials would fail on every server: no retry loop.
+                    if matches!(failure, ConnectFailure::AuthFailed(_)) {
+                        return Err(End::AuthFailed);
+                    }
                     failures_in_cycle += 1;
                     if failures_in_cycle >= n {
                         failures_in_cycle = 0;
@@ -790,6 +801,11 @@ impl Session {
                     .dispatch(event.event_type, &event.path, &self.cfg.chroot);
                 Ok(())
             }
+            // A server that enforces SASL answers whatever comes first with -124 and hangs
+            // up; no server will take this client without credentials.
+            xid::PING | xid::SET_WATCHES if header.err == SASL_REQUIRED => {
+                Err(Drop_::End(End::AuthFailed))
+            }
             xid::PING | xid::SET_WATCHES => Ok(()),
             xid::AUTH => {
                 let waiter = self.auth_waiters.pop_front().flatten();
@@ -841,9 +857,16 @@ impl Session {
                         }
                     }
                 };
+                if header.err == SASL_REQUIRED {
+                    // Published before the caller hears of it, as for any end.
+                    self.announce_end(&End::AuthFailed);
+                }
                 self.answer(p, result);
                 if is_close {
                     return Err(Drop_::End(End::Closed));
+                }
+                if header.err == SASL_REQUIRED {
+                    return Err(Drop_::End(End::AuthFailed));
                 }
                 Ok(())
             }
