@@ -32,6 +32,9 @@ mod multi;
 mod retry;
 mod session;
 mod state;
+#[cfg(feature = "tls")]
+mod tls;
+mod transport;
 mod version;
 mod watch;
 mod watch_table;
@@ -43,6 +46,8 @@ pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
 pub use state::{SessionEvent, SessionEvents, SessionState};
+#[cfg(feature = "tls")]
+pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 

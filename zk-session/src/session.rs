@@ -29,6 +29,7 @@ use crate::{
     chroot::Chroot,
     connection::{self, Connection, InFlight},
     state::{SessionEvent, SessionState, StatePublisher},
+    transport::Security,
     watch::{StreamTx, WatchKind},
     watch_table::{OneshotTx, WatchTable},
     Error,
@@ -106,6 +107,8 @@ pub(crate) struct Config {
     pub backoff_max: Duration,
     /// An existing session to attach to (id, password).
     pub resume: Option<(i64, Bytes)>,
+    /// Plain TCP or TLS, for every server and every reconnect.
+    pub security: Security,
 }
 
 /// What the handle can read without asking the task.
@@ -315,11 +318,12 @@ impl Session {
             let attempt = {
                 let addr = self.cfg.hosts[host].clone();
                 let codec = FrameCodec::with_max_frame_len(self.cfg.max_frame_len);
+                let security = self.cfg.security.clone();
                 async move {
                     if !backoff.is_zero() {
                         sleep(backoff).await;
                     }
-                    connection::connect(addr, host, request, per_host, codec).await
+                    connection::connect(addr, host, request, per_host, codec, security).await
                 }
             };
             tokio::pin!(attempt);
@@ -527,6 +531,7 @@ impl Session {
                 Some(Box::pin(tokio::spawn(connection::find_read_write_server(
                     self.cfg.hosts.clone(),
                     conn.host,
+                    self.cfg.security.clone(),
                 ))))
             } else {
                 None
