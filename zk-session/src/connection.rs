@@ -56,6 +56,11 @@ pub(crate) enum ConnectFailure {
     Timeout,
     #[error("bad connect response: {0}")]
     Protocol(String),
+    #[error(
+        "the server closed the connection instead of answering the connect request \
+         (a TLS port? a server behind the session's last zxid?)"
+    )]
+    Closed,
     /// The TLS handshake failed: rustls' error (unknown CA, name mismatch, an alert from the
     /// server) or the I/O error that ended it.
     #[cfg(feature = "tls")]
@@ -93,9 +98,10 @@ pub(crate) async fn connect(
                 Ok(None) => {}
                 Err(e) => return Err(ConnectFailure::Protocol(e.to_string())),
             }
-            // The server closes without a word when our lastZxidSeen is ahead of it.
+            // The server closes without a word when our lastZxidSeen is ahead of it, and a
+            // TLS port closes on a plain connect request.
             if rd.read_buf(&mut rbuf).await.map_err(ConnectFailure::Io)? == 0 {
-                return Err(ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into()));
+                return Err(ConnectFailure::Closed);
             }
         };
         let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
