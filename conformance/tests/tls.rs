@@ -308,6 +308,7 @@ async fn every_member_and_every_reconnect_use_tls() {
             .find(|&i| on.ends_with(&format!(":{}", ens.server(i).secure_client_port().unwrap())))
             .expect("connected to a secure port");
         blocking(|| ens.server(i).kill9());
+        wait_state(&c, SessionState::Suspended, Duration::from_secs(20)).await;
         wait_state(&c, SessionState::Connected, Duration::from_secs(20)).await;
         assert_ne!(c.connected_server().unwrap(), on);
         assert_eq!(c.session_id(), sid);
@@ -327,32 +328,49 @@ async fn every_member_and_every_reconnect_use_tls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_only_over_tls_finds_a_read_write_server_with_isro_over_tls() {
+async fn a_read_only_client_finds_a_read_write_server_by_isro_over_tls() {
     let certs = TestCerts::generate().unwrap();
+    // ClientAuth::Want: no client certificate needed.
+    let server_tls = ServerTls::from_certs(&certs).client_auth(ClientAuth::Want);
+    // A member without its quorum serves reads only; read-only clients need local sessions.
     let ens = Ensemble::builder()
-        .size(3)
+        .size(2)
         .read_only_mode(true)
         .config("localSessionsEnabled", "true")
         .config("localSessionsUpgradingEnabled", "true")
-        .tls(ServerTls::from_certs(&certs).client_auth(ClientAuth::Want))
+        .tls(server_tls.clone())
         .start()
         .expect("TLS ensemble");
+    // The read-write server is another cluster, a quorum of one: each start is a new epoch,
+    // so after one restart its zxids are ahead of the read-only member's (a server behind
+    // the client's last zxid refuses it).
+    let rw_cluster = Ensemble::builder()
+        .size(1)
+        .standalone_enabled(false)
+        .tls(server_tls)
+        .start()
+        .expect("TLS server");
+    let rw = rw_cluster.server(0);
     blocking(|| {
+        rw.restart().unwrap();
+        rw.stop().unwrap();
         ens.server(0).stop().unwrap();
-        ens.server(1).stop().unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
-        while ens.server(2).mode() != Some(Mode::ReadOnly) {
-            assert!(Instant::now() < deadline, "server 2 never turned read-only");
+        while ens.server(1).mode() != Some(Mode::ReadOnly) {
+            assert!(Instant::now() < deadline, "member 1 never turned read-only");
             std::thread::sleep(Duration::from_millis(100));
         }
     });
-    // ClientAuth::Want: no client certificate needed.
     let tls = TlsConfig::builder().ca_file(certs.ca()).build().unwrap();
-    let c = Client::builder(&ens.secure_connect_string())
+    let secure = format!(
+        "{},{}",
+        ens.server(1).secure_connect_string(),
+        rw.secure_connect_string()
+    );
+    let c = Client::builder(&secure)
         .tls(tls)
         .read_only(ReadOnly::Allowed)
-        .session_timeout(Duration::from_secs(4))
-        .initial_connect_timeout(Duration::from_secs(60))
+        .initial_connect_timeout(Duration::from_secs(30))
         .connect()
         .await
         .unwrap();
@@ -362,10 +380,12 @@ async fn read_only_over_tls_finds_a_read_write_server_with_isro_over_tls() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::NotReadOnly));
-    // Only the secure ports are in the connect string: the probe must speak TLS there.
-    blocking(|| {
-        ens.server(0).restart().unwrap();
-        ens.server(1).restart().unwrap();
-    });
-    wait_state(&c, SessionState::Connected, Duration::from_secs(60)).await;
+    // The read-only server stays up: only the `isro` probe, which must speak TLS to these
+    // ports (plain bytes there get no answer), can find the read-write one.
+    blocking(|| rw.start()).unwrap();
+    wait_state(&c, SessionState::Connected, Duration::from_secs(30)).await;
+    assert_eq!(c.connected_server(), Some(rw.secure_connect_string()));
+    c.create("/rw", b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
 }
