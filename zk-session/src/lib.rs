@@ -5,6 +5,9 @@
 //! session when a server dies or stalls, re-sends auth and re-registers watches there, and
 //! reports connection states ([`SessionEvent`]) the way Curator does.
 //!
+//! Feature `tls` (off by default): connections over TLS with rustls, configured by
+//! `TlsConfig` and `ClientBuilder::tls`.
+//!
 //! ```no_run
 //! # async fn f() -> zk_session::Result<()> {
 //! use zk_session::{Client, CreateOptions};
