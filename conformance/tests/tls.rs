@@ -122,6 +122,32 @@ async fn operations_and_watches_over_mutual_tls() {
     c.delete(&p, Version::Any).await.unwrap();
 }
 
+#[tokio::test]
+async fn tls_1_3_when_the_server_offers_only_that() {
+    let certs = TestCerts::generate().unwrap();
+    let zk = Standalone::builder()
+        .tls(ServerTls::from_certs(&certs))
+        .config("ssl.protocol", "TLSv1.3")
+        .config("ssl.enabledProtocols", "TLSv1.3")
+        .config(
+            "ssl.ciphersuites",
+            "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384",
+        )
+        .start()
+        .expect("TLS 1.3 server");
+    let c = builder(&zk.secure_connect_string())
+        .tls(mutual(&certs))
+        .connect()
+        .await
+        .unwrap();
+    let ids = c.who_am_i().await.unwrap();
+    assert!(
+        ids.iter()
+            .any(|i| i.auth_scheme == "x509" && i.user == CLIENT_SUBJECT),
+        "{ids:?}"
+    );
+}
+
 /// Accepts on a free port and relays to `target`, counting connections.
 async fn counting_relay(target: u16) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
