@@ -237,7 +237,8 @@ async fn no_client_certificate_is_a_clear_error_without_a_retry_storm() {
     // The reconnect backoff (50 ms doubling to 1 s) applies: a handful of attempts in 3 s.
     let n = attempts.load(Ordering::SeqCst);
     eprintln!("{n} connection attempts in 3 s");
-    assert!((2..=12).contains(&n), "{n} connection attempts in 3 s");
+    // (At least one: a slow machine may take long over each handshake.)
+    assert!((1..=12).contains(&n), "{n} connection attempts in 3 s");
 }
 
 #[tokio::test]
