@@ -29,6 +29,7 @@
 //! println!("{}", ens.connect_string()); // 127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3
 //! ```
 
+pub mod certs;
 pub mod config;
 pub mod ensemble;
 pub mod error;
@@ -45,11 +46,12 @@ pub mod spawner;
 pub mod standalone;
 mod sys;
 
+pub use certs::TestCerts;
 pub use ensemble::{Ensemble, EnsembleBuilder};
 pub use error::{HarnessError, Result};
 pub use four_letter::{four_letter_word, Mode};
 pub use install::{ensure_installed, Installation};
-pub use options::ServerOptions;
+pub use options::{ServerOptions, ServerTls};
 pub use ports::{free_port, free_ports};
 pub use sasl::SaslServer;
 pub use server::ZkServer;

@@ -19,6 +19,7 @@ use crate::{
     redact::{self, Auths},
     session::{Config, Session, Shared},
     state::{SessionState, StatePublisher},
+    transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
     Error,
 };
@@ -66,6 +67,7 @@ pub struct ClientBuilder {
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
     sasl: crate::connection::SaslOption,
+    security: Security,
 }
 
 impl ClientBuilder {
@@ -84,6 +86,7 @@ impl ClientBuilder {
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
             sasl: None,
+            security: Security::Plain,
         }
     }
 
@@ -265,6 +268,29 @@ impl ClientBuilder {
         self.auth("digest", format!("{user}:{password}").as_bytes())
     }
 
+    /// Connects to every server with TLS (feature `tls`); the connect string then lists the
+    /// servers' secure client ports (`secureClientPort`). A failed handshake counts as a
+    /// failed connection attempt: the client moves to the next server and backs off as
+    /// usual, and [`connect`](Self::connect) reports the handshake error in
+    /// [`Error::ConnectTimeout`]'s `last_error`.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, TlsConfig};
+    ///
+    /// let tls = TlsConfig::builder()
+    ///     .ca_file("ca.pem")
+    ///     .client_cert_files("client.crt", "client.key")
+    ///     .build()?;
+    /// let client = Client::builder("zk1:2281,zk2:2281").tls(tls).connect().await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: crate::TlsConfig) -> Self {
+        self.security = Security::Tls(config);
+        self
+    }
+
     /// The first and the largest pause between rounds of connection attempts
     /// (default 50 ms growing to 1 s, with jitter).
     ///
@@ -322,6 +348,7 @@ impl ClientBuilder {
             backoff_max: self.backoff_max,
             resume: self.resume,
             sasl: self.sasl,
+            security: self.security,
         };
         let shared = Arc::new(Shared {
             publisher: StatePublisher::new(),

@@ -5,15 +5,15 @@ use std::{collections::VecDeque, time::Duration};
 use bytes::{Bytes, BytesMut};
 use tokio::{
     io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
-    net::{
-        tcp::{OwnedReadHalf, OwnedWriteHalf},
-        TcpStream,
-    },
     sync::oneshot,
 };
 use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec, OpCode, Response};
 
-use crate::{session::WatchReg, Error};
+use crate::{
+    session::WatchReg,
+    transport::{self, ReadHalf, Security, WriteHalf},
+    Error,
+};
 
 /// A request written (or about to be written) on this connection, waiting for its reply.
 #[derive(Debug)]
@@ -28,8 +28,8 @@ pub(crate) struct InFlight {
 /// An established connection with a completed handshake.
 #[derive(Debug)]
 pub(crate) struct Connection {
-    pub rd: OwnedReadHalf,
-    pub wr: OwnedWriteHalf,
+    pub rd: ReadHalf,
+    pub wr: WriteHalf,
     pub rbuf: BytesMut,
     pub wbuf: BytesMut,
     pub codec: FrameCodec,
@@ -74,26 +74,39 @@ pub(crate) enum ConnectFailure {
     #[cfg_attr(not(feature = "sasl"), allow(dead_code))]
     #[error("authentication failed: {0}")]
     AuthFailed(String),
+    #[error(
+        "the server closed the connection instead of answering the connect request \
+         (a TLS port? a server behind the session's last zxid?)"
+    )]
+    Closed,
+    /// The TLS handshake failed: rustls' error (unknown CA, name mismatch, an alert from the
+    /// server) or the I/O error that ended it.
+    #[cfg(feature = "tls")]
+    #[error("TLS handshake failed: {0}")]
+    Tls(String),
 }
 
-/// Connects to `addr`, sends the connect request, reads the connect response and, when the
-/// session is alive and `sasl` is set, authenticates with SASL numbering from `xid`; all within
-/// `timeout`.
+/// What a new connection says before anything else: the connect request, then SASL (when
+/// set and the session is alive) numbered from `xid`.
+pub(crate) struct Handshake {
+    pub request: ConnectRequest,
+    pub sasl: SaslOption,
+    pub xid: i32,
+}
+
+/// Connects to `addr` (with TLS if `security` says so), sends the connect request, reads the
+/// connect response and runs the rest of the `handshake`; all within `timeout`.
 pub(crate) async fn connect(
     addr: (String, u16),
     host: usize,
-    request: ConnectRequest,
+    handshake: Handshake,
     timeout: Duration,
     codec: FrameCodec,
-    sasl: SaslOption,
-    xid: i32,
+    security: Security,
 ) -> Result<Connection, ConnectFailure> {
+    let Handshake { request, sasl, xid } = handshake;
     let attempt = async move {
-        let stream = TcpStream::connect((addr.0.as_str(), addr.1))
-            .await
-            .map_err(ConnectFailure::Io)?;
-        stream.set_nodelay(true).map_err(ConnectFailure::Io)?;
-        let (mut rd, mut wr) = stream.into_split();
+        let (mut rd, mut wr) = transport::open(&addr.0, addr.1, &security).await?;
         let mut out = BytesMut::with_capacity(64);
         codec
             .encode_with(&mut out, |b| request.encode(b))
@@ -101,8 +114,14 @@ pub(crate) async fn connect(
         wr.write_all(&out).await.map_err(ConnectFailure::Io)?;
         let mut rbuf = BytesMut::with_capacity(64 * 1024);
         let mut codec_mut = codec;
-        // The server closes without a word when our lastZxidSeen is ahead of it.
-        let frame = read_frame(&mut rd, &mut rbuf, &mut codec_mut).await?;
+        // The server closes without a word when our lastZxidSeen is ahead of it, and a TLS
+        // port closes on a plain connect request.
+        let frame = match read_frame(&mut rd, &mut rbuf, &mut codec_mut).await {
+            Err(ConnectFailure::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Err(ConnectFailure::Closed)
+            }
+            r => r,
+        }?;
         let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
             .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
         // An expired session gets no SASL: the server hangs up after the response.
@@ -154,6 +173,11 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
     codec: &mut FrameCodec,
 ) -> Result<Bytes, ConnectFailure> {
     loop {
+        if speaks_tls(rbuf) {
+            return Err(ConnectFailure::Protocol(
+                "the server answered with TLS: connect with TLS to this port".into(),
+            ));
+        }
         match codec.decode_frame(rbuf) {
             Ok(Some(f)) => return Ok(f),
             Ok(None) => {}
@@ -165,9 +189,20 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
     }
 }
 
+/// Whether `rbuf` starts like a TLS record (an alert or a handshake, version 3.x) rather than
+/// a frame: such a length would be over 350 MB, far above any frame limit.
+fn speaks_tls(rbuf: &[u8]) -> bool {
+    matches!(rbuf, [0x15 | 0x16, 0x03, ..])
+}
+
 /// Asks each server with the `isro` four-letter word whether it serves writes, until one does;
-/// used while connected to a read-only server. Returns that server's index.
-pub(crate) async fn find_read_write_server(hosts: Vec<(String, u16)>, skip: usize) -> usize {
+/// used while connected to a read-only server. Returns that server's index. The probe uses
+/// the session's transport: a TLS-only port answers four-letter words over TLS only.
+pub(crate) async fn find_read_write_server(
+    hosts: Vec<(String, u16)>,
+    skip: usize,
+    security: Security,
+) -> usize {
     let mut pause = Duration::from_millis(200);
     loop {
         for (i, (h, p)) in hosts.iter().enumerate() {
@@ -175,11 +210,12 @@ pub(crate) async fn find_read_write_server(hosts: Vec<(String, u16)>, skip: usiz
                 continue;
             }
             let probe = async {
-                let mut s = TcpStream::connect((h.as_str(), *p)).await.ok()?;
-                s.write_all(b"isro").await.ok()?;
+                let (rd, mut wr) = transport::open(h, *p, &security).await.ok()?;
+                wr.write_all(b"isro").await.ok()?;
+                wr.flush().await.ok()?;
                 // The answer is "rw" or "ro": read no more than that, whatever the peer sends.
                 let mut buf = Vec::with_capacity(2);
-                (&mut s).take(2).read_to_end(&mut buf).await.ok()?;
+                rd.take(2).read_to_end(&mut buf).await.ok()?;
                 Some(buf)
             };
             if let Ok(Some(answer)) = tokio::time::timeout(Duration::from_secs(2), probe).await {
@@ -190,5 +226,21 @@ pub(crate) async fn find_read_write_server(hosts: Vec<(String, u16)>, skip: usiz
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_secs(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tls_record_is_told_from_a_frame() {
+        // A TLS alert (fatal, decode_error) and a ServerHello record header.
+        assert!(speaks_tls(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]));
+        assert!(speaks_tls(&[0x16, 0x03, 0x01]));
+        // A connect response frame starts with its length, well under 0x1503_0000.
+        assert!(!speaks_tls(&[0x00, 0x00, 0x00, 0x24]));
+        assert!(!speaks_tls(&[0x15]));
+        assert!(!speaks_tls(&[]));
     }
 }

@@ -5,6 +5,9 @@
 //! session when a server dies or stalls, re-sends auth and re-registers watches there, and
 //! reports connection states ([`SessionEvent`]) the way Curator does.
 //!
+//! Feature `tls` (off by default): connections over TLS with rustls, configured by
+//! `TlsConfig` and `ClientBuilder::tls`.
+//!
 //! ```no_run
 //! # async fn f() -> zk_session::Result<()> {
 //! use zk_session::{Client, CreateOptions};
@@ -36,6 +39,9 @@ mod retry;
 pub mod sasl;
 mod session;
 mod state;
+#[cfg(feature = "tls")]
+mod tls;
+mod transport;
 mod version;
 mod watch;
 mod watch_table;
@@ -49,6 +55,8 @@ pub use retry::RetryPolicy;
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{SessionEvent, SessionEvents, SessionState};
+#[cfg(feature = "tls")]
+pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 

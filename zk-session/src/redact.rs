@@ -123,6 +123,7 @@ mod tests {
             backoff_max: std::time::Duration::from_secs(1),
             resume: Some((7, Bytes::from_static(SECRET.as_bytes()))),
             sasl: None,
+            security: crate::transport::Security::Plain,
         }
     }
 

@@ -30,6 +30,7 @@ use crate::{
     jitter,
     redact::Redacted,
     state::{SessionEvent, SessionState, StatePublisher},
+    transport::Security,
     watch::{StreamTx, WatchKind},
     watch_table::{OneshotTx, WatchTable},
     Error,
@@ -109,6 +110,8 @@ pub(crate) struct Config {
     pub resume: Option<(i64, Bytes)>,
     /// SASL on every new connection.
     pub sasl: connection::SaslOption,
+    /// Plain TCP or TLS, for every server and every reconnect.
+    pub security: Security,
 }
 
 /// What the handle can read without asking the task. `Debug` (in redact.rs) hides the
@@ -322,11 +325,13 @@ impl Session {
                 let addr = self.cfg.hosts[host].clone();
                 let codec = FrameCodec::with_max_frame_len(self.cfg.max_frame_len);
                 let (sasl, xid) = (self.cfg.sasl.clone(), self.next_xid);
+                let security = self.cfg.security.clone();
                 async move {
                     if !backoff.is_zero() {
                         sleep(backoff).await;
                     }
-                    connection::connect(addr, host, request, per_host, codec, sasl, xid).await
+                    let handshake = connection::Handshake { request, sasl, xid };
+                    connection::connect(addr, host, handshake, per_host, codec, security).await
                 }
             };
             tokio::pin!(attempt);
@@ -539,6 +544,7 @@ impl Session {
                 Some(Box::pin(tokio::spawn(connection::find_read_write_server(
                     self.cfg.hosts.clone(),
                     conn.host,
+                    self.cfg.security.clone(),
                 ))))
             } else {
                 None
