@@ -32,6 +32,7 @@ mod multi;
 mod retry;
 mod session;
 mod state;
+mod tree_ops;
 mod version;
 mod watch;
 mod watch_table;
