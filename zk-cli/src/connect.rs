@@ -22,7 +22,10 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
         builder = builder.auth(&scheme, &cred);
     }
     builder.connect().await.map_err(|e| match e {
-        Error::Config(why) => Failure::usage(format!("--server {server:?}: {why}")),
+        // A bad host list, or a bad chroot path.
+        Error::Config(_) | Error::InvalidPath { .. } => {
+            Failure::usage(format!("--server {server:?}: {e}"))
+        }
         Error::ConnectTimeout { waited, last_error } => Failure::new(
             exit::CONNECTION,
             format!(
