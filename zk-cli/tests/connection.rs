@@ -29,7 +29,14 @@ async fn run_at(server: &str, args: &[&str]) -> (std::process::Output, Duration)
 
 #[tokio::test]
 async fn malformed_connect_string_is_a_usage_error() {
-    for bad in ["h:notaport", "/chroot-only", "a:1,b:99999", ":1", "", "a:1/bad/"] {
+    for bad in [
+        "h:notaport",
+        "/chroot-only",
+        "a:1,b:99999",
+        ":1",
+        "",
+        "a:1/bad/",
+    ] {
         let (o, _) = run_at(bad, &["ls", "/"]).await;
         assert_code(&o, 2);
         assert!(stderr(&o).contains("--server"), "{}", stderr(&o));
