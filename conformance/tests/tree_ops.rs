@@ -62,7 +62,10 @@ async fn create_with_parents_creates_what_is_missing() {
             &CreateOptions::persistent().with_acl(Acl::read_unsafe()),
         )
         .await;
-    assert!(matches!(refused, Err(Error::Code(ErrorCode::NoAuth))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::Code(ErrorCode::NoAuth))),
+        "{refused:?}"
+    );
     let (acl, _) = c.get_acl(&format!("{base}/ro")).await.unwrap();
     assert_eq!(acl, Acl::read_unsafe());
     // A path the client refuses is a typed error before anything is sent.
@@ -138,11 +141,16 @@ async fn delete_all_removes_a_subtree_and_reports_a_missing_root() {
     assert!(c.exists("/zookeeper").await.unwrap().is_some());
 }
 
-/// A second client keeps adding children (and grandchildren) while the subtree is deleted:
-/// delete_all lists again on NotEmpty and ends with nothing left, or gives up with NotEmpty
-/// only if the writer outpaces it every time; the writer stops once the parent is gone.
+/// A second client keeps adding children while the subtree is deleted: delete_all lists again
+/// on NotEmpty and ends with nothing left. The writer adds a bounded number of children, so a
+/// bounded number of retries always catches up; children it adds after delete_all started
+/// are not in the first listing, so success shows the retry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_all_while_another_client_adds_children() {
+    use std::sync::{
+        atomic::{AtomicU32, Ordering},
+        Arc,
+    };
     let (c, writer) = (client().await, client().await);
     let base = unique("rmr-race");
     for i in 0..50 {
@@ -150,37 +158,40 @@ async fn delete_all_while_another_client_adds_children() {
             .await
             .unwrap();
     }
+    let added = Arc::new(AtomicU32::new(0));
     let adder = {
-        let base = base.clone();
+        let (base, added) = (base.clone(), added.clone());
         tokio::spawn(async move {
-            let mut added = 0u32;
-            for i in 0..2000 {
+            for i in 0..300 {
                 let r = writer
-                    .create(&format!("{base}/late{i}"), b"", &CreateOptions::persistent())
+                    .create(
+                        &format!("{base}/late{i}"),
+                        b"",
+                        &CreateOptions::persistent(),
+                    )
                     .await;
                 match r {
-                    Ok(_) => added += 1,
+                    Ok(_) => added.fetch_add(1, Ordering::SeqCst),
                     // The parent is gone: the deletion won.
-                    Err(Error::Code(ErrorCode::NoNode)) => return added,
+                    Err(Error::Code(ErrorCode::NoNode)) => return,
                     Err(e) => panic!("writer: {e}"),
-                }
+                };
             }
-            added
         })
     };
-    // Let the writer get going first.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let deleted = c.delete_all(&base).await;
-    let added = adder.await.unwrap();
-    assert!(added > 0, "the writer never ran concurrently");
-    match deleted {
-        Ok(()) => assert_eq!(c.exists(&base).await.unwrap(), None),
-        // Only when the writer added children faster than every retry could delete them.
-        Err(Error::Code(ErrorCode::NotEmpty)) => {
-            c.delete_all(&base).await.unwrap();
-        }
-        Err(e) => panic!("delete_all: {e}"),
+    while added.load(Ordering::SeqCst) < 10 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
+    let before = added.load(Ordering::SeqCst);
+    let deleted = c.delete_all(&base).await;
+    adder.await.unwrap();
+    let after = added.load(Ordering::SeqCst);
+    println!(
+        "the writer added {} children while delete_all ran: {deleted:?}",
+        after - before
+    );
+    assert!(after > before, "the writer never ran concurrently");
+    deleted.unwrap();
     assert_eq!(c.exists(&base).await.unwrap(), None);
 }
 

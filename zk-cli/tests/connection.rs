@@ -10,7 +10,7 @@ use std::{
 };
 
 use conformance::Standalone;
-use support::{admin, assert_code, command_at, server, stderr, unique, zk, SOON, ZK};
+use support::{admin, assert_code, command_at, server, stderr, unique, SOON, ZK};
 use tokio::{
     io::{AsyncBufReadExt, BufReader, Lines},
     process::{ChildStderr, ChildStdout, Command},
