@@ -94,7 +94,7 @@ pub enum Cmd {
         version: Option<i32>,
         /// The znode
         path: OsString,
-        /// The data; stdin when left out or '-'
+        /// The data; stdin when left out (but empty in the shell) or '-'
         #[arg(allow_hyphen_values = true)]
         data: Option<OsString>,
     },

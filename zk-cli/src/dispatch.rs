@@ -39,7 +39,8 @@ pub async fn execute(ctx: &Ctx, cmd: Cmd) -> Result<i32, Failure> {
             path,
             data,
         } => {
-            let data = input::data(data.as_ref(), true)?;
+            // In the shell, stdin is the terminal the shell reads: only an explicit '-' reads it.
+            let data = input::data(data.as_ref(), !ctx.interactive)?;
             writes::set(ctx, &input::path(&path)?, &data, version).await
         }
         Cmd::Create {

@@ -10,7 +10,7 @@ use rustyline::{
     error::ReadlineError,
     highlight::Highlighter,
     hint::Hinter,
-    history::FileHistory,
+    history::{FileHistory, History},
     validate::Validator,
     CompletionType, Context, Editor, Helper,
 };
@@ -49,32 +49,26 @@ pub async fn run(ctx: Ctx) -> Result<i32, Failure> {
 }
 
 fn repl(rt: &Handle, ctx: &Ctx) -> Result<i32, Failure> {
-    let failed = |e: ReadlineError| Failure::new(exit::FAILED, format!("terminal: {e}"));
     let config = Config::builder()
         .auto_add_history(true)
         .history_ignore_space(true)
         .completion_type(CompletionType::List)
         .build();
-    let mut editor: Editor<PathCompleter, FileHistory> =
-        Editor::with_config(config).map_err(failed)?;
-    editor.set_helper(Some(PathCompleter {
-        client: ctx.client.clone(),
-        rt: rt.clone(),
-    }));
-    let history = history_file();
-    if let Some(h) = &history {
-        let _ = editor.load_history(h);
+    let mut history = FileHistory::with_config(&config);
+    let file = history_file();
+    if let Some(f) = &file {
+        let _ = history.load(f);
     }
     let prompt = format!("zk {}> ", ctx.client.connected_server().unwrap_or_default());
     loop {
-        let line = match editor.readline(&prompt) {
+        let line = match read_line(rt, ctx, &config, &mut history, &prompt) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(failed(e)),
+            Err(e) => return Err(Failure::new(exit::FAILED, format!("terminal: {e}"))),
         };
-        if let Some(h) = &history {
-            let _ = editor.save_history(h);
+        if let Some(f) = &file {
+            let _ = history.save(f);
         }
         let words = match shell_words::split(&line) {
             Ok(w) if w.is_empty() => continue,
@@ -100,6 +94,26 @@ fn repl(rt: &Handle, ctx: &Ctx) -> Result<i32, Failure> {
         }
     }
     Ok(exit::OK)
+}
+
+/// Reads one line with an editor made for it. The editor is dropped before the command runs:
+/// while one exists, rustyline's own SIGINT handler replaces tokio's, and the Ctrl-C that
+/// should stop a `watch` run from the shell would go unheard.
+fn read_line(
+    rt: &Handle,
+    ctx: &Ctx,
+    config: &Config,
+    history: &mut FileHistory,
+    prompt: &str,
+) -> Result<String, ReadlineError> {
+    let mut editor = Editor::with_history(config.clone(), std::mem::take(history))?;
+    editor.set_helper(Some(PathCompleter {
+        client: ctx.client.clone(),
+        rt: rt.clone(),
+    }));
+    let line = editor.readline(prompt);
+    *history = std::mem::take(editor.history_mut());
+    line
 }
 
 fn history_file() -> Option<PathBuf> {

@@ -69,6 +69,22 @@ impl Tmux {
         self.wait_for(text, |s| s.contains(text)).await
     }
 
+    /// Waits for an empty prompt (as a person would, rather than typing ahead), then types.
+    async fn at_prompt(&self, text: &str) {
+        let idle = |s: &str| {
+            let last = s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            last.starts_with("zk ") && last.ends_with('>')
+        };
+        self.wait_for("an empty prompt", idle).await;
+        self.type_text(text).await;
+    }
+
+    /// Types a line at the prompt and presses Enter.
+    async fn line(&self, text: &str) {
+        self.at_prompt(text).await;
+        self.key("Enter").await;
+    }
+
     /// The last non-empty line on the screen.
     async fn current_line(&self) -> String {
         let s = self.screen().await;
@@ -103,20 +119,19 @@ async fn the_shell_edits_completes_and_remembers() {
     let t = Tmux::start(&cmd).await;
     t.wait_for_text("zk 127.0.0.1:").await;
 
-    t.type_text(&format!("create -p {base}/alpha-node 'hello world'"))
+    t.line(&format!("create -p {base}/alpha-node 'hello world'"))
         .await;
-    t.key("Enter").await;
     t.wait_for_text(&format!("\n{base}/alpha-node")).await;
 
     // Tab completes a znode path from the server...
-    t.type_text(&format!("get {base}/al")).await;
+    t.at_prompt(&format!("get {base}/al")).await;
     t.key("Tab").await;
     let line = format!("get {base}/alpha-node");
     t.wait_for(&line, |s| s.contains(&line)).await;
     t.key("Enter").await;
     t.wait_for_text("\nhello world").await;
     // ... and a command name.
-    t.type_text("getE").await;
+    t.at_prompt("getE").await;
     t.key("Tab").await;
     t.wait_for("getEphemerals", |s| s.contains("getEphemerals"))
         .await;
@@ -124,21 +139,45 @@ async fn the_shell_edits_completes_and_remembers() {
     t.key("Enter").await;
 
     // An ephemeral made in the shell lives with the shell's session, without holding it.
-    t.type_text(&format!("create -e {base}/eph")).await;
-    t.key("Enter").await;
+    t.line(&format!("create -e {base}/eph")).await;
     t.wait_for_text(&format!("\n{base}/eph")).await;
-    t.type_text(&format!("getEphemerals {base}")).await;
-    t.key("Enter").await;
+    t.line(&format!("getEphemerals {base}")).await;
     let eph_line = format!("\n{base}/eph\n");
     t.wait_for(&eph_line, |s| s.matches(&eph_line).count() >= 2)
         .await;
 
+    // A watch runs until Ctrl-C, which ends it and not the shell; `set` without DATA in
+    // the shell sets empty data rather than reading the terminal.
+    t.line(&format!("watch {base}/alpha-node")).await;
+    let c = admin().await;
+    let changed = format!("NodeDataChanged {base}/alpha-node");
+    let seen = tokio::time::timeout(SOON, async {
+        while !t.screen().await.contains(&changed) {
+            c.set_data(
+                &format!("{base}/alpha-node"),
+                b"x",
+                zk_session::Version::Any,
+            )
+            .await
+            .unwrap();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(
+        seen.is_ok(),
+        "the watch printed nothing:\n{}",
+        t.screen().await
+    );
+    t.key("C-c").await;
+    t.line(&format!("set {base}/alpha-node")).await;
+    t.line(&format!("stat {base}/alpha-node")).await;
+    t.wait_for_text("dataLength = 0").await;
+
     // Mistakes are reported and the shell goes on.
-    t.type_text("frobnicate /x").await;
-    t.key("Enter").await;
+    t.line("frobnicate /x").await;
     t.wait_for_text("unrecognized subcommand").await;
-    t.type_text(&format!("get {base}/missing")).await;
-    t.key("Enter").await;
+    t.line(&format!("get {base}/missing")).await;
     t.wait_for_text("no node").await;
 
     // Up recalls the last line.
@@ -153,10 +192,8 @@ async fn the_shell_edits_completes_and_remembers() {
     assert!(ok.is_ok(), "Up did not recall:\n{}", t.screen().await);
     t.key("C-u").await;
 
-    let c = admin().await;
     assert!(c.exists(&format!("{base}/eph")).await.unwrap().is_some());
-    t.type_text("exit").await;
-    t.key("Enter").await;
+    t.line("exit").await;
     // The shell's session closes with it: its ephemeral goes at once.
     let gone = tokio::time::timeout(SOON, async {
         while c.exists(&format!("{base}/eph")).await.unwrap().is_some() {
