@@ -42,6 +42,7 @@ mod state;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
+mod tree_ops;
 mod version;
 mod watch;
 mod watch_table;
