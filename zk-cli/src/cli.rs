@@ -9,13 +9,15 @@ binary-safe; run a command under a lock or as leader; an interactive shell";
 
 pub const EXIT_STATUS: &str = "\
 Data is taken byte for byte: from the DATA argument, or from stdin when it is left out or '-'.
-With no command on a terminal, zk starts the shell.
+With no command on a terminal, zk starts the shell. Commands read by the shell from a pipe
+or file all run; zk then exits with the status of the first that failed (0 if none did).
 
 Exit status:
   0      success (lock, elect: CMD succeeded)
   1      the ZooKeeper operation failed (no node, node exists, bad version, no auth...)
   2      usage error (bad arguments, invalid path, malformed --server)
-  3      no connection to ZooKeeper, or the session ended
+  3      no connection to ZooKeeper (unreachable, TLS handshake failed, SASL
+         authentication failed), or the session ended
   4      lock/elect: timed out waiting (--timeout)
   5      lock/elect: the lock or leadership was lost while CMD ran; CMD got SIGTERM
   126    CMD could not be run
@@ -58,6 +60,8 @@ pub struct Global {
     /// it is, else base64, with "encoding" saying which
     #[arg(long, global = true)]
     pub json: bool,
+    #[command(flatten)]
+    pub security: crate::security::Security,
 }
 
 #[derive(Subcommand, Debug, Clone)]

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use zk_session::{Client, Error};
+use zk_session::{Client, Error, ErrorCode};
 
-use crate::{cli::Global, exit, input, session_failure, Failure};
+use crate::{cli::Global, exit, input, security, session_failure, Failure};
 
 /// The shortest time given to one server before the next is tried.
 const MIN_PER_SERVER: Duration = Duration::from_millis(500);
@@ -21,6 +21,7 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
         let (scheme, cred) = input::auth(auth)?;
         builder = builder.auth(&scheme, &cred);
     }
+    let builder = security::apply(builder, &g.security)?;
     builder.connect().await.map_err(|e| match e {
         // A bad host list, or a bad chroot path.
         Error::Config(_) | Error::InvalidPath { .. } => {
@@ -33,6 +34,15 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
                 hosts(&server).join(", "),
                 waited.as_secs_f64(),
                 last_error.as_deref().unwrap_or("none")
+            ),
+        ),
+        // The server refused the SASL credentials: no retry helps (no usable session: 3).
+        Error::Code(ErrorCode::AuthFailed) if g.security.sasl_user.is_some() => Failure::new(
+            exit::CONNECTION,
+            format!(
+                "connecting to {server}: SASL authentication as {:?} failed (AuthFailed): \
+                 check --sasl-user and the password",
+                g.security.sasl_user.as_deref().unwrap_or_default()
             ),
         ),
         e => session_failure(&format!("connecting to {server}"), &e),

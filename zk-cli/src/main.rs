@@ -9,6 +9,7 @@ mod input;
 mod output;
 mod reads;
 mod run;
+mod security;
 mod shell;
 mod shell_words;
 mod stat_format;

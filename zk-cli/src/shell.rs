@@ -1,7 +1,7 @@
 //! `zk shell`: the same commands, read from a terminal with line editing, history (in
 //! `$ZK_HISTORY`, else `~/.zk_history`) and tab completion of commands and znode paths.
 
-use std::{path::PathBuf, time::Duration};
+use std::{io::IsTerminal, path::PathBuf, time::Duration};
 
 use clap::{CommandFactory, Parser};
 use rustyline::{
@@ -60,6 +60,7 @@ fn repl(rt: &Handle, ctx: &Ctx) -> Result<i32, Failure> {
         let _ = history.load(f);
     }
     let prompt = format!("zk {}> ", ctx.client.connected_server().unwrap_or_default());
+    let mut status = BatchStatus::new(std::io::stdin().is_terminal());
     loop {
         let line = match read_line(rt, ctx, &config, &mut history, &prompt) {
             Ok(line) => line,
@@ -75,6 +76,7 @@ fn repl(rt: &Handle, ctx: &Ctx) -> Result<i32, Failure> {
             Ok(w) => w,
             Err(why) => {
                 eprintln!("zk: {why}");
+                status.record(exit::USAGE);
                 continue;
             }
         };
@@ -82,18 +84,56 @@ fn repl(rt: &Handle, ctx: &Ctx) -> Result<i32, Failure> {
             break;
         }
         match ShellLine::try_parse_from(&words) {
-            Ok(ShellLine { cmd }) => {
-                if let Err(f) = rt.block_on(dispatch::execute(ctx, cmd)) {
+            Ok(ShellLine { cmd }) => match rt.block_on(dispatch::execute(ctx, cmd)) {
+                Ok(code) => status.record(code),
+                Err(f) => {
                     eprintln!("zk: {}", f.message);
+                    status.record(f.code);
                 }
-            }
+            },
             // Help goes to stdout, mistakes to stderr; the shell goes on either way.
             Err(e) => {
                 let _ = e.print();
+                status.record(if e.use_stderr() {
+                    exit::USAGE
+                } else {
+                    exit::OK
+                });
             }
         }
     }
-    Ok(exit::OK)
+    Ok(status.code())
+}
+
+/// The shell's exit status. At a terminal it is 0: the person saw each failure. Reading
+/// commands from a pipe or file (batch mode), every command still runs, as in zkCli.sh and
+/// sh without -e, but the status is the first failure's code, so that no failure is hidden
+/// by the commands after it (sh would report only the last).
+struct BatchStatus {
+    interactive: bool,
+    first_failure: Option<i32>,
+}
+
+impl BatchStatus {
+    fn new(interactive: bool) -> Self {
+        BatchStatus {
+            interactive,
+            first_failure: None,
+        }
+    }
+
+    fn record(&mut self, code: i32) {
+        if code != exit::OK && self.first_failure.is_none() {
+            self.first_failure = Some(code);
+        }
+    }
+
+    fn code(&self) -> i32 {
+        match self.first_failure {
+            Some(code) if !self.interactive => code,
+            _ => exit::OK,
+        }
+    }
 }
 
 /// Reads one line with an editor made for it. The editor is dropped before the command runs:
@@ -197,3 +237,21 @@ impl Hinter for PathCompleter {
 impl Highlighter for PathCompleter {}
 impl Validator for PathCompleter {}
 impl Helper for PathCompleter {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_mode_reports_the_first_failure_and_a_terminal_none() {
+        let mut batch = BatchStatus::new(false);
+        assert_eq!(batch.code(), exit::OK);
+        for code in [exit::OK, exit::FAILED, exit::OK, exit::USAGE] {
+            batch.record(code);
+        }
+        assert_eq!(batch.code(), exit::FAILED);
+        let mut terminal = BatchStatus::new(true);
+        terminal.record(exit::FAILED);
+        assert_eq!(terminal.code(), exit::OK);
+    }
+}

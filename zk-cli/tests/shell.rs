@@ -5,7 +5,7 @@ mod support;
 
 use std::{path::PathBuf, time::Duration};
 
-use support::{admin, server, unique, SOON, ZK};
+use support::{admin, assert_code, server, stderr, stdout, unique, zk, zk_stdin, SOON, ZK};
 use tokio::process::Command;
 
 /// A tmux server of our own (its own socket), killed when dropped.
@@ -210,4 +210,25 @@ async fn the_shell_edits_completes_and_remembers() {
     assert!(saved.contains("frobnicate /x"), "{saved}");
     c.delete_all(&base).await.unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Commands piped into the shell all run; the exit status is the first failure's.
+#[tokio::test]
+async fn batch_mode_exits_with_the_first_failing_commands_code() {
+    let base = unique("batch");
+    let ok = format!("create {base} a\ncreate {base}/x b\nget {base}/x\n");
+    let o = zk_stdin(["shell"], ok.as_bytes()).await;
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains('b'), "{}", stdout(&o));
+    // A missing node (1), then a usage error (2), then a command that works: all run.
+    let failing = format!("get {base}/none\nset -v x {base} y\ncreate {base}/after c\n");
+    let o = zk_stdin(["shell"], failing.as_bytes()).await;
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("no node"), "{}", stderr(&o));
+    let after = zk(["get", &format!("{base}/after")]).await;
+    assert_code(&after, 0);
+    assert_eq!(after.stdout, b"c");
+    let o = zk_stdin(["shell"], b"bogus\n").await;
+    assert_code(&o, 2);
+    admin().await.delete_all(&base).await.unwrap();
 }
