@@ -1,5 +1,11 @@
 //! `zk` over TLS and with SASL, against real servers the harness configures: a secure client
 //! port with client certificates required (`ServerTls`), and a JAAS file (`SaslServer`).
+//! Built without the features, the options must say so.
+
+#![cfg_attr(
+    not(all(feature = "tls", feature = "sasl")),
+    allow(dead_code, unused_imports)
+)]
 
 mod support;
 
@@ -71,6 +77,7 @@ fn args(head: &[String], tail: &[&str]) -> Vec<String> {
         .collect()
 }
 
+#[cfg(feature = "tls")]
 #[tokio::test]
 async fn get_ls_and_whoami_over_mutual_tls() {
     let env = tls_env();
@@ -100,6 +107,7 @@ async fn get_ls_and_whoami_over_mutual_tls() {
     assert_code(&o, 0);
 }
 
+#[cfg(feature = "tls")]
 #[tokio::test]
 async fn the_server_name_is_checked_unless_told_otherwise() {
     let env = tls_env();
@@ -120,6 +128,7 @@ async fn the_server_name_is_checked_unless_told_otherwise() {
     assert_code(&zk_at(&by_name, &args(&any, &quick)).await, 0);
 }
 
+#[cfg(feature = "tls")]
 #[tokio::test]
 async fn no_client_certificate_exits_3_within_the_connect_timeout() {
     let env = tls_env();
@@ -140,6 +149,7 @@ async fn no_client_certificate_exits_3_within_the_connect_timeout() {
     assert!(took < Duration::from_secs(3 + 5), "{took:?}");
 }
 
+#[cfg(feature = "tls")]
 #[tokio::test]
 async fn bad_tls_options_are_usage_errors() {
     // No server is needed: the options are checked before connecting.
@@ -180,6 +190,7 @@ async fn bad_tls_options_are_usage_errors() {
     assert!(stderr(&o).contains("ZK_SASL_PASSWORD"), "{}", stderr(&o));
 }
 
+#[cfg(feature = "sasl")]
 #[tokio::test]
 async fn whoami_over_sasl_from_the_environment_or_a_file() {
     let server = sasl_server().connect_string();
@@ -220,6 +231,7 @@ async fn whoami_over_sasl_from_the_environment_or_a_file() {
     );
 }
 
+#[cfg(feature = "sasl")]
 #[tokio::test]
 async fn a_wrong_sasl_password_exits_3_with_auth_failed() {
     let server = sasl_server().connect_string();
@@ -234,4 +246,25 @@ async fn a_wrong_sasl_password_exits_3_with_auth_failed() {
         "{err}"
     );
     assert!(!err.contains("wrong"), "the password is never shown: {err}");
+}
+
+/// `--no-default-features`: the options exist, and using one is a clear usage error.
+#[cfg(not(all(feature = "tls", feature = "sasl")))]
+#[tokio::test]
+async fn without_the_features_the_options_say_so() {
+    let nowhere = "127.0.0.1:9";
+    #[cfg(not(feature = "tls"))]
+    {
+        let o = zk_at(nowhere, &args(&[], &["--tls-ca", "ca.pem", "ls", "/"])).await;
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("built without TLS"), "{}", stderr(&o));
+    }
+    #[cfg(not(feature = "sasl"))]
+    {
+        let mut c = command_at(nowhere, ["--sasl-user", "bob", "ls", "/"]);
+        c.env("ZK_SASL_PASSWORD", "x");
+        let o = finish(c, None).await;
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("built without SASL"), "{}", stderr(&o));
+    }
 }
