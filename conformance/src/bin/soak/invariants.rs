@@ -76,6 +76,8 @@ pub struct Ledger {
     pub name: String,
     pub root_data: String,
     pub root_version: i32,
+    /// The ledger znode's mzxid when it was read.
+    pub root_mzxid: i64,
     /// In token order.
     pub buckets: Vec<Bucket>,
     /// Every entry's czxid (with its writer and seq), in zxid order: read only when the
@@ -106,7 +108,36 @@ fn parse_entry(name: &str) -> Option<Entry> {
     Some(Entry { writer, seq, n })
 }
 
-async fn read_ledger(client: &Client, name: &str) -> Result<Ledger, String> {
+/// Reads a ledger as one state: the ledger znode, then its buckets, then the znode again. A
+/// write lands on the znode and an entry in one transaction, so a write applied between the
+/// first read and the listing (a worker's last request still in the ensemble's pipeline when
+/// the check starts) shows as a changed mzxid, and the ledger is read again; `changed` counts
+/// how often. Without this the checker itself could see one entry more than versions.
+async fn read_ledger(
+    client: &Client,
+    name: &str,
+    changed: &mut Vec<String>,
+) -> Result<Ledger, String> {
+    let root = crate::ledger_root(name);
+    for _ in 0..10 {
+        let l = read_ledger_once(client, name).await?;
+        let after = client
+            .exists(&root)
+            .await
+            .map_err(|e| format!("{root}: {e}"))?
+            .ok_or_else(|| format!("{root} vanished"))?;
+        if after.mzxid == l.root_mzxid {
+            return Ok(l);
+        }
+        changed.push(format!(
+            "{name}: written while the checker read it (mzxid {:#x} then {:#x}); read again",
+            l.root_mzxid, after.mzxid
+        ));
+    }
+    Err(format!("{root}: still changing after 10 reads"))
+}
+
+async fn read_ledger_once(client: &Client, name: &str) -> Result<Ledger, String> {
     let root = crate::ledger_root(name);
     let (data, stat) = client
         .get_data(&root)
@@ -151,6 +182,7 @@ async fn read_ledger(client: &Client, name: &str) -> Result<Ledger, String> {
         name: name.to_owned(),
         root_data: String::from_utf8_lossy(&data).into_owned(),
         root_version: stat.version,
+        root_mzxid: stat.mzxid,
         buckets,
         entry_zxids: None,
     })
@@ -206,7 +238,7 @@ async fn ledger_on(addr: SocketAddr, name: &str) -> String {
         Err(e) => return format!("{addr}: cannot connect: {e}"),
     };
     let _ = c.sync("/").await;
-    let r = match read_ledger(&c, name).await {
+    let r = match read_ledger(&c, name, &mut Vec::new()).await {
         Ok(l) => format!(
             "{addr}: version {}, {} entries in {} buckets",
             l.root_version,
@@ -280,7 +312,7 @@ pub async fn snapshot(ens: &Ensemble, session_timeout: Duration) -> Snapshot {
         snap.errors.push(format!("sync: {e}"));
     }
     for name in crate::ledger_names() {
-        match read_ledger(&client, &name).await {
+        match read_ledger(&client, &name, &mut snap.diagnostics).await {
             Ok(mut l) => {
                 if l.root_version as usize != entries_of(&l) {
                     snap.diagnostics.push(format!(
@@ -1037,4 +1069,75 @@ pub fn check(inp: &Inputs, snap: &Snapshot) -> Report {
         mem_violations,
     );
     rep
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    };
+
+    use zk_session::{CreateOptions, Op, Version};
+
+    use super::*;
+
+    /// A writer adds entries (each with its ledger znode set, in one multi, as the workers
+    /// do) while the checker reads the ledger: every read must see as many versions as
+    /// entries. Reading the znode and the buckets once each (as the checker did when the
+    /// unexplained "version 4,746, 4,747 entries" was seen) fails this within a few reads.
+    #[tokio::test]
+    async fn a_ledger_written_while_it_is_read_is_read_as_one_state() {
+        let server = conformance::shared_standalone();
+        let client = Client::builder(&server.connect_string())
+            .connect()
+            .await
+            .unwrap();
+        let name = format!("race-{}", std::process::id());
+        let root = crate::ledger_root(&name);
+        client
+            .create_with_parents(&root, b"", &CreateOptions::persistent())
+            .await
+            .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        // Another session writes, as the workers do.
+        let other = Client::builder(&server.connect_string())
+            .connect()
+            .await
+            .unwrap();
+        let writer = {
+            let (client, root, stop) = (other, root.clone(), stop.clone());
+            tokio::spawn(async move {
+                let bucket = format!("{root}/h-{:020}", 1);
+                client
+                    .create(&bucket, b"", &CreateOptions::persistent())
+                    .await
+                    .unwrap();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    let ops = [
+                        Op::create(
+                            format!("{bucket}/w_{n}_"),
+                            b"",
+                            CreateOptions::persistent_sequential(),
+                        ),
+                        Op::set_data(root.clone(), b"1", Version::Any),
+                    ];
+                    client.multi(ops).await.unwrap();
+                    // Pauses let a read fit between writes now and then, as at the end of a
+                    // soak, when the last writes trickle in.
+                    tokio::time::sleep(Duration::from_millis(n % 3)).await;
+                }
+            })
+        };
+        let mut rereads: Vec<String> = Vec::new();
+        for _ in 0..40 {
+            let l = read_ledger(&client, &name, &mut rereads).await.unwrap();
+            assert_eq!(l.root_version as usize, entries_of(&l), "{rereads:?}");
+        }
+        stop.store(true, Ordering::Relaxed);
+        writer.await.unwrap();
+        client.delete_all(&root).await.unwrap();
+    }
 }
