@@ -32,6 +32,7 @@
 pub mod config;
 pub mod ensemble;
 pub mod error;
+pub mod fault_proxy;
 pub mod four_letter;
 pub mod install;
 pub mod options;
@@ -42,6 +43,7 @@ pub mod server;
 pub mod shared;
 pub mod spawner;
 pub mod standalone;
+pub mod sweep;
 mod sys;
 
 pub use ensemble::{Ensemble, EnsembleBuilder};

@@ -297,7 +297,7 @@ async fn predecessor_gone_between_list_and_watch() {
         let mw = mw.clone();
         async move { mw.acquire().await }
     });
-    let go = held.arrived().await;
+    let go = arrived(&mut held).await;
     admin.delete(&middle, Version::Any).await.unwrap();
     go.send(()).unwrap();
     // The waiter tried the gone node, listed again, and now watches the holder.
@@ -321,7 +321,7 @@ async fn predecessor_gone_between_list_and_watch() {
         let mw = mw.clone();
         async move { mw.acquire().await }
     });
-    let go = held.arrived().await;
+    let go = arrived(&mut held).await;
     hg.release().await.unwrap();
     go.send(()).unwrap();
     let g = soon("the waiter acquires", waiter).await.unwrap().unwrap();
@@ -351,7 +351,7 @@ async fn uncontended_acquire_pipelines_the_listing() {
         let m = m.clone();
         async move { m.acquire().await }
     });
-    let go = held.arrived().await;
+    let go = arrived(&mut held).await;
     eventually(
         "the listing is sent before the create is answered",
         || async {
