@@ -149,7 +149,9 @@ async fn holder_session_expiry_hands_over() {
         .await
         .unwrap();
     assert_eq!(&w.get_data(&target).await.unwrap().0[..], b"fresh");
-    // Re-entering a lost lock is refused; releasing it is fine.
+    // Re-entering a lost lock is refused, and so is acquiring on the expired session;
+    // releasing it is fine.
+    assert!(matches!(old.reenter(), Err(RecipeError::Lost(_))));
     assert!(matches!(mh.acquire().await, Err(RecipeError::Lost(_))));
     old.release().await.unwrap();
     new.release().await.unwrap();
