@@ -10,8 +10,9 @@
 //!
 //! - [`owned_nodes`]: the ephemeral znodes a session owns under a path, seen from a second
 //!   client (`ephemeralOwner`);
-//! - [`watches_of`]: the watches the server holds for a session (the `wchc` four-letter
-//!   word; the harness whitelists every four-letter word);
+//! - [`watches_of`]: the data watches the server holds for a session (the `wchc`
+//!   four-letter word; the harness whitelists every four-letter word), and
+//!   [`child_watches`] for child watches, which 3.8's four-letter words do not list;
 //! - [`settle`]: such a check polled until it holds, since cleanup of a dropped future
 //!   runs in the background.
 //!
@@ -51,7 +52,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use zk_session::{Client, Error, ErrorCode};
+use zk_session::{Client, Error, ErrorCode, WatcherType};
 
 use crate::four_letter_word;
 
@@ -65,8 +66,27 @@ pub struct SweepPlan {
     /// The largest k tried; a future still pending there is reported as never completing
     /// only if the step says it must complete.
     pub max: u32,
-    /// The sleep before each poll after the first, so that I/O progresses.
-    pub pause: Duration,
+    /// What happens before each poll after the first.
+    pub pause: Pause,
+}
+
+/// What happens between two polls of a swept future.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pause {
+    /// `tokio::task::yield_now`: other tasks run, the I/O driver only now and then, so
+    /// the future is caught at many points of its own work.
+    Yield,
+    /// A sleep: the I/O driver runs, so replies arrive between polls.
+    Sleep(Duration),
+}
+
+impl Pause {
+    async fn wait(self) {
+        match self {
+            Pause::Yield => tokio::task::yield_now().await,
+            Pause::Sleep(d) => tokio::time::sleep(d).await,
+        }
+    }
 }
 
 impl Default for SweepPlan {
@@ -76,7 +96,7 @@ impl Default for SweepPlan {
             dense: 24,
             stride: 6,
             max: 120,
-            pause: Duration::from_millis(1),
+            pause: Pause::Sleep(Duration::from_millis(1)),
         }
     }
 }
@@ -96,14 +116,14 @@ impl SweepPlan {
     }
 }
 
-/// Polls `fut` at most `k` times (sleeping `pause` before each poll after the first) and
-/// drops it if it has not completed: `Some(output)` when it completed within `k` polls.
-/// With `k` = 0 the future is dropped without being polled.
-pub async fn poll_then_drop<F: Future>(fut: F, k: u32, pause: Duration) -> Option<F::Output> {
+/// Polls `fut` at most `k` times (with `pause` before each poll after the first) and drops
+/// it if it has not completed: `Some(output)` when it completed within `k` polls. With
+/// `k` = 0 the future is dropped without being polled.
+pub async fn poll_then_drop<F: Future>(fut: F, k: u32, pause: Pause) -> Option<F::Output> {
     let mut fut = pin!(fut);
     for i in 0..k {
         if i > 0 {
-            tokio::time::sleep(pause).await;
+            pause.wait().await;
         }
         let polled = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
         if let Poll::Ready(v) = polled {
@@ -244,6 +264,21 @@ pub fn watches_of(server: SocketAddr, session: i64, under: &str) -> std::io::Res
         .collect();
     v.sort();
     Ok(v)
+}
+
+/// The paths among `paths` on which `client`'s session holds a child watch (or a persistent
+/// one), asked of the server with checkWatches: in 3.8 the four-letter words list data
+/// watches only.
+pub async fn child_watches(client: &Client, paths: &[String]) -> Result<Vec<String>, Error> {
+    let mut found = Vec::new();
+    for p in paths {
+        match client.check_watches(p, WatcherType::Children).await {
+            Ok(()) => found.push(p.clone()),
+            Err(Error::Code(ErrorCode::NoWatcher | ErrorCode::NoNode)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(found)
 }
 
 /// Checks, settling for at most `within`, that `session` owns no znode at or below `under`
