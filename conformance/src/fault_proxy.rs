@@ -214,6 +214,11 @@ impl FaultProxy {
         lock(&self.state).cut_after[direction.index()] = Some(k);
     }
 
+    /// Forgets the frame-count cuts not yet done.
+    pub fn cancel_frame_cuts(&self) {
+        lock(&self.state).cut_after = [None, None];
+    }
+
     /// Stops forwarding in `direction` (frames wait in the proxy), or goes on.
     pub fn stall(&self, direction: Direction, stalled: bool) {
         self.stalls[direction.index()].send_replace(stalled);
