@@ -20,14 +20,16 @@
 //! # async fn f(c: zk_session::Client, observer: zk_session::Client) {
 //! use std::time::Duration;
 //! use conformance::sweep::{owned_nodes, poll_then_drop, settle, sweep, SweepPlan};
+//! use zk_session::{CreateOptions, Version};
 //!
 //! let plan = SweepPlan::default();
+//! let pause = plan.pause;
 //! let report = sweep(&plan, |k| {
 //!     let (c, observer) = (c.clone(), observer.clone());
 //!     async move {
-//!         let op = c.create("/x", b"", &zk_session::CreateOptions::ephemeral());
-//!         if poll_then_drop(op, k, plan.pause).await.is_some() {
-//!             c.delete("/x", zk_session::Version::Any).await.unwrap();
+//!         let options = CreateOptions::ephemeral();
+//!         if poll_then_drop(c.create("/x", b"", &options), k, pause).await.is_some() {
+//!             c.delete("/x", Version::Any).await.map_err(|e| e.to_string())?;
 //!             return Ok(true);
 //!         }
 //!         settle("no node", Duration::from_secs(5), || async {
