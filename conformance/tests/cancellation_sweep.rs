@@ -449,6 +449,60 @@ async fn session_watch_operations(pause: Pause) {
     }
 }
 
+/// The sweep's checks can fail: a future that leaks a node or a watch is caught.
+#[tokio::test]
+async fn the_sweep_catches_leaks() {
+    let env = &Env::new("leaky", Pause::Sleep(Duration::from_millis(1))).await;
+    env.observer
+        .create(&env.path, b"", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let plan = SweepPlan {
+        dense: 12,
+        max: 12,
+        ..env.plan.clone()
+    };
+    let leaky = |node: bool| {
+        let c = env.c.clone();
+        let target = format!("{}/leak", env.path);
+        async move {
+            if node {
+                let _ = c.create(&target, b"", &CreateOptions::ephemeral()).await;
+            } else if let Ok((_, w)) = c.exists_watch(&target).await {
+                // Kept alive past the drop of this future: a watch nobody can use.
+                std::mem::forget(w);
+            }
+            std::future::pending::<()>().await
+        }
+    };
+    for node in [true, false] {
+        let report = sweep(&plan, |k| async move {
+            let _ = poll_then_drop(leaky(node), k, plan.pause).await;
+            let session = env.c.session_id();
+            let found = expect_clean(
+                &env.observer,
+                env.server,
+                session,
+                &env.path,
+                &[],
+                &[],
+                Duration::from_millis(300),
+            )
+            .await;
+            let _ = env
+                .c
+                .delete(&format!("{}/leak", env.path), Version::Any)
+                .await;
+            found.map(|_| false)
+        })
+        .await;
+        assert!(
+            !report.violations.is_empty(),
+            "the leak (node: {node}) went unseen: {report:?}"
+        );
+    }
+}
+
 /// Each sweep twice: with a yield between polls, and with a 1 ms sleep.
 macro_rules! with_both_pauses {
     ($($name:ident),* $(,)?) => {
