@@ -33,6 +33,7 @@ pub mod certs;
 pub mod config;
 pub mod ensemble;
 pub mod error;
+pub mod fault_proxy;
 pub mod four_letter;
 pub mod install;
 pub mod options;
@@ -44,6 +45,7 @@ pub mod server;
 pub mod shared;
 pub mod spawner;
 pub mod standalone;
+pub mod sweep;
 mod sys;
 
 pub use certs::TestCerts;

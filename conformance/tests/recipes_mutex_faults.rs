@@ -149,7 +149,9 @@ async fn holder_session_expiry_hands_over() {
         .await
         .unwrap();
     assert_eq!(&w.get_data(&target).await.unwrap().0[..], b"fresh");
-    // Re-entering a lost lock is refused; releasing it is fine.
+    // Re-entering a lost lock is refused, and so is acquiring on the expired session;
+    // releasing it is fine.
+    assert!(matches!(old.reenter(), Err(RecipeError::Lost(_))));
     assert!(matches!(mh.acquire().await, Err(RecipeError::Lost(_))));
     old.release().await.unwrap();
     new.release().await.unwrap();
@@ -297,7 +299,7 @@ async fn predecessor_gone_between_list_and_watch() {
         let mw = mw.clone();
         async move { mw.acquire().await }
     });
-    let go = held.arrived().await;
+    let go = arrived(&mut held).await;
     admin.delete(&middle, Version::Any).await.unwrap();
     go.send(()).unwrap();
     // The waiter tried the gone node, listed again, and now watches the holder.
@@ -321,7 +323,7 @@ async fn predecessor_gone_between_list_and_watch() {
         let mw = mw.clone();
         async move { mw.acquire().await }
     });
-    let go = held.arrived().await;
+    let go = arrived(&mut held).await;
     hg.release().await.unwrap();
     go.send(()).unwrap();
     let g = soon("the waiter acquires", waiter).await.unwrap().unwrap();
@@ -351,7 +353,7 @@ async fn uncontended_acquire_pipelines_the_listing() {
         let m = m.clone();
         async move { m.acquire().await }
     });
-    let go = held.arrived().await;
+    let go = arrived(&mut held).await;
     eventually(
         "the listing is sent before the create is answered",
         || async {

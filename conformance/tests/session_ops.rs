@@ -406,7 +406,7 @@ async fn connection_loss_is_reported_after_the_state_changed() {
                 (r, c.state())
             }
         });
-        let _go = held.arrived().await;
+        let _go = recipes_support::arrived(&mut held).await;
         proxy.partition(true);
         let (r, state) = within_secs(5, pending).await.unwrap();
         assert_eq!(r.unwrap_err().code(), Some(ErrorCode::ConnectionLoss));
@@ -659,7 +659,7 @@ async fn a_watch_dropped_during_another_registration_on_its_path_is_removed() {
         let b = b.clone();
         async move { c.get_children_watch(&b).await }
     });
-    let go = held.arrived().await;
+    let go = recipes_support::arrived(&mut held).await;
     drop(data_watch);
     // Let the session task take the drop before the reply comes.
     tokio::time::sleep(Duration::from_millis(200)).await;

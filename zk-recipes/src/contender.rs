@@ -230,38 +230,49 @@ impl ContenderNames {
     ///
     /// See the example on [`Contender`].
     pub fn parse(&self, name: &str) -> Option<Contender> {
-        // A negative suffix of 11 characters ('-' and ten digits) overlaps the last ten
-        // characters of a positive one; whichever split leaves a known marker in front wins.
-        for len in [11, 10] {
+        // The suffix is what follows the marker, as in Curator's driver (the text after the
+        // last marker). Ten characters are tried first: a positive sequence of 10^9 or more
+        // ("1000000005") also parses as a negative one of eleven characters ("-1000000005")
+        // when the character before its digits is a hyphen, and a marker that matches both
+        // splits (a custom "-" after a protected prefix `_c_<uuid>-`) must read it as the
+        // positive number it almost always is. Only a longer marker in front of the eleven
+        // characters (the built-in `lock-` before `-1000000005` after the 32-bit wrap)
+        // makes the negative reading win.
+        let split = |len: usize| {
             if name.len() < len || !name.is_char_boundary(name.len() - len) {
-                continue;
+                return None;
             }
             let (prefix, suffix) = name.split_at(name.len() - len);
-            let Some(sequence) = parse_sequence(suffix) else {
-                continue;
-            };
-            if let Some(kind) = self.kind_of_prefix(prefix) {
-                return Some(Contender {
-                    name: name.to_owned(),
-                    sequence,
-                    kind,
-                });
-            }
-        }
-        None
+            let sequence = parse_sequence(suffix)?;
+            let (kind, marker_len) = self.kind_of_prefix(prefix)?;
+            Some((sequence, kind, marker_len))
+        };
+        let chosen = match (split(10), split(11)) {
+            (Some(ten), Some(eleven)) if eleven.2 > ten.2 => Some(eleven),
+            (Some(ten), _) => Some(ten),
+            (None, eleven) => eleven,
+        };
+        chosen.map(|(sequence, kind, _)| Contender {
+            name: name.to_owned(),
+            sequence,
+            kind,
+        })
     }
 
-    fn kind_of_prefix(&self, prefix: &str) -> Option<ContenderKind> {
-        if let Some((_, kind)) = MARKERS.iter().find(|(m, _)| prefix.ends_with(m)) {
-            return Some(*kind);
+    /// The kind a name with this text before its sequence suffix has, and the length of the
+    /// marker that says so.
+    fn kind_of_prefix(&self, prefix: &str) -> Option<(ContenderKind, usize)> {
+        if let Some((m, kind)) = MARKERS.iter().find(|(m, _)| prefix.ends_with(m)) {
+            return Some((*kind, m.len()));
         }
         if is_zk_recipe_prefix(prefix) {
-            return Some(ContenderKind::ZkRecipe);
+            return Some((ContenderKind::ZkRecipe, prefix.len()));
         }
         self.extra
             .iter()
-            .any(|m| prefix.ends_with(m.as_str()))
-            .then_some(ContenderKind::Extra)
+            .filter(|m| prefix.ends_with(m.as_str()))
+            .map(|m| (ContenderKind::Extra, m.len()))
+            .max_by_key(|(_, len)| *len)
     }
 
     /// The contenders among `children`, oldest first; other children are left out.
@@ -455,6 +466,33 @@ mod tests {
         assert_eq!(kinds(&n, "x-12--000000003").map(|k| k.1), Some(-3));
         assert_eq!(parse_sequence("-000000000"), None);
         assert_eq!(parse_sequence("-0123456789"), None);
+    }
+
+    #[test]
+    fn a_custom_marker_orders_sequences_from_ten_to_the_ninth() {
+        // A custom "-" marker after a protected prefix: the node created at sequence 10^9
+        // ends in "--1000000000", whose last eleven characters also parse (as -10^9).
+        let names = ContenderNames::new().with_marker("-");
+        let name = |seq: i32| format!("_c_{UUID}-{}", format_sequence(seq));
+        for seq in [1_000_000_000, 1_500_000_000, i32::MAX, 999_999_999, 7] {
+            assert_eq!(kinds(&names, &name(seq)).map(|k| k.1), Some(seq), "{seq}");
+        }
+        let sorted = names.sorted([name(1_000_000_001), name(999_999_999), name(1_000_000_000)]);
+        let seqs: Vec<i32> = sorted.iter().map(|c| c.sequence()).collect();
+        assert_eq!(seqs, [999_999_999, 1_000_000_000, 1_000_000_001]);
+        // Two custom markers, one a prefix of the other's text: the longer one decides.
+        let names = ContenderNames::new()
+            .with_marker("member")
+            .with_marker("member-");
+        assert_eq!(
+            kinds(&names, "member-1000000000").map(|k| k.1),
+            Some(1_000_000_000)
+        );
+        // The built-in marker still reads the wrapped negative suffix, even beside "-".
+        assert_eq!(
+            kinds(&names.with_marker("-"), "lock--1000000005"),
+            Some((ContenderKind::Lock, -1_000_000_005))
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 mod candidacy;
+mod cleanup;
 pub mod contender;
 pub mod error;
 pub mod leader_latch;

@@ -31,7 +31,7 @@ use std::{
 
 use tokio::{
     runtime::Handle,
-    sync::watch,
+    sync::{watch, OwnedMutexGuard},
     task::{AbortHandle, JoinHandle},
 };
 use zk_session::{
@@ -40,8 +40,9 @@ use zk_session::{
 };
 
 use crate::{
+    cleanup::{spawn_removal, Target},
     pending::data_watch,
-    protected::{retry_delay, spawn_removal, ProtectedNode},
+    protected::{retry_delay, ProtectedNode},
     RecipeError, Result,
 };
 
@@ -163,39 +164,47 @@ impl Holding {
         &self.node.path
     }
 
-    /// Deletes the node and stops the monitor, handing the delete to a background task when
-    /// it cannot finish now.
+    /// Deletes the node, lets the handle's `permit` go and stops the monitor. The deletion is handed to a background task
+    /// before the first await, which retries until the node or the session is gone, so
+    /// dropping this future half-way leaves nothing behind; when connected, this waits for
+    /// the task's first answer (up to the session timeout) to report a refusal.
     ///
     /// A monitor that holds a data watch on the node is left to see the deletion and end on
     /// its own: stopping it first would drop the watch before it delivered its event, which
     /// costs a removeWatches request besides the delete. It cannot report the deletion
     /// as a loss: `Released` is marked first, and the first reason wins. A monitor without a
     /// watch yet is stopped before the delete, so that it does not set one.
-    pub(crate) async fn finish(&self) -> Result<()> {
+    pub(crate) async fn finish(&self, permit: Option<OwnedMutexGuard<()>>) -> Result<()> {
         mark(&self.lost, LostReason::Released);
         let watching = self.watching.load(Ordering::Acquire);
         if !watching {
             self.monitor.abort();
         }
+        let removal = self.spawn_removal();
+        // The deletion is owned by its task now: another task of this handle may go ahead.
+        drop(permit);
         if !self.client.state().is_connected() {
-            self.finish_in_background();
+            self.monitor.abort();
             return Ok(());
         }
-        let deleted = self.client.delete(&self.node.path, Version::Any).await;
-        if watching && matches!(deleted, Ok(()) | Err(Error::Code(ErrorCode::NoNode))) {
+        let deleted = removal.wait(self.client.negotiated_timeout()).await;
+        if watching && deleted.is_ok() {
             self.wind_down().await;
         }
         self.monitor.abort();
-        match deleted {
-            Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
-            // The session is over: the server deleted the node with it.
-            Err(Error::Code(ErrorCode::SessionExpired)) | Err(Error::Closed) => Ok(()),
-            Err(e) if e.is_retryable() => {
-                self.finish_in_background();
-                Ok(())
-            }
-            Err(e) => Err(e.into()),
-        }
+        deleted.map_err(RecipeError::from)
+    }
+
+    fn spawn_removal(&self) -> crate::cleanup::Removal {
+        spawn_removal(
+            Some(&self.handle),
+            self.client.clone(),
+            self.parent.clone(),
+            Target {
+                id: None,
+                path: Some(self.node.path.clone()),
+            },
+        )
     }
 
     /// Waits a little for the monitor to end on its own, once the node is gone.
@@ -214,13 +223,7 @@ impl Holding {
     pub(crate) fn finish_in_background(&self) {
         self.monitor.abort();
         mark(&self.lost, LostReason::Released);
-        spawn_removal(
-            Some(&self.handle),
-            self.client.clone(),
-            self.parent.clone(),
-            None,
-            Some(self.node.path.clone()),
-        );
+        let _ = self.spawn_removal();
     }
 }
 
@@ -324,6 +327,31 @@ fn reason_for_error(client: &Client, e: &Error) -> LostReason {
     }
 }
 
+/// Why nothing can be done on a session in `state` any more, if so: lost (no connection
+/// for the whole session timeout; the session fails requests at once then), or over.
+pub(crate) fn session_end(state: SessionState) -> Option<LostReason> {
+    match state {
+        SessionState::Lost => Some(LostReason::SessionLost),
+        SessionState::Expired => Some(LostReason::Expired),
+        SessionState::Closed => Some(LostReason::Closed),
+        SessionState::AuthFailed => Some(LostReason::AuthFailed),
+        _ => None,
+    }
+}
+
+/// Resolves when [`session_end`] says the session cannot serve us any more.
+pub(crate) async fn session_ended(client: &Client) -> LostReason {
+    let mut state = client.watch_state();
+    loop {
+        if let Some(r) = session_end(*state.borrow_and_update()) {
+            return r;
+        }
+        if state.changed().await.is_err() {
+            return LostReason::Closed;
+        }
+    }
+}
+
 /// The re-entrant holds of one mutex handle: the current holding, and one id per guard.
 #[derive(Debug, Default)]
 pub(crate) struct Holds {
@@ -335,9 +363,18 @@ pub(crate) struct Holds {
 #[derive(Debug, Default)]
 struct HoldsInner {
     holding: Option<Arc<Holding>>,
+    /// The handle's one-holder permit, kept while the holding lives.
+    permit: Option<OwnedMutexGuard<()>>,
     /// The guards' ids, oldest first.
     ids: Vec<u64>,
     next_id: u64,
+}
+
+/// What the last hold gives back: the holding to finish, and the handle's permit, to be let
+/// go once the deletion is under way.
+pub(crate) struct LastHold {
+    pub(crate) holding: Arc<Holding>,
+    pub(crate) permit: Option<OwnedMutexGuard<()>>,
 }
 
 impl Holds {
@@ -358,23 +395,29 @@ impl Holds {
         }
     }
 
-    /// The first hold on a new holding.
-    pub(crate) fn install(self: &Arc<Self>, holding: Arc<Holding>) -> LockGuard {
+    /// The first hold on a new holding, with the handle's permit.
+    pub(crate) fn install(
+        self: &Arc<Self>,
+        holding: Arc<Holding>,
+        permit: OwnedMutexGuard<()>,
+    ) -> LockGuard {
         let mut inner = self.lock();
         inner.holding = Some(holding.clone());
+        inner.permit = Some(permit);
         self.add(&mut inner, holding)
     }
 
-    /// Counts up if there is a holding; fails if it has lost the lock.
-    pub(crate) fn reenter(self: &Arc<Self>) -> Result<Option<LockGuard>> {
+    /// Counts up for the holder of hold `id`; fails if that hold is gone or the lock lost.
+    fn reenter(self: &Arc<Self>, id: u64) -> Result<LockGuard> {
         let mut inner = self.lock();
-        let Some(holding) = inner.holding.clone() else {
-            return Ok(None);
+        let holding = match &inner.holding {
+            Some(h) if inner.ids.contains(&id) => h.clone(),
+            _ => return Err(RecipeError::NotHeld),
         };
         if let Some(reason) = holding.lost_reason() {
             return Err(RecipeError::Lost(reason.as_str()));
         }
-        Ok(Some(self.add(&mut inner, holding)))
+        Ok(self.add(&mut inner, holding))
     }
 
     fn contains(&self, id: u64) -> bool {
@@ -392,20 +435,19 @@ impl Holds {
             .is_some_and(|h| h.lost_reason().is_none())
     }
 
-    /// Gives up hold `id` (the newest for `None`); returns the holding when that was the
-    /// last, for the caller to finish.
-    pub(crate) fn drop_hold(&self, id: Option<u64>) -> Result<Option<Arc<Holding>>> {
+    /// Gives up hold `id`; returns the holding and the permit when that was the last, for
+    /// the caller to finish.
+    pub(crate) fn drop_hold(&self, id: u64) -> Result<Option<LastHold>> {
         let mut inner = self.lock();
-        let pos = match id {
-            Some(id) => inner.ids.iter().position(|x| *x == id),
-            None => inner.ids.len().checked_sub(1),
-        };
-        let Some(pos) = pos else {
+        let Some(pos) = inner.ids.iter().position(|x| *x == id) else {
             return Err(RecipeError::NotHeld);
         };
         inner.ids.remove(pos);
         let last = if inner.ids.is_empty() {
-            inner.holding.take()
+            inner.holding.take().map(|holding| LastHold {
+                holding,
+                permit: inner.permit.take(),
+            })
         } else {
             None
         };
@@ -589,11 +631,29 @@ impl LockGuard {
         }
     }
 
+    /// Re-enters the lock: another guard of the same hold, counting up at once without a
+    /// request. Only a holder can do this, since only it has a guard; the node is deleted
+    /// when the last of the guards is released. [`RecipeError::NotHeld`] if this guard's hold
+    /// was already given up, [`RecipeError::Lost`] when the lock can no longer be trusted.
+    ///
+    /// ```no_run
+    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// let outer = mutex.acquire().await?;
+    /// let inner = outer.reenter()?;
+    /// assert_eq!((inner.path(), mutex.hold_count()), (outer.path(), 2));
+    /// inner.release().await?; // the node stays: `outer` still holds
+    /// outer.release().await?; // the last hold: the node is deleted
+    /// # Ok(()) }
+    /// ```
+    pub fn reenter(&self) -> Result<LockGuard> {
+        self.holds.reenter(self.id)
+    }
+
     /// Gives up this hold; when it is the mutex's last, deletes the lock node. Local state
     /// is updated first, so a release during a connection loss cannot leave it inconsistent
     /// (CURATOR-678): if the delete cannot be done now, a background task keeps trying until
-    /// the node or the session is gone. [`RecipeError::NotHeld`] if this hold was already
-    /// released through [`Mutex::release`](crate::mutex::Mutex::release).
+    /// the node or the session is gone. Cancel-safe: the deletion is owned by that task from
+    /// the first poll, so dropping this future half-way leaves no node behind.
     ///
     /// ```no_run
     /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
@@ -606,8 +666,8 @@ impl LockGuard {
     /// ```
     pub async fn release(mut self) -> Result<()> {
         self.released = true;
-        match self.holds.drop_hold(Some(self.id))? {
-            Some(holding) => holding.finish().await,
+        match self.holds.drop_hold(self.id)? {
+            Some(LastHold { holding, permit }) => holding.finish(permit).await,
             None => Ok(()),
         }
     }
@@ -616,8 +676,8 @@ impl LockGuard {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         if !self.released {
-            if let Ok(Some(holding)) = self.holds.drop_hold(Some(self.id)) {
-                holding.finish_in_background();
+            if let Ok(Some(last)) = self.holds.drop_hold(self.id) {
+                last.holding.finish_in_background();
             }
         }
     }
@@ -668,29 +728,40 @@ mod tests {
         Holding::start(client, "/l".into(), node, None, true)
     }
 
+    fn permit() -> OwnedMutexGuard<()> {
+        Arc::new(tokio::sync::Mutex::new(()))
+            .try_lock_owned()
+            .unwrap()
+    }
+
     #[tokio::test]
-    async fn holds_count_up_and_down() {
+    async fn holds_count_up_and_down_through_the_guards() {
         let holds = Arc::new(Holds::default());
-        assert!(holds.reenter().unwrap().is_none());
-        let a = holds.install(holding(7));
-        let b = holds.reenter().unwrap().unwrap();
+        let serial = Arc::new(tokio::sync::Mutex::new(()));
+        let a = holds.install(holding(7), serial.clone().try_lock_owned().unwrap());
+        let b = a.reenter().unwrap();
         assert_eq!(holds.count(), 2);
         assert_eq!((a.fencing_token(), b.fencing_token()), (7, 7));
         assert!(a.is_held() && b.is_held() && holds.is_held());
-        // A handle-level release takes the newest hold; its guard turns inert.
-        assert!(holds.drop_hold(None).unwrap().is_none());
+        // The handle stays taken for any other task while a hold is left.
+        assert!(serial.try_lock().is_err());
+        assert!(holds.drop_hold(b.id).unwrap().is_none());
         assert!(!b.is_held() && a.is_held());
         assert_eq!(b.lost().await, LostReason::Released);
+        assert!(matches!(b.reenter(), Err(RecipeError::NotHeld)));
         assert!(matches!(
             b.fenced_multi([]).await,
             Err(RecipeError::NotHeld)
         ));
         assert!(matches!(b.release().await, Err(RecipeError::NotHeld)));
-        // The last hold hands the holding back for deletion.
-        let last = holds.drop_hold(Some(a.id)).unwrap().expect("the last hold");
-        assert_eq!(last.path(), "/l/_c_x-lock-0000000001");
+        // The last hold hands the holding and the permit back.
+        let last = holds.drop_hold(a.id).unwrap().expect("the last hold");
+        assert_eq!(last.holding.path(), "/l/_c_x-lock-0000000001");
+        assert!(last.permit.is_some());
+        drop(last);
+        assert!(serial.try_lock().is_ok());
         assert!(!holds.is_held());
-        assert!(matches!(holds.drop_hold(None), Err(RecipeError::NotHeld)));
+        assert!(matches!(holds.drop_hold(a.id), Err(RecipeError::NotHeld)));
         drop(a); // its hold is gone already: nothing for its Drop to do
     }
 
@@ -698,15 +769,29 @@ mod tests {
     async fn a_lost_holding_refuses_reentry() {
         let holds = Arc::new(Holds::default());
         let h = holding(1);
-        let g = holds.install(h.clone());
+        let g = holds.install(h.clone(), permit());
         mark(&h.lost, LostReason::Expired);
         assert_eq!(g.lost().await, LostReason::Expired);
         assert!(!g.is_held() && !holds.is_held());
-        assert!(matches!(holds.reenter(), Err(RecipeError::Lost(_))));
+        assert!(matches!(g.reenter(), Err(RecipeError::Lost(_))));
         assert!(matches!(
             g.fenced_multi([]).await,
             Err(RecipeError::Lost("session expired"))
         ));
+    }
+
+    #[test]
+    fn session_end_policy() {
+        assert_eq!(session_end(SessionState::Suspended), None);
+        assert_eq!(session_end(SessionState::Connected), None);
+        assert_eq!(
+            session_end(SessionState::Lost),
+            Some(LostReason::SessionLost)
+        );
+        assert_eq!(
+            session_end(SessionState::Expired),
+            Some(LostReason::Expired)
+        );
     }
 
     #[test]

@@ -38,9 +38,9 @@ use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, Onesho
 
 use crate::{
     contender::ContenderNames,
-    lock_guard::{Holding, Holds, LockGuard},
+    lock_guard::{session_end, session_ended, Holding, Holds, LockGuard},
     pending::{data_watch, Pending},
-    protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
+    protected::{child_path, may_retry, retry_delay, ProtectedCreate, ProtectedNode},
     RecipeError, Result,
 };
 
@@ -165,7 +165,7 @@ impl MutexBuilder {
                 suspended_is_lost: self.suspended_is_lost,
                 names: self.names,
                 create,
-                serial: tokio::sync::Mutex::new(()),
+                serial: Arc::new(tokio::sync::Mutex::new(())),
                 holds: Arc::new(Holds::default()),
             }),
         }
@@ -174,9 +174,17 @@ impl MutexBuilder {
 
 /// A distributed mutex at a lock path; see the [module documentation](self).
 ///
-/// Re-entrant per handle: acquiring again while this handle holds the lock only counts up,
-/// and the node is deleted when the last count is released. Different handles (in one process
-/// or many) exclude each other.
+/// A handle may be shared between tasks (behind an `Arc`): they exclude each other as
+/// different handles do, as two threads sharing one Curator InterProcessMutex do. An
+/// acquire through a handle whose lock is held by another task waits (in this process, with
+/// no second lock node) until that holder's last guard is released.
+///
+/// Re-entrance belongs to the holder: async Rust has no thread to tell the holder by, so
+/// the holder proves it by its [`LockGuard`], and re-enters with [`LockGuard::reenter`],
+/// which counts up at once. The node is deleted when the last of those guards is released.
+/// Calling [`acquire`](Self::acquire) again on the same handle while holding the lock is not
+/// re-entrance: it waits for the lock to be free, so a holder that does so without a
+/// deadline waits for itself forever (use `reenter`, or `try_acquire`/`acquire_timeout`).
 ///
 /// ```no_run
 /// # async fn example(client: zk_session::Client) -> zk_recipes::Result<()> {
@@ -184,8 +192,10 @@ impl MutexBuilder {
 ///
 /// let mutex = Mutex::new(client, "/locks/report");
 /// let outer = mutex.acquire().await?;
-/// let inner = mutex.acquire().await?; // the same handle: counts up, no second lock node
+/// let inner = outer.reenter()?; // the holder re-enters: counts up, no second lock node
 /// assert_eq!(mutex.hold_count(), 2);
+/// // Another task (or this one) acquiring through the same handle is excluded meanwhile.
+/// assert!(mutex.try_acquire().await?.is_none());
 /// drop(inner);
 /// outer.release().await?; // the last hold: the lock node is deleted
 /// assert_eq!(mutex.hold_count(), 0);
@@ -205,9 +215,10 @@ struct LockCore {
     suspended_is_lost: bool,
     names: ContenderNames,
     create: ProtectedCreate,
-    /// One acquisition at a time per handle, so that concurrent acquires of one handle do
-    /// not create two nodes: the second waits and then counts up.
-    serial: tokio::sync::Mutex<()>,
+    /// One holder at a time per handle: taken for the whole of an acquisition and kept by
+    /// the holding until its last guard goes, so that tasks sharing the handle exclude each
+    /// other without a second lock node.
+    serial: Arc<tokio::sync::Mutex<()>>,
     holds: Arc<Holds>,
 }
 
@@ -259,22 +270,25 @@ impl Mutex {
         &self.core.client
     }
 
-    /// True while this handle holds the lock and nothing has cast doubt on it.
+    /// True while a holder of this handle holds the lock and nothing has cast doubt on it.
     ///
     /// See the example on [`Mutex`].
     pub fn is_held(&self) -> bool {
         self.core.holds.is_held()
     }
 
-    /// How many holds (re-entrant acquires) this handle has.
+    /// How many holds (guards, the first and its re-entries) this handle's holder has.
     ///
     /// See the example on [`Mutex`].
     pub fn hold_count(&self) -> usize {
         self.core.holds.count()
     }
 
-    /// Waits until the lock is held. If this handle holds it already, counts up at once
-    /// (or fails with [`RecipeError::Lost`] when that hold has lost the lock).
+    /// Waits until the lock is held, as long as the session lives: while the connection is
+    /// only suspended it waits for the reconnect, and once the session is lost (no
+    /// connection for the whole session timeout), expired or closed, it fails with
+    /// [`RecipeError::Lost`]. Waits also while another task holds the lock through this
+    /// handle (see [`Mutex`] for re-entrance).
     ///
     /// Cancel-safe: dropping the future leaves no node behind.
     ///
@@ -292,8 +306,8 @@ impl Mutex {
             .ok_or(RecipeError::Timeout)
     }
 
-    /// Takes the lock if it is free (or held by this handle); `None` when another holds it or
-    /// another acquire of this handle is under way. Leaves no node behind when it fails.
+    /// Takes the lock if it is free; `None` when another holds it (also through this handle)
+    /// or another acquire of this handle is under way. Leaves no node behind when it fails.
     ///
     /// ```no_run
     /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
@@ -308,8 +322,9 @@ impl Mutex {
     }
 
     /// Like [`acquire`](Self::acquire), giving up with [`RecipeError::Timeout`] after
-    /// `wait`. The node is deleted before this returns when the client is connected (else in
-    /// the background).
+    /// `wait`. It returns within a round trip of the deadline (at most a quarter of a second
+    /// after it): the node's deletion is handed to a background task, and usually done
+    /// before this returns.
     ///
     /// ```no_run
     /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
@@ -327,26 +342,6 @@ impl Mutex {
         self.acquire_inner(Some(Instant::now() + wait), true)
             .await?
             .ok_or(RecipeError::Timeout)
-    }
-
-    /// Releases this handle's newest hold (Curator's `release()`); deletes the node with the
-    /// last. [`RecipeError::NotHeld`] when it holds nothing. The guard of that hold becomes
-    /// inert.
-    ///
-    /// ```no_run
-    /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
-    /// let _outer = mutex.acquire().await?;
-    /// let _inner = mutex.acquire().await?; // re-entrant: counts up
-    /// mutex.release().await?; // _inner's hold
-    /// mutex.release().await?; // _outer's: the node is deleted
-    /// assert!(matches!(mutex.release().await, Err(zk_recipes::RecipeError::NotHeld)));
-    /// # Ok(()) }
-    /// ```
-    pub async fn release(&self) -> Result<()> {
-        match self.core.holds.drop_hold(None)? {
-            Some(holding) => holding.finish().await,
-            None => Ok(()),
-        }
     }
 
     /// The contenders' node names in the lock's order (the holder first), ignoring children
@@ -381,27 +376,46 @@ impl Mutex {
         wait: bool,
     ) -> Result<Option<LockGuard>> {
         let core = &self.core;
-        let _serial = if !wait {
-            match core.serial.try_lock() {
-                Ok(g) => g,
-                Err(_) => return core.holds.reenter(),
+        if let Some(reason) = session_end(core.client.state()) {
+            return Err(RecipeError::Lost(reason.as_str()));
+        }
+        let permit = if !wait {
+            match core.serial.clone().try_lock_owned() {
+                Ok(p) => p,
+                Err(_) => return Ok(None),
             }
         } else if let Some(d) = deadline {
-            timeout_at(d, core.serial.lock())
+            timeout_at(d, core.serial.clone().lock_owned())
                 .await
                 .map_err(|_| RecipeError::Timeout)?
         } else {
-            core.serial.lock().await
+            core.serial.clone().lock_owned().await
         };
-        if let Some(guard) = core.holds.reenter()? {
-            return Ok(Some(guard));
-        }
         let mut pending = Pending::new(core.client.clone(), core.path.clone());
         let attempt = async {
-            if core.fair {
-                self.attempt_fair(&mut pending, wait).await
-            } else {
-                self.attempt_unfair(&mut pending, wait).await
+            let attempt = async {
+                if core.fair {
+                    self.attempt_fair(&mut pending, wait).await
+                } else {
+                    self.attempt_unfair(&mut pending, wait).await
+                }
+            };
+            // Waiting for a reconnect is worth it while the session may live; not after.
+            let r = tokio::select! {
+                r = attempt => r,
+                reason = session_ended(&core.client) => Err(RecipeError::Lost(reason.as_str())),
+            };
+            // A request that failed because the session ended says so in the session's
+            // words (ConnectionLoss once lost); the caller is owed the reason.
+            match (r, session_end(core.client.state())) {
+                (Err(RecipeError::Session(e)), Some(reason))
+                    if e.is_retryable()
+                        || e.code() == Some(ErrorCode::SessionExpired)
+                        || matches!(e, Error::Closed) =>
+                {
+                    Err(RecipeError::Lost(reason.as_str()))
+                }
+                (r, _) => r,
             }
         };
         let result = match deadline {
@@ -413,7 +427,7 @@ impl Mutex {
         match result {
             Ok(Some(acquired)) => {
                 // The node now belongs to the holding; nothing to clean up.
-                pending.node = None;
+                pending.hand_over();
                 let holding = Holding::start(
                     core.client.clone(),
                     core.path.clone(),
@@ -421,7 +435,7 @@ impl Mutex {
                     acquired.own_watch,
                     core.suspended_is_lost,
                 );
-                Ok(Some(core.holds.install(holding)))
+                Ok(Some(core.holds.install(holding, permit)))
             }
             Ok(None) => {
                 pending.remove_now().await;
@@ -443,7 +457,7 @@ impl Mutex {
             match client.get_children(&self.core.path).await {
                 Ok(c) => return Ok(c),
                 Err(Error::Code(ErrorCode::NoNode)) => return Ok(Vec::new()),
-                Err(e) if e.is_retryable() && !client.state().is_terminal() => {
+                Err(e) if e.is_retryable() && may_retry(client) => {
                     tokio::time::sleep(retry_delay(retry)).await;
                     retry += 1;
                 }
@@ -459,9 +473,8 @@ impl Mutex {
         'node: loop {
             let (node, mut children) = core
                 .create
-                .create_and_list_tracked(client, &pending.in_flight)
+                .create_and_list_tracked(client, &pending.claim)
                 .await?;
-            pending.node = Some(node.path.clone());
             // A data watch on our own node, set once we have to wait: it tells us when the node
             // is deleted under us, and carries over to the guard.
             let mut own: Option<OneshotWatch> = None;
@@ -471,7 +484,7 @@ impl Mutex {
                 let Some(i) = order.iter().position(|c| c.name() == node.name) else {
                     // Our node is gone (the listing comes after our create, on one session).
                     // If the session ended, the next create says so.
-                    pending.node = None;
+                    pending.claim.take(); // gone: nothing to delete
                     continue 'node;
                 };
                 if i == 0 {
@@ -500,7 +513,7 @@ impl Mutex {
                 match own_set {
                     Some(Ok((_, _, w))) => own = Some(w),
                     Some(Err(Error::Code(ErrorCode::NoNode))) => {
-                        pending.node = None;
+                        pending.claim.take(); // gone: nothing to delete
                         continue 'node;
                     }
                     Some(Err(e)) if !e.is_retryable() => return Err(e.into()),
@@ -542,7 +555,7 @@ impl Mutex {
                         own = None;
                         match ev {
                             Ok(ev) if ev.event_type == EventType::NodeDeleted => {
-                                pending.node = None;
+                                pending.claim.take(); // gone: nothing to delete
                                 continue 'node;
                             }
                             Ok(_) => children = self.list().await?,
@@ -570,9 +583,8 @@ impl Mutex {
         loop {
             let (node, children) = core
                 .create
-                .create_and_list_tracked(client, &pending.in_flight)
+                .create_and_list_tracked(client, &pending.claim)
                 .await?;
-            pending.node = Some(node.path.clone());
             let order = core.names.sorted(&children);
             match order.iter().position(|c| c.name() == node.name) {
                 Some(0) => {
@@ -582,7 +594,7 @@ impl Mutex {
                     }))
                 }
                 None => {
-                    pending.node = None;
+                    pending.claim.take(); // gone: nothing to delete
                     continue;
                 }
                 Some(_) => {}

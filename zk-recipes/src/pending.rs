@@ -1,29 +1,28 @@
-//! The node of an acquire in progress, until the acquire succeeds: deleted when it fails or
-//! times out (before it returns, when the client is connected), and by a background task when
-//! the acquire future is dropped. This is what makes a cancelled acquire leave nothing behind
-//! (CURATOR-62, kazoo #732).
+//! The node of an acquire in progress, until the acquire succeeds: deleted when it fails,
+//! times out or is dropped. The deletion is owned by a background task from the moment the
+//! acquire gives up (see [`cleanup`](crate::cleanup)), so a cancelled acquire leaves nothing
+//! behind (CURATOR-62, kazoo #732) and a timed-out one returns on time.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::{runtime::Handle, time::timeout};
-use zk_session::{Client, Error, ErrorCode, OneshotWatch, Stat, Version};
+use tokio::runtime::Handle;
+use zk_session::{Client, Error, OneshotWatch, Stat};
 
-use crate::protected::{remove_protected, spawn_removal, InFlight};
+use crate::cleanup::{spawn_removal, Claim, Target};
 
-/// How long a failed or timed-out acquire waits for the delete of its node before leaving it
-/// to a background task.
-const INLINE_DELETE: Duration = Duration::from_secs(10);
+/// How long a failed or timed-out acquire waits for the deletion of its node before
+/// returning (the deletion goes on in the background either way): one round trip on a
+/// healthy connection, and a bounded overshoot of the caller's deadline on a stalled one.
+pub(crate) const CLEANUP_GRACE: Duration = Duration::from_millis(250);
 
-/// The node of an acquire in progress (or the id of its create, while that is unanswered):
-/// deleted when the acquire fails, and in the background when the acquire is dropped.
+/// The node of an acquire in progress (or the protected id of its create, while that is
+/// unanswered): deleted when the acquire fails, and in the background when it is dropped.
 pub(crate) struct Pending {
     client: Client,
     parent: String,
-    /// Our node, once the create has answered.
-    pub(crate) node: Option<String>,
-    /// The protected id of the create while it has not answered.
-    pub(crate) in_flight: InFlight,
+    /// What the acquire's creates may have made, shared with the protected create.
+    pub(crate) claim: Claim,
     handle: Option<Handle>,
 }
 
@@ -33,72 +32,37 @@ impl Pending {
         Pending {
             client,
             parent,
-            node: None,
-            in_flight: InFlight::default(),
+            claim: Claim::default(),
             handle: Handle::try_current().ok(),
         }
     }
 
-    /// Deletes the node now when connected, else (or when that fails) in the background.
-    /// Only forgets the node once it is gone or handed over, so that this can itself be
-    /// dropped half-way (the unfair attempt calls it while a deadline runs) and the `Drop`
-    /// still covers it.
+    /// Hands the node over to a background deletion at once, then waits up to
+    /// [`CLEANUP_GRACE`] for it, so that a caller who looks right after usually finds it
+    /// gone. Cancel-safe: the deletion is owned by the task before the first await.
     pub(crate) async fn remove_now(&mut self) {
-        let node = self.node.clone();
-        let id = self.in_flight.get();
-        if node.is_none() && id.is_none() {
-            return;
-        }
-        if self.client.state().is_connected() {
-            let inline = async {
-                if let Some(path) = &node {
-                    match self.client.delete(path, Version::Any).await {
-                        Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                if let Some(id) = &id {
-                    remove_protected(&self.client, &self.parent, id).await?;
-                }
-                Ok(())
-            };
-            let done = match timeout(INLINE_DELETE, inline).await {
-                // Gone, or nothing more can be done (the session is over, or no permission).
-                Ok(Ok(())) => true,
-                Ok(Err(e)) => !e.is_retryable(),
-                Err(_) => false,
-            };
-            if done {
-                self.node = None;
-                self.in_flight.take();
-                return;
-            }
-        }
-        self.node = None;
-        self.in_flight.take();
+        let removal = self.spawn(self.claim.take());
+        let _ = removal.wait(CLEANUP_GRACE).await;
+    }
+
+    /// The acquire succeeded: the node is the holder's.
+    pub(crate) fn hand_over(&self) -> Target {
+        self.claim.take()
+    }
+
+    fn spawn(&self, target: Target) -> crate::cleanup::Removal {
         spawn_removal(
             self.handle.as_ref(),
             self.client.clone(),
             self.parent.clone(),
-            id,
-            node,
-        );
+            target,
+        )
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        let node = self.node.take();
-        let id = self.in_flight.take();
-        if node.is_some() || id.is_some() {
-            spawn_removal(
-                self.handle.as_ref(),
-                self.client.clone(),
-                std::mem::take(&mut self.parent),
-                id,
-                node,
-            );
-        }
+        let _ = self.spawn(self.claim.take());
     }
 }
 

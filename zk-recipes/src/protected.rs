@@ -25,14 +25,13 @@
 //! # Ok(()) }
 //! ```
 
-use std::{
-    sync::{Arc, Mutex as StdMutex},
-    time::Duration,
-};
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::runtime::Handle;
-use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionState, Stat, Version};
+
+use crate::cleanup::{spawn_removal, Claim};
 
 /// How many times a create may find its parent missing (reaped as an empty container right
 /// after we made it) before giving up.
@@ -88,24 +87,12 @@ pub(crate) fn retry_delay(n: u32) -> Duration {
     Duration::from_millis(rand::random_range(ms / 2..=ms))
 }
 
-/// The protected id of a create whose outcome is unknown, shared with a caller that takes
-/// over the cleanup (to do it inline, as a timed-out acquire does, rather than in the
-/// background).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct InFlight(Arc<StdMutex<Option<String>>>);
-
-impl InFlight {
-    fn set(&self, id: Option<String>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = id;
-    }
-
-    pub(crate) fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    pub(crate) fn take(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
+/// Whether an operation that failed retryably may be tried again: not once the session is
+/// over, nor while it is presumed lost (no connection for the whole session timeout), when
+/// the session fails every request at once and the caller is owed a prompt answer.
+pub(crate) fn may_retry(client: &Client) -> bool {
+    let state = client.state();
+    state != SessionState::Lost && !state.is_terminal()
 }
 
 /// A node made by a protected create.
@@ -225,14 +212,15 @@ impl ProtectedCreate {
         Ok((node, children.unwrap_or_default()))
     }
 
-    /// [`create_and_list`](Self::create_and_list), leaving the cleanup of an abandoned create
-    /// to the caller through `in_flight`.
+    /// [`create_and_list`](Self::create_and_list), leaving the cleanup to the caller through
+    /// `claim`: it covers the node from the moment the create is sent, also after success,
+    /// until the caller takes it.
     pub(crate) async fn create_and_list_tracked(
         &self,
         client: &Client,
-        in_flight: &InFlight,
+        claim: &Claim,
     ) -> Result<(ProtectedNode, Vec<String>), Error> {
-        let (node, children) = self.run(client, true, Some(in_flight.clone())).await?;
+        let (node, children) = self.run(client, true, Some(claim.clone())).await?;
         Ok((node, children.unwrap_or_default()))
     }
 
@@ -240,25 +228,27 @@ impl ProtectedCreate {
         &self,
         client: &Client,
         list: bool,
-        in_flight: Option<InFlight>,
+        claim: Option<Claim>,
     ) -> Result<(ProtectedNode, Option<Vec<String>>), Error> {
         // The session this create belongs to; a node of any other session is not ours.
         let session = client.session_id();
-        let mut guard = RemoveOnDrop {
+        let guard = RemoveOnDrop {
             client: client.clone(),
             parent: self.parent.clone(),
-            id: None,
-            in_flight,
+            owned: claim.is_none(),
+            claim: claim.unwrap_or_default(),
             handle: Handle::try_current().ok(),
         };
+        let claim = &guard.claim;
         let mut id = new_protected_id();
         let mut parent_attempts = 0;
         loop {
             let name = format!("{}{}", protected_prefix(&id), self.name);
             let path = child_path(&self.parent, &name);
-            // From the moment the create is sent, a node with this id may exist: if this
-            // future is dropped before it learns the outcome, the guard removes it.
-            guard.set(Some(id.clone()));
+            // From the moment the create is sent, a node with this id may exist; the claim
+            // covers it until the node is handed to the caller, whatever happens in between
+            // (the listing failing, or this future dropped while the listing is retried).
+            claim.sending(&id);
             let create = client.create_with_stat(&path, &self.data, &self.options);
             let (created, listed) = if list {
                 let (c, l) = tokio::join!(create, client.get_children(&self.parent));
@@ -268,22 +258,20 @@ impl ProtectedCreate {
             };
             match created {
                 Ok((path, stat)) => {
-                    guard.set(None);
+                    claim.created(&path);
                     let children = match listed {
                         Some(Ok(c)) => Some(c),
                         Some(Err(_)) => Some(list_retrying(client, &self.parent).await?),
                         None => None,
                     };
                     let name = path.rsplit('/').next().unwrap_or_default().to_owned();
-                    return Ok((
-                        ProtectedNode {
-                            path,
-                            name,
-                            id,
-                            stat,
-                        },
-                        children,
-                    ));
+                    let node = ProtectedNode {
+                        path,
+                        name,
+                        id,
+                        stat,
+                    };
+                    return Ok((guard.hand_over(node), children));
                 }
                 Err(Error::Code(ErrorCode::NoNode)) if parent_attempts < PARENT_ATTEMPTS => {
                     parent_attempts += 1;
@@ -295,15 +283,15 @@ impl ProtectedCreate {
                     loop {
                         match self.recover_as(client, &id, session).await {
                             Ok((Recovery::Adopted(node), children)) => {
-                                guard.set(None);
-                                return Ok((node, list.then_some(children)));
+                                claim.created(&node.path);
+                                return Ok((guard.hand_over(node), list.then_some(children)));
                             }
                             Ok((Recovery::NotFound, _)) => break,
                             Ok((Recovery::Removed(_), _)) => {
                                 id = new_protected_id();
                                 break;
                             }
-                            Err(e) if e.is_retryable() && !client.state().is_terminal() => {
+                            Err(e) if e.is_retryable() && may_retry(client) => {
                                 tokio::time::sleep(retry_delay(retry)).await;
                                 retry += 1;
                             }
@@ -312,7 +300,7 @@ impl ProtectedCreate {
                     }
                 }
                 // A definite failure. This attempt created nothing, but an earlier uncertain
-                // one may have: the guard still looks for the id in the background.
+                // one may have: the claim still covers the id.
                 Err(e) => return Err(e),
             }
         }
@@ -398,7 +386,7 @@ async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Err
     let mut retry = 0;
     loop {
         match client.get_children(parent).await {
-            Err(e) if e.is_retryable() && !client.state().is_terminal() => {
+            Err(e) if e.is_retryable() && may_retry(client) => {
                 tokio::time::sleep(retry_delay(retry)).await;
                 retry += 1;
             }
@@ -461,82 +449,36 @@ pub async fn remove_protected(client: &Client, parent: &str, id: &str) -> Result
     Ok(n)
 }
 
-/// Deletes, in a background task, the node at `path` and any child of `parent` carrying `id`,
-/// retrying until that is done or the session has ended (then the server has deleted our
-/// ephemeral nodes). The task holds a client handle, so the session stays open until then.
-pub(crate) fn spawn_removal(
-    handle: Option<&Handle>,
-    client: Client,
-    parent: String,
-    id: Option<String>,
-    path: Option<String>,
-) {
-    let task = async move {
-        let mut retry = 0;
-        loop {
-            if client.state().is_terminal() {
-                return;
-            }
-            let once = async {
-                if let Some(path) = &path {
-                    match client.delete(path, Version::Any).await {
-                        Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                if let Some(id) = &id {
-                    remove_protected(&client, &parent, id).await?;
-                }
-                Ok(())
-            };
-            match once.await {
-                Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-                // Done, or nothing more we can do (session over, no permission).
-                _ => return,
-            }
-        }
-    };
-    if let Some(h) = handle.cloned().or_else(|| Handle::try_current().ok()) {
-        h.spawn(task);
-    }
-}
-
-/// Removes the nodes of an uncertain create if the create is dropped or fails before it
-/// knows the outcome.
+/// Removes the nodes of a create that did not hand its node over (an error, or the future
+/// dropped), unless the caller took the cleanup over through its own [`Claim`].
 struct RemoveOnDrop {
     client: Client,
     parent: String,
-    /// Set while a node with this id may exist that nobody has taken over.
-    id: Option<String>,
-    /// When given, the caller cleans up, and learns the id here.
-    in_flight: Option<InFlight>,
+    claim: Claim,
+    /// False when the caller cleans up.
+    owned: bool,
     handle: Option<Handle>,
 }
 
 impl RemoveOnDrop {
-    fn set(&mut self, id: Option<String>) {
-        if let Some(f) = &self.in_flight {
-            f.set(id.clone());
+    /// The create succeeded: the node is the caller's now. A caller that passed its own
+    /// claim takes it from there when it takes the node.
+    fn hand_over(&self, node: ProtectedNode) -> ProtectedNode {
+        if self.owned {
+            self.claim.take();
         }
-        self.id = id;
+        node
     }
 }
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        if self.in_flight.is_some() {
-            return;
-        }
-        if let Some(id) = self.id.take() {
-            spawn_removal(
+        if self.owned {
+            let _ = spawn_removal(
                 self.handle.as_ref(),
                 self.client.clone(),
                 std::mem::take(&mut self.parent),
-                Some(id),
-                None,
+                self.claim.take(),
             );
         }
     }

@@ -1,0 +1,317 @@
+//! A cancellation sweep: poll a future k times, drop it, check that nothing was left behind,
+//! for every k until the future completes.
+//!
+//! Any future may be dropped at any await point (a `select!`, a `timeout`, a task aborted),
+//! and must leave nothing behind. [`poll_then_drop`] stops a future after exactly k polls,
+//! on the real runtime, with a short sleep before each poll so that the connection's I/O
+//! progresses between them; [`sweep`] runs a test's step for k = 0, 1, 2, … as a
+//! [`SweepPlan`] says (densely for small k, with a stride after), collecting what the
+//! step's checks found. The checks that apply to every client operation are here:
+//!
+//! - [`owned_nodes`]: the ephemeral znodes a session owns under a path, seen from a second
+//!   client (`ephemeralOwner`);
+//! - [`watches_of`]: the data watches the server holds for a session (the `wchc`
+//!   four-letter word; the harness whitelists every four-letter word), and
+//!   [`child_watches`] for child watches, which 3.8's four-letter words do not list;
+//! - [`settle`]: such a check polled until it holds, since cleanup of a dropped future
+//!   runs in the background.
+//!
+//! ```no_run
+//! # async fn f(c: zk_session::Client, observer: zk_session::Client) {
+//! use std::time::Duration;
+//! use conformance::sweep::{owned_nodes, poll_then_drop, settle, sweep, SweepPlan};
+//! use zk_session::{CreateOptions, Version};
+//!
+//! let plan = SweepPlan::default();
+//! let pause = plan.pause;
+//! let report = sweep(&plan, |k| {
+//!     let (c, observer) = (c.clone(), observer.clone());
+//!     async move {
+//!         let options = CreateOptions::ephemeral();
+//!         if poll_then_drop(c.create("/x", b"", &options), k, pause).await.is_some() {
+//!             c.delete("/x", Version::Any).await.map_err(|e| e.to_string())?;
+//!             return Ok(true);
+//!         }
+//!         settle("no node", Duration::from_secs(5), || async {
+//!             let left = owned_nodes(&observer, c.session_id(), "/").await.unwrap();
+//!             left.is_empty().then_some(()).ok_or(format!("{left:?}"))
+//!         })
+//!         .await?;
+//!         Ok(false)
+//!     }
+//! })
+//! .await;
+//! assert!(report.violations.is_empty(), "{:?}", report.violations);
+//! # }
+//! ```
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    net::SocketAddr,
+    pin::pin,
+    task::Poll,
+    time::{Duration, Instant},
+};
+
+use zk_session::{Client, Error, ErrorCode, WatcherType};
+
+use crate::four_letter_word;
+
+/// Which k to sweep: every k up to `dense`, then every `stride`-th up to `max`.
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    /// Every k in `0..=dense`.
+    pub dense: u32,
+    /// The step after `dense`.
+    pub stride: u32,
+    /// The largest k tried; a future still pending there is reported as never completing
+    /// only if the step says it must complete.
+    pub max: u32,
+    /// What happens before each poll after the first.
+    pub pause: Pause,
+}
+
+/// What happens between two polls of a swept future.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pause {
+    /// `tokio::task::yield_now`: other tasks run, the I/O driver only now and then, so
+    /// the future is caught at many points of its own work.
+    Yield,
+    /// A sleep: the I/O driver runs, so replies arrive between polls.
+    Sleep(Duration),
+}
+
+impl Pause {
+    async fn wait(self) {
+        match self {
+            Pause::Yield => tokio::task::yield_now().await,
+            Pause::Sleep(d) => tokio::time::sleep(d).await,
+        }
+    }
+}
+
+impl Default for SweepPlan {
+    /// k = 0..=24, then every 6th up to 120, with 1 ms between polls.
+    fn default() -> Self {
+        SweepPlan {
+            dense: 24,
+            stride: 6,
+            max: 120,
+            pause: Pause::Sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+impl SweepPlan {
+    /// The k of this plan, in order.
+    ///
+    /// ```
+    /// let plan = conformance::sweep::SweepPlan { dense: 2, stride: 5, max: 12, ..Default::default() };
+    /// assert_eq!(plan.ks().collect::<Vec<_>>(), [0, 1, 2, 7, 12]);
+    /// ```
+    pub fn ks(&self) -> impl Iterator<Item = u32> + '_ {
+        let dense = 0..=self.dense.min(self.max);
+        let sparse =
+            (self.dense + self.stride.max(1)..=self.max).step_by(self.stride.max(1) as usize);
+        dense.chain(sparse)
+    }
+}
+
+/// Polls `fut` at most `k` times (with `pause` before each poll after the first) and drops
+/// it if it has not completed: `Some(output)` when it completed within `k` polls. With
+/// `k` = 0 the future is dropped without being polled.
+pub async fn poll_then_drop<F: Future>(fut: F, k: u32, pause: Pause) -> Option<F::Output> {
+    let mut fut = pin!(fut);
+    for i in 0..k {
+        if i > 0 {
+            pause.wait().await;
+        }
+        let polled = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        if let Poll::Ready(v) = polled {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// What a sweep found.
+#[derive(Debug, Clone, Default)]
+pub struct SweepReport {
+    /// How many times the future was dropped before completing.
+    pub drops: u32,
+    /// The k at which the future first completed, if it did within the plan.
+    pub completed_at: Option<u32>,
+    /// What the step's checks found, prefixed with the k.
+    pub violations: Vec<String>,
+}
+
+/// Runs `step(k)` for each k of `plan` until a step reports that its future completed
+/// (`Ok(true)`); `Ok(false)` means dropped and checked, `Err` a violation found after the
+/// drop at k (the sweep goes on, to find them all).
+pub async fn sweep<S, Fut>(plan: &SweepPlan, mut step: S) -> SweepReport
+where
+    S: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<bool, String>>,
+{
+    let mut report = SweepReport::default();
+    for k in plan.ks() {
+        match step(k).await {
+            Ok(true) => {
+                report.completed_at = Some(k);
+                break;
+            }
+            Ok(false) => report.drops += 1,
+            Err(v) => {
+                report.drops += 1;
+                report.violations.push(format!("k={k}: {v}"));
+            }
+        }
+    }
+    report
+}
+
+/// Polls `check` every 10 ms until it returns `Ok`, for at most `within`; the last error,
+/// prefixed with `what`, when it never does.
+pub async fn settle<C, Fut>(what: &str, within: Duration, mut check: C) -> Result<(), String>
+where
+    C: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        match check().await {
+            Ok(()) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => return Err(format!("{what}: {e}")),
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// The paths of the znodes at or below `under` whose `ephemeralOwner` is `session`, as
+/// `observer` (best a second client) sees them, sorted.
+pub async fn owned_nodes(
+    observer: &Client,
+    session: i64,
+    under: &str,
+) -> Result<Vec<String>, Error> {
+    let mut found = Vec::new();
+    let mut todo = vec![under.to_owned()];
+    while let Some(path) = todo.pop() {
+        let stat = match observer.exists(&path).await? {
+            Some(s) => s,
+            None => continue,
+        };
+        if stat.ephemeral_owner == session {
+            found.push(path.clone());
+        }
+        if stat.num_children == 0 {
+            continue;
+        }
+        match observer.get_children(&path).await {
+            Ok(kids) => todo.extend(kids.iter().map(|k| child(&path, k))),
+            Err(Error::Code(ErrorCode::NoNode)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn child(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// The server's watches by session (`wchc`): session id → watched paths.
+pub fn watches_by_session(server: SocketAddr) -> std::io::Result<HashMap<i64, Vec<String>>> {
+    let text = four_letter_word(server, "wchc", Duration::from_secs(10))?;
+    Ok(parse_wchc(&text))
+}
+
+/// Parses a `wchc` answer: a `0x<session>` line, then its watched paths, indented.
+///
+/// ```
+/// let m = conformance::sweep::parse_wchc("0x1a\n\t/a\n\t/b\n0x2\n\t/c\n");
+/// assert_eq!(m[&0x1a], ["/a", "/b"]);
+/// assert_eq!(m[&2], ["/c"]);
+/// ```
+pub fn parse_wchc(text: &str) -> HashMap<i64, Vec<String>> {
+    let mut out: HashMap<i64, Vec<String>> = HashMap::new();
+    let mut current = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(hex) = line.strip_prefix("0x") {
+            if let Ok(id) = u64::from_str_radix(hex, 16) {
+                out.entry(id as i64).or_default();
+                current = Some(id as i64);
+            }
+        } else if let (Some(id), true) = (current, line.starts_with('/')) {
+            out.entry(id).or_default().push(line.to_owned());
+        }
+    }
+    out
+}
+
+/// The paths at or below `under` that `session` watches on `server`, sorted.
+pub fn watches_of(server: SocketAddr, session: i64, under: &str) -> std::io::Result<Vec<String>> {
+    let mut v: Vec<String> = watches_by_session(server)?
+        .remove(&session)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.starts_with(under))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The paths among `paths` on which `client`'s session holds a child watch (or a persistent
+/// one), asked of the server with checkWatches: in 3.8 the four-letter words list data
+/// watches only.
+pub async fn child_watches(client: &Client, paths: &[String]) -> Result<Vec<String>, Error> {
+    let mut found = Vec::new();
+    for p in paths {
+        match client.check_watches(p, WatcherType::Children).await {
+            Ok(()) => found.push(p.clone()),
+            Err(Error::Code(ErrorCode::NoWatcher | ErrorCode::NoNode)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(found)
+}
+
+/// Checks, settling for at most `within`, that `session` owns no znode at or below `under`
+/// other than `allowed_nodes`, and holds no watch there other than `allowed_watches`.
+pub async fn expect_clean(
+    observer: &Client,
+    server: SocketAddr,
+    session: i64,
+    under: &str,
+    allowed_nodes: &[String],
+    allowed_watches: &[String],
+    within: Duration,
+) -> Result<(), String> {
+    settle("leftovers", within, || async {
+        let nodes = owned_nodes(observer, session, under)
+            .await
+            .map_err(|e| format!("listing: {e}"))?;
+        let nodes: Vec<_> = nodes
+            .into_iter()
+            .filter(|n| !allowed_nodes.contains(n))
+            .collect();
+        let watches = watches_of(server, session, under).map_err(|e| format!("wchc: {e}"))?;
+        let watches: Vec<_> = watches
+            .into_iter()
+            .filter(|w| !allowed_watches.contains(w))
+            .collect();
+        if nodes.is_empty() && watches.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("nodes {nodes:?}, watches {watches:?}"))
+        }
+    })
+    .await
+}
