@@ -1,12 +1,6 @@
 //! Configuring and connecting a [`Client`].
 
-use std::{
-    sync::{
-        atomic::{AtomicI64, AtomicU64},
-        Arc, Mutex,
-    },
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -15,8 +9,9 @@ use zk_proto::DEFAULT_MAX_FRAME_LEN;
 use crate::{
     client::Client,
     connect_string::ConnectString,
-    session::{Config, Session, Shared},
-    state::{SessionState, StatePublisher},
+    driver,
+    session::{Config, Shared},
+    state::SessionState,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
     Error,
 };
@@ -296,17 +291,9 @@ impl ClientBuilder {
             backoff_max: self.backoff_max,
             resume: self.resume,
         };
-        let shared = Arc::new(Shared {
-            publisher: StatePublisher::new(),
-            session_id: AtomicI64::new(0),
-            negotiated_timeout_ms: AtomicU64::new(0),
-            last_zxid: AtomicI64::new(0),
-            passwd: Mutex::new(Bytes::new()),
-            last_connect_error: Mutex::new(None),
-            server: Mutex::new(None),
-        });
+        let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(Session::new(cfg, shared.clone(), rx).run());
+        driver::spawn(cfg, shared.clone(), rx);
         Ok(Client::new(
             tx,
             shared,

@@ -18,7 +18,8 @@ use zk_proto::{
 use crate::{
     builder::ClientBuilder,
     chroot::Chroot,
-    session::{Command, RequestCmd, Shared, WatchReg},
+    command::{Command, RequestCmd, WatchReg},
+    session::Shared,
     state::{SessionEvents, SessionState},
     watch::{stream_channel, DropNotice, WatchKind},
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, Version,

@@ -1,6 +1,6 @@
 //! One TCP connection to one server: the handshake, buffers, and the requests in flight on it.
 
-use std::{collections::VecDeque, time::Duration};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::{
@@ -9,40 +9,20 @@ use tokio::{
         tcp::{OwnedReadHalf, OwnedWriteHalf},
         TcpStream,
     },
-    sync::oneshot,
 };
 use tokio_util::codec::Decoder;
-use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec, OpCode, Response};
+use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec};
 
-use crate::{session::WatchReg, Error};
-
-/// A request written (or about to be written) on this connection, waiting for its reply.
-#[derive(Debug)]
-pub(crate) struct InFlight {
-    pub xid: i32,
-    pub op: OpCode,
-    /// `None` for the session's own requests (removeWatches after a drop, closeSession).
-    pub reply: Option<oneshot::Sender<Result<Response, Error>>>,
-    pub watch: Option<WatchReg>,
-}
-
-/// An established connection with a completed handshake.
+/// An established connection with a completed handshake. The session core owns everything
+/// else (the write buffer, the requests in flight); the driver moves bytes through these
+/// halves.
 #[derive(Debug)]
 pub(crate) struct Connection {
     pub rd: OwnedReadHalf,
     pub wr: OwnedWriteHalf,
+    /// Bytes read behind the connect response, then every read.
     pub rbuf: BytesMut,
-    pub wbuf: BytesMut,
-    pub codec: FrameCodec,
-    pub inflight: VecDeque<InFlight>,
-    /// Callers answered on this connection whose next request has not been taken yet (an
-    /// estimate: many callers send another request when answered). While it is above zero the
-    /// session task gives them a chance to run before it writes, so that their requests share
-    /// one write.
-    pub owed: usize,
     pub response: ConnectResponse,
-    /// Index of the host in the session's host list.
-    pub host: usize,
 }
 
 /// Why an attempt to connect failed; every failure means "try the next server", and the
@@ -93,16 +73,12 @@ pub(crate) async fn connect(
         };
         let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
             .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
+        let _ = host;
         Ok(Connection {
             rd,
             wr,
             rbuf,
-            wbuf: BytesMut::with_capacity(64 * 1024),
-            codec,
-            inflight: VecDeque::new(),
-            owed: 0,
             response,
-            host,
         })
     };
     match tokio::time::timeout(timeout, attempt).await {

@@ -24,9 +24,11 @@
 mod builder;
 mod chroot;
 mod client;
+mod command;
 mod connect_string;
 mod connection;
 mod create_options;
+mod driver;
 mod error;
 mod multi;
 mod retry;

@@ -200,6 +200,18 @@ impl WatchTable {
         }
     }
 
+    /// True when a caller still holds a watch of `kind` on `path`.
+    pub fn holds(&self, kind: WatchKind, path: &str) -> bool {
+        self.has(kind, path)
+    }
+
+    /// The connection ended: the server-side watches died with it, so the drops deferred
+    /// for them have nothing left to remove. The next connection re-registers only the
+    /// watches still held.
+    pub fn connection_ended(&mut self) {
+        self.deferred.clear();
+    }
+
     fn has(&self, kind: WatchKind, path: &str) -> bool {
         let live = |l: Option<&Vec<OneshotTx>>| l.is_some_and(|l| l.iter().any(|t| !t.is_closed()));
         let live_s =

@@ -1,0 +1,36 @@
+//! Keeping persistent watches alive when the same session sets a one-shot watch on their
+//! path (ZOOKEEPER-4466).
+//!
+//! A 3.8.0 server keeps one watch per path and connection, with one mode: a one-shot watch
+//! set on the path of a persistent watch turns it into a one-shot, and once that fires the
+//! persistent watch is gone on the server while the client still holds it. So whenever a
+//! one-shot watch is registered on a path that has a persistent watch, the persistent watch
+//! is added again right behind it. The server then holds the persistent mode, and the
+//! one-shot is served from its events here (a persistent watch sees every event a one-shot
+//! one would). An event that fires the server's one-shot before the addWatch arrives reaches
+//! both local watches, and the addWatch sets the persistent watch again: nothing is missed.
+//! Servers with the upstream fix treat the second addWatch as a no-op.
+
+use zk_proto::{AddWatchMode, AddWatchRequest, Request};
+
+use super::SessionCore;
+use crate::watch::WatchKind;
+
+impl SessionCore {
+    /// A one-shot watch was just registered on `path` by a reply from the server.
+    pub(super) fn oneshot_registered(&mut self, path: &str) {
+        for kind in [WatchKind::Persistent, WatchKind::PersistentRecursive] {
+            if !self.watches.holds(kind, path) {
+                continue;
+            }
+            let mode = match kind {
+                WatchKind::PersistentRecursive => AddWatchMode::PersistentRecursive,
+                _ => AddWatchMode::Persistent,
+            };
+            self.send_internal(Request::AddWatch(AddWatchRequest {
+                path: path.to_owned(),
+                mode,
+            }));
+        }
+    }
+}

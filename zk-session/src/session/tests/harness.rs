@@ -1,0 +1,433 @@
+//! A deterministic harness for the session core: a virtual clock, and an in-memory server
+//! that decodes what the core writes, keeps the watches of its connection the way a 3.8
+//! server does, and answers when told to.
+
+use std::{
+    collections::{BTreeSet, VecDeque},
+    sync::Arc,
+    time::Duration,
+};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::{sync::oneshot, time::Instant};
+use tokio_util::codec::Decoder;
+use zk_proto::{
+    jute::{Reader, Record},
+    xid, ConnectResponse, ErrorCode, ErrorResponse, EventType, FrameCodec, GetChildrenResponse,
+    GetDataRequest, GetDataResponse, KeeperState, OpCode, ReplyHeader, Request, RequestHeader,
+    Response, Stat, WatcherEvent, WatcherType,
+};
+
+use crate::{
+    chroot::Chroot,
+    command::{Command, RequestCmd, WatchReg},
+    session::{Action, Config, Phase, SessionCore, Shared},
+    watch::WatchKind,
+    Error, WatchedEvent,
+};
+
+pub const SESSION: i64 = 0x1234;
+pub const TIMEOUT_MS: i32 = 6000;
+
+pub fn config(hosts: usize) -> Config {
+    Config {
+        hosts: (0..hosts).map(|i| (format!("h{i}"), 2181)).collect(),
+        chroot: Chroot::none(),
+        session_timeout: Duration::from_millis(TIMEOUT_MS as u64),
+        connect_timeout: None,
+        read_only: false,
+        max_frame_len: zk_proto::DEFAULT_MAX_FRAME_LEN,
+        auths: Vec::new(),
+        backoff_base: Duration::from_millis(50),
+        backoff_max: Duration::from_secs(1),
+        resume: None,
+    }
+}
+
+/// A request the core wrote, as the server decodes it.
+#[derive(Debug)]
+pub struct Written {
+    pub xid: i32,
+    pub op: OpCode,
+    pub request: Request,
+}
+
+/// The server's view of one connection's watches (3.8 keeps a set per type).
+#[derive(Debug, Default)]
+pub struct ServerWatches {
+    pub data: BTreeSet<String>,
+    pub child: BTreeSet<String>,
+    pub persistent: BTreeSet<String>,
+    /// Registrations that found the watch already there (SetWatches listing a path twice).
+    pub duplicates: usize,
+}
+
+pub struct Harness {
+    pub core: SessionCore,
+    pub shared: Arc<Shared>,
+    pub now: Instant,
+    /// Written and not yet answered, in order.
+    pub pending: VecDeque<Written>,
+    pub watches: ServerWatches,
+    /// Every request the server has seen, for tests that look at the wire.
+    pub log: Vec<(i32, OpCode)>,
+    pub connects: usize,
+    codec: FrameCodec,
+}
+
+impl Harness {
+    pub fn new(cfg: Config) -> Self {
+        let shared = Arc::new(Shared::new());
+        let now = Instant::now();
+        let core = SessionCore::new(cfg, shared.clone(), 7, now);
+        Harness {
+            core,
+            shared,
+            now,
+            pending: VecDeque::new(),
+            watches: ServerWatches::default(),
+            log: Vec::new(),
+            connects: 0,
+            codec: FrameCodec::new(),
+        }
+    }
+
+    /// A harness whose session is connected, with nothing in flight.
+    pub fn connected() -> Self {
+        let mut h = Harness::new(config(3));
+        assert!(h.accept(), "the first attempt connects");
+        h
+    }
+
+    /// Takes the core's pending connect action, if any, and answers it with a handshake for
+    /// [`SESSION`]. False when the core is not connecting.
+    pub fn accept(&mut self) -> bool {
+        let Some(host) = self.connect_action() else {
+            return false;
+        };
+        let _ = host;
+        self.connects += 1;
+        let response = ConnectResponse {
+            protocol_version: 0,
+            timeout: TIMEOUT_MS,
+            session_id: SESSION,
+            passwd: Bytes::from_static(&[7; 16]),
+            read_only: false,
+        };
+        self.core.handle_connected(&response, self.now);
+        self.take_written();
+        true
+    }
+
+    /// Runs the core's actions; returns the host of a connect action.
+    pub fn connect_action(&mut self) -> Option<usize> {
+        let mut host = None;
+        while let Some(a) = self.core.poll_action() {
+            match a {
+                Action::Connect { host: h, .. } => host = Some(h),
+                Action::Disconnect => {}
+                Action::ProbeReadWrite { .. } => {}
+            }
+        }
+        // A backoff first: let the virtual clock run to it.
+        if host.is_none() {
+            if let Phase::Backoff { until, .. } = self.core.phase() {
+                self.now = until;
+                self.core.handle_timeout(self.now);
+                return self.connect_action();
+            }
+        }
+        host
+    }
+
+    /// The connection drops (the server's watches die with it).
+    pub fn cut(&mut self) {
+        self.core.handle_disconnected(self.now);
+        self.pending.clear();
+        self.watches = ServerWatches::default();
+        self.core.transmit().clear();
+    }
+
+    /// Decodes what the core wrote; the server takes in order what it registers at once
+    /// (SetWatches), and keeps the rest pending for [`serve`](Self::serve).
+    pub fn take_written(&mut self) {
+        let mut buf = std::mem::take(self.core.transmit());
+        while let Some(frame) = self.codec.decode(&mut buf).unwrap() {
+            let mut r = Reader::new(frame);
+            let header = RequestHeader::decode(&mut r).unwrap();
+            let op = OpCode::from_code(header.op).unwrap();
+            let request = Request::decode_body(op, &mut r).unwrap();
+            self.log.push((header.xid, op));
+            self.pending.push_back(Written {
+                xid: header.xid,
+                op,
+                request,
+            });
+        }
+        self.core.handle_written(self.now);
+    }
+
+    /// The server processes and answers `n` pending requests (all of them for `usize::MAX`).
+    pub fn serve(&mut self, n: usize) -> usize {
+        let mut done = 0;
+        while done < n {
+            self.take_written();
+            let Some(w) = self.pending.pop_front() else {
+                break;
+            };
+            let frame = self.process(w);
+            let mut rbuf = BytesMut::from(&frame[..]);
+            self.core.handle_input(&mut rbuf, self.now);
+            done += 1;
+        }
+        self.take_written();
+        done
+    }
+
+    /// Serves everything, including what the replies make the core send.
+    pub fn serve_all(&mut self) {
+        while self.serve(usize::MAX) > 0 {}
+    }
+
+    fn process(&mut self, w: Written) -> BytesMut {
+        let sw = &mut self.watches;
+        let (err, body) = match &w.request {
+            Request::GetData(r) => {
+                if r.watch {
+                    sw.data.insert(r.path.clone());
+                }
+                (
+                    0,
+                    Some(Response::GetData(GetDataResponse {
+                        data: None,
+                        stat: Stat::default(),
+                    })),
+                )
+            }
+            Request::GetChildren(r) => {
+                if r.watch {
+                    sw.child.insert(r.path.clone());
+                }
+                (
+                    0,
+                    Some(Response::GetChildren(GetChildrenResponse {
+                        children: vec![],
+                    })),
+                )
+            }
+            Request::SetWatches(s) => {
+                for p in s.data_watches.iter().chain(&s.exist_watches) {
+                    sw.duplicates += usize::from(!sw.data.insert(p.clone()));
+                }
+                for p in &s.child_watches {
+                    sw.duplicates += usize::from(!sw.child.insert(p.clone()));
+                }
+                (0, None)
+            }
+            Request::SetWatches2(s) => {
+                for p in s.data_watches.iter().chain(&s.exist_watches) {
+                    sw.duplicates += usize::from(!sw.data.insert(p.clone()));
+                }
+                for p in &s.child_watches {
+                    sw.duplicates += usize::from(!sw.child.insert(p.clone()));
+                }
+                for p in s
+                    .persistent_watches
+                    .iter()
+                    .chain(&s.persistent_recursive_watches)
+                {
+                    sw.duplicates += usize::from(!sw.persistent.insert(p.clone()));
+                }
+                (0, None)
+            }
+            Request::AddWatch(a) => {
+                sw.persistent.insert(a.path.clone());
+                (0, Some(Response::Error(ErrorResponse { err: 0 })))
+            }
+            Request::RemoveWatches(r) => {
+                let (d, c, p) = match r.watcher_type {
+                    WatcherType::Data => (sw.data.remove(&r.path), false, false),
+                    WatcherType::Children => (false, sw.child.remove(&r.path), false),
+                    _ => (
+                        sw.data.remove(&r.path),
+                        sw.child.remove(&r.path),
+                        sw.persistent.remove(&r.path),
+                    ),
+                };
+                if d || c || p {
+                    (0, None)
+                } else {
+                    (ErrorCode::NoWatcher.code(), None)
+                }
+            }
+            _ => (0, None),
+        };
+        let zxid = if w.xid > 0 { 10 } else { -1 };
+        reply_frame(w.xid, zxid, err, body.as_ref())
+    }
+
+    /// Sends a notification to the core.
+    pub fn notify(&mut self, event_type: EventType, path: &str) {
+        let mut b = BytesMut::new();
+        ReplyHeader {
+            xid: xid::NOTIFICATION,
+            zxid: -1,
+            err: 0,
+        }
+        .encode(&mut b);
+        WatcherEvent {
+            event_type,
+            state: KeeperState::SyncConnected,
+            path: path.to_owned(),
+        }
+        .encode(&mut b);
+        let mut rbuf = frame(&b);
+        self.core.handle_input(&mut rbuf, self.now);
+    }
+
+    /// Moves the virtual clock by `d`, running every deadline on the way. Returns how often
+    /// the core was woken.
+    pub fn advance(&mut self, d: Duration) -> usize {
+        let end = self.now + d;
+        let mut wakeups = 0;
+        while let Some(t) = self.core.poll_timeout() {
+            if t > end {
+                break;
+            }
+            // A driver cannot sleep less than a millisecond; a deadline in the past wakes it
+            // again at once.
+            self.now = t.max(self.now + Duration::from_millis(1));
+            if self.now > end {
+                break;
+            }
+            wakeups += 1;
+            self.core.handle_timeout(self.now);
+        }
+        self.now = end;
+        self.core.handle_timeout(self.now);
+        wakeups
+    }
+
+    /// Sends a request from a caller; returns where its answer goes.
+    pub fn request(&mut self, request: Request, watch: Option<WatchReg>) -> Reply {
+        let (tx, rx) = oneshot::channel();
+        self.core.handle_command(
+            Command::Request(RequestCmd {
+                request,
+                reply: tx,
+                watch,
+            }),
+            self.now,
+        );
+        Reply(rx)
+    }
+
+    /// get_data_watch on `path`: the reply and the watch.
+    pub fn get_data_watch(&mut self, path: &str) -> (Reply, Watch) {
+        let (tx, rx) = oneshot::channel();
+        let reply = self.request(
+            Request::GetData(GetDataRequest {
+                path: path.into(),
+                watch: true,
+            }),
+            Some(WatchReg::Oneshot {
+                path: path.into(),
+                tx,
+            }),
+        );
+        (
+            reply,
+            Watch {
+                rx: Some(rx),
+                path: path.into(),
+                kind: WatchKind::Data,
+            },
+        )
+    }
+
+    /// get_children_watch on `path`.
+    pub fn get_children_watch(&mut self, path: &str) -> (Reply, Watch) {
+        let (tx, rx) = oneshot::channel();
+        let reply = self.request(
+            Request::GetChildren(zk_proto::GetChildrenRequest {
+                path: path.into(),
+                watch: true,
+            }),
+            Some(WatchReg::Oneshot {
+                path: path.into(),
+                tx,
+            }),
+        );
+        (
+            reply,
+            Watch {
+                rx: Some(rx),
+                path: path.into(),
+                kind: WatchKind::Child,
+            },
+        )
+    }
+
+    /// A caller drops `watch` (as [`OneshotWatch`](crate::OneshotWatch)'s drop does).
+    pub fn drop_watch(&mut self, mut watch: Watch) {
+        let fired = watch
+            .rx
+            .as_mut()
+            .is_some_and(|rx| !matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        watch.rx = None;
+        if !fired {
+            self.core.handle_command(
+                Command::WatchDropped {
+                    path: watch.path.clone(),
+                    kind: watch.kind,
+                },
+                self.now,
+            );
+        }
+    }
+}
+
+/// Where a caller's answer goes.
+pub struct Reply(pub oneshot::Receiver<Result<Response, Error>>);
+
+impl Reply {
+    /// The answer, which must have come exactly once by now.
+    pub fn answer(&mut self) -> Result<Response, Error> {
+        match self.0.try_recv() {
+            Ok(r) => r,
+            Err(e) => panic!("request not answered: {e:?}"),
+        }
+    }
+}
+
+/// A one-shot watch a caller holds.
+pub struct Watch {
+    pub rx: Option<oneshot::Receiver<Result<WatchedEvent, Error>>>,
+    pub path: String,
+    pub kind: WatchKind,
+}
+
+impl Watch {
+    /// Still waiting for its event (not fired, not failed).
+    pub fn is_live(&mut self) -> bool {
+        self.rx
+            .as_mut()
+            .is_some_and(|rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)))
+    }
+}
+
+fn frame(body: &[u8]) -> BytesMut {
+    let mut out = BytesMut::with_capacity(body.len() + 4);
+    out.put_i32(body.len() as i32);
+    out.put_slice(body);
+    out
+}
+
+pub fn reply_frame(xid: i32, zxid: i64, err: i32, body: Option<&Response>) -> BytesMut {
+    let mut b = BytesMut::new();
+    ReplyHeader { xid, zxid, err }.encode(&mut b);
+    if let (0, Some(r)) = (err, body) {
+        r.encode(&mut b);
+    }
+    frame(&b)
+}
