@@ -822,3 +822,24 @@ async fn one_millisecond_session_timeout_fails_requests_without_a_storm() {
     // Granted a real timeout at last, the session carries on.
     assert_recovers(&mut server, &client, 0, TIMEOUT_MS).await;
 }
+
+// ----- a server that hangs up right after the first handshake -----
+
+/// Issue 14 #8: `connect()` returned `Err(Closed)` when the connection dropped right after
+/// the handshake, before the waiter saw the Connected state, abandoning a live session.
+#[tokio::test]
+async fn connect_returns_the_client_when_the_connection_drops_right_after_the_handshake() {
+    for attempt in 0..10 {
+        let mut server = FakeServer::bind().await;
+        let connecting = tokio::spawn(builder(&server).connect());
+        drop(server.accept_and_grant(TIMEOUT_MS).await);
+        let client = within(STEP, "connect", connecting)
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("try {attempt}: {e}"));
+        assert_eq!(client.session_id(), SESSION_ID);
+        // The session lives on: the client takes it back on the next connection.
+        server.resume_and_serve(0, TIMEOUT_MS).await;
+        assert_serves(&client, "/after").await;
+    }
+}

@@ -245,7 +245,9 @@ impl ClientBuilder {
     }
 
     /// Starts the session task without waiting for a connection. Requests made before the
-    /// first connection wait for it. Must be called inside a tokio runtime.
+    /// first connection wait for it, each for at most the session timeout: then they fail with
+    /// `ConnectionLoss` (as the Java client fails queued requests when its connection attempt
+    /// fails), while the client goes on trying. Must be called inside a tokio runtime.
     ///
     /// Fails at once, with [`Error::Config`], when the connect string cannot be parsed:
     /// `host[:port]` entries separated by commas (port 2181 when left out, IPv6 hosts in
@@ -337,7 +339,14 @@ impl ClientBuilder {
         })
         .await;
         match reached {
-            Ok(s) if s.is_connected() => Ok(client),
+            // Suspended and Lost come only after a connection: one that dropped right after
+            // its handshake still leaves a live session, which the client takes back.
+            Ok(s)
+                if s.is_connected()
+                    || matches!(s, SessionState::Suspended | SessionState::Lost) =>
+            {
+                Ok(client)
+            }
             Ok(SessionState::Expired) => Err(Error::session_expired()),
             Ok(SessionState::AuthFailed) => Err(Error::Code(zk_proto::ErrorCode::AuthFailed)),
             Ok(_) => Err(Error::Closed),

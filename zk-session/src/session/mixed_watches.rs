@@ -10,6 +10,10 @@
 //! one would). An event that fires the server's one-shot before the addWatch arrives reaches
 //! both local watches, and the addWatch sets the persistent watch again: nothing is missed.
 //! Servers with the upstream fix treat the second addWatch as a no-op.
+//!
+//! A child watch and a persistent-recursive watch do not clash (a recursive watch takes no
+//! child events, and re-adding it over a child watch would silence the child watch), so a
+//! child one-shot only brings back a plain persistent watch.
 
 use zk_proto::{AddWatchMode, AddWatchRequest, Request};
 
@@ -17,10 +21,12 @@ use super::SessionCore;
 use crate::watch::WatchKind;
 
 impl SessionCore {
-    /// A one-shot watch was just registered on `path` by a reply from the server.
-    pub(super) fn oneshot_registered(&mut self, path: &str) {
+    /// A one-shot watch of `oneshot` kind was just registered on `path` by a reply from the
+    /// server.
+    pub(super) fn oneshot_registered(&mut self, oneshot: WatchKind, path: &str) {
         for kind in [WatchKind::Persistent, WatchKind::PersistentRecursive] {
-            if !self.watches.holds(kind, path) {
+            let clash = kind == WatchKind::Persistent || oneshot != WatchKind::Child;
+            if !clash || !self.watches.holds(kind, path) {
                 continue;
             }
             let mode = match kind {

@@ -320,7 +320,7 @@ impl SessionCore {
                         self.drop_watch(&path, kind);
                     } else {
                         self.watches.add_oneshot(kind, path.clone(), tx);
-                        self.oneshot_registered(&path);
+                        self.oneshot_registered(kind, &path);
                     }
                 }
             }

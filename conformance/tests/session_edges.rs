@@ -1,0 +1,151 @@
+//! The session at its edges, against the real server: watches given up during an outage,
+//! one-shot and persistent watches on one path (ZOOKEEPER-4466), requests before any
+//! connection, and sessions that expire.
+
+mod recipes_support;
+
+use std::time::Duration;
+
+use conformance::shared_standalone;
+use recipes_support::{soon, unique_under, Proxy};
+use zk_session::{
+    AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, SessionState, Version,
+};
+
+async fn plain_client() -> Client {
+    Client::builder(&shared_standalone().connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+async fn proxied(session_timeout: Duration) -> (Proxy, Client) {
+    let proxy = Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(session_timeout)
+        .connect()
+        .await
+        .expect("connect");
+    (proxy, c)
+}
+
+async fn until_state(c: &Client, want: SessionState) {
+    let mut rx = c.watch_state();
+    soon(&format!("state {want:?}"), async {
+        while *rx.borrow_and_update() != want {
+            rx.changed().await.expect("client gone");
+        }
+    })
+    .await;
+}
+
+/// Issue 14 #7: a watch request given up while disconnected left a RemoveWatches queued
+/// that, after the reconnect, removed the fresh watch set on the same path: it never fired.
+#[tokio::test]
+async fn a_watch_given_up_while_disconnected_does_not_remove_the_next_watch_on_its_path() {
+    let writer = plain_client().await;
+    let path = unique_under("edges", "abandoned");
+    writer
+        .create(&path, b"0", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let (proxy, c) = proxied(Duration::from_secs(10)).await;
+    proxy.partition(true);
+    until_state(&c, SessionState::Suspended).await;
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), c.get_data_watch(&path)).await;
+    assert!(gave_up.is_err(), "nothing answers while partitioned");
+    proxy.partition(false);
+    until_state(&c, SessionState::Connected).await;
+    let (_, _, fresh) = c.get_data_watch(&path).await.unwrap();
+    // Let anything the session still had queued go out before the change.
+    c.exists(&path).await.unwrap();
+    writer.set_data(&path, b"1", Version::Any).await.unwrap();
+    let ev = soon("the fresh watch fires", fresh).await.unwrap();
+    assert_eq!(ev.event_type, EventType::NodeDataChanged);
+    writer.delete(&path, Version::Any).await.unwrap();
+}
+
+/// Issue 14 #12 (ZOOKEEPER-4466 on 3.8.0): a one-shot watch set by the same session on the
+/// exact path of a persistent watch replaced it on the server; after the one-shot fired the
+/// persistent watch heard nothing more. Every one-shot kind, both persistent modes.
+#[tokio::test]
+async fn a_persistent_watch_outlives_a_one_shot_watch_on_its_path() {
+    let writer = plain_client().await;
+    let c = plain_client().await;
+    for mode in [AddWatchMode::PersistentRecursive, AddWatchMode::Persistent] {
+        for oneshot in ["get_children", "get_data", "exists"] {
+            let path = unique_under("edges", "mixed");
+            writer
+                .create(&path, b"0", &CreateOptions::persistent())
+                .await
+                .unwrap();
+            let mut persistent = c.add_watch(&path, mode).await.unwrap();
+            let case = format!("{mode:?} + {oneshot}");
+            let watch = match oneshot {
+                "get_data" => c.get_data_watch(&path).await.unwrap().2,
+                "exists" => c.exists_watch(&path).await.unwrap().1,
+                _ => c.get_children_watch(&path).await.unwrap().2,
+            };
+            // Fire the one-shot.
+            let child = format!("{path}/c");
+            if oneshot == "get_children" {
+                writer
+                    .create(&child, b"", &CreateOptions::persistent())
+                    .await
+                    .unwrap();
+            } else {
+                writer.set_data(&path, b"1", Version::Any).await.unwrap();
+            }
+            soon(&format!("{case}: the one-shot"), watch)
+                .await
+                .expect("the one-shot fires");
+            // The persistent watch still sees every change after it.
+            for v in [b"2", b"3"] {
+                writer.set_data(&path, v, Version::Any).await.unwrap();
+                loop {
+                    let ev = soon(&format!("{case}: the persistent"), persistent.next())
+                        .await
+                        .expect("stream open")
+                        .unwrap();
+                    if ev.path == path && ev.event_type == EventType::NodeDataChanged {
+                        break;
+                    }
+                }
+            }
+            drop(persistent);
+            if oneshot == "get_children" {
+                writer.delete(&child, Version::Any).await.unwrap();
+            }
+            writer.delete(&path, Version::Any).await.unwrap();
+        }
+    }
+}
+
+/// Issue 14 #11: a request made before the first connection waited forever when no server
+/// was reachable. It now waits the session timeout, then fails with ConnectionLoss.
+#[tokio::test]
+async fn a_request_before_any_connection_fails_after_the_session_timeout() {
+    // A port nobody listens on: bound, then released.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let c = Client::builder(&addr.to_string())
+        .session_timeout(Duration::from_millis(1500))
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let r = tokio::time::timeout(Duration::from_secs(10), c.get_data("/x")).await;
+    let r = r.expect("the request is answered, not left waiting");
+    assert!(
+        matches!(r, Err(Error::Code(ErrorCode::ConnectionLoss))),
+        "{r:?}"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(1400));
+    assert_eq!(
+        c.state(),
+        SessionState::Connecting,
+        "the client goes on trying"
+    );
+}
