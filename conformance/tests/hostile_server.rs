@@ -15,7 +15,7 @@ use hostile_support::{
     notification_frame, reply_frame, vm_rss_kib, within, FakeServer, PASSWD, SESSION_ID, STEP,
 };
 use zk_proto::{ErrorResponse, Response};
-use zk_session::{AddWatchMode, Error, ErrorCode, EventType, SessionEvent, SessionState};
+use zk_session::{AddWatchMode, Error, ErrorCode, EventType, OnExpiry, SessionEvent, SessionState};
 
 // ----- 1. a length prefix over the maximum -----
 
@@ -677,7 +677,8 @@ async fn zero_timeout_on_the_first_connect_means_expired() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_timeout_on_a_reconnect_expires_the_session() {
-    let (mut server, client, mut peer) = connected().await;
+    let (mut server, client, mut peer) =
+        connected_with(|b| b.on_session_expiry(OnExpiry::End), TIMEOUT_MS).await;
     let mut events = client.session_events();
     let c = client.clone();
     let watching = tokio::spawn(async move { c.exists_watch("/w").await });

@@ -9,7 +9,8 @@ use std::time::Duration;
 use conformance::shared_standalone;
 use recipes_support::{soon, unique_under, Proxy};
 use zk_session::{
-    AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, SessionState, Version,
+    AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, SessionEvent, SessionState,
+    Version,
 };
 
 async fn plain_client() -> Client {
@@ -148,4 +149,74 @@ async fn a_request_before_any_connection_fails_after_the_session_timeout() {
         SessionState::Connecting,
         "the client goes on trying"
     );
+}
+
+/// Issue 15: the client outlives session expiry. The session is expired from a second
+/// connection that takes it over with its id and password and closes it; the handle then
+/// reports Expired, gets a new session, sends its credentials again, ends its one-shot
+/// watches with SessionExpired and keeps its persistent watches.
+#[tokio::test]
+async fn an_expired_session_is_replaced_on_the_same_handle() {
+    let writer = plain_client().await;
+    let path = unique_under("edges", "expiry");
+    writer
+        .create(&path, b"0", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let proxy = Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(4))
+        .digest_auth("alice", "secret")
+        .connect()
+        .await
+        .unwrap();
+    let old = c.session_id();
+    let eph = format!("{path}/eph");
+    c.create(&eph, b"", &CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    let mut persistent = c.add_watch(&path, AddWatchMode::Persistent).await.unwrap();
+    let (_, oneshot) = c.exists_watch(&format!("{path}/none")).await.unwrap();
+    let mut events = c.session_events();
+    proxy.partition(true);
+    until_state(&c, SessionState::Suspended).await;
+    recipes_support::expire_session(&shared_standalone().connect_string(), &c).await;
+    proxy.partition(false);
+    let mut seen = Vec::new();
+    while seen.last() != Some(&SessionEvent::Connected) {
+        seen.push(soon("a new session", events.next()).await.expect("events"));
+    }
+    assert!(seen.contains(&SessionEvent::Expired), "{seen:?}");
+    assert!(c.session_id() != old && c.session_id() != 0);
+    assert_eq!(c.state(), SessionState::Connected);
+    let ended = soon("the one-shot watch ends", oneshot).await;
+    assert!(
+        matches!(ended, Err(Error::Code(ErrorCode::SessionExpired))),
+        "{ended:?}"
+    );
+    assert!(
+        writer.exists(&eph).await.unwrap().is_none(),
+        "the old ephemeral is gone"
+    );
+    let me = c.who_am_i().await.unwrap();
+    assert!(
+        me.iter()
+            .any(|i| i.auth_scheme == "digest" && i.user == "alice"),
+        "{me:?}"
+    );
+    writer.set_data(&path, b"1", Version::Any).await.unwrap();
+    loop {
+        let ev = soon("the persistent watch", persistent.next())
+            .await
+            .expect("stream open")
+            .unwrap();
+        if ev.event_type == EventType::NodeDataChanged {
+            break;
+        }
+    }
+    c.create(&eph, b"", &CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    c.close().await.unwrap();
+    writer.delete(&path, Version::Any).await.unwrap();
 }

@@ -28,6 +28,20 @@ pub enum ReadOnly {
     Allowed,
 }
 
+/// What the client does when the ensemble expires its session.
+///
+/// See the example on [`ClientBuilder::on_session_expiry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnExpiry {
+    /// Create a new session and carry on with the same handle, as Curator and kazoo do (the
+    /// default): the state goes to [`SessionState::Expired`], then to `Connected` with a new
+    /// session id.
+    #[default]
+    NewSession,
+    /// Stay expired: every request fails with `SessionExpired`; build a new client.
+    End,
+}
+
 /// Builds a [`Client`]; see [`Client::builder`].
 ///
 /// ```no_run
@@ -58,6 +72,7 @@ pub struct ClientBuilder {
     backoff_max: Duration,
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
+    on_expiry: OnExpiry,
 }
 
 impl ClientBuilder {
@@ -75,6 +90,7 @@ impl ClientBuilder {
             backoff_max: Duration::from_secs(1),
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
+            on_expiry: OnExpiry::NewSession,
         }
     }
 
@@ -97,6 +113,36 @@ impl ClientBuilder {
     /// ```
     pub fn resume_session(mut self, session_id: i64, password: Bytes) -> Self {
         self.resume = Some((session_id, password));
+        self
+    }
+
+    /// What to do when the ensemble expires the session (default: [`OnExpiry::NewSession`]).
+    ///
+    /// With a new session, the handle carries on: the state stream reports
+    /// [`SessionEvent::Expired`](crate::SessionEvent::Expired), then
+    /// [`SessionEvent::Connected`](crate::SessionEvent::Connected) once a server has created the
+    /// new session ([`Client::session_id`] changes). Whatever belonged to the old session is
+    /// gone: its ephemeral znodes, its one-shot watches (they end with `SessionExpired`), and
+    /// the requests that were waiting for a reconnect (they fail with `SessionExpired`).
+    /// Credentials are sent again and persistent watches are registered again on the new
+    /// session. A session that expires on its very first connection (one given with
+    /// [`resume_session`](Self::resume_session)) is not replaced.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, OnExpiry, SessionEvent};
+    ///
+    /// let client = Client::builder("127.0.0.1:2181").on_session_expiry(OnExpiry::NewSession).connect().await?;
+    /// let mut events = client.session_events();
+    /// while let Some(event) = events.next().await {
+    ///     if event == SessionEvent::Expired {
+    ///         println!("ephemerals gone: re-create them once connected again");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn on_session_expiry(mut self, on_expiry: OnExpiry) -> Self {
+        self.on_expiry = on_expiry;
         self
     }
 
@@ -292,6 +338,7 @@ impl ClientBuilder {
             backoff_base: self.backoff_base,
             backoff_max: self.backoff_max,
             resume: self.resume,
+            new_session_on_expiry: self.on_expiry == OnExpiry::NewSession,
         };
         let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();

@@ -38,7 +38,7 @@ mod version;
 mod watch;
 mod watch_table;
 
-pub use builder::{ClientBuilder, ReadOnly};
+pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};

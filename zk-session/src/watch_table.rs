@@ -144,6 +144,16 @@ impl WatchTable {
 
     /// Ends every watch with `err` (one-shot) or by closing its stream, when the session ends.
     pub fn fail_all(&mut self, err: &Error) {
+        self.fail_oneshots(err);
+        self.persistent.clear();
+        self.recursive.clear();
+        self.registering.clear();
+        self.deferred.clear();
+    }
+
+    /// Ends every one-shot watch with `err`, when its session expired; persistent watches
+    /// stay, to be registered on the next session.
+    pub fn fail_oneshots(&mut self, err: &Error) {
         for (_, list) in self
             .data
             .drain()
@@ -154,10 +164,6 @@ impl WatchTable {
                 let _ = tx.send(Err(err.clone()));
             }
         }
-        self.persistent.clear();
-        self.recursive.clear();
-        self.registering.clear();
-        self.deferred.clear();
     }
 
     /// Ends the local watches that a successful removeWatches of `watcher_type` took away on

@@ -18,6 +18,7 @@
 
 mod auth;
 mod commands;
+mod expiry;
 mod mixed_watches;
 mod reconnect;
 mod requests;
@@ -62,6 +63,8 @@ pub(crate) struct Config {
     pub backoff_max: Duration,
     /// An existing session to attach to (id, password).
     pub resume: Option<(i64, Bytes)>,
+    /// Create a new session when the ensemble expires the one the client had.
+    pub new_session_on_expiry: bool,
 }
 
 /// What the handle can read without asking the task.

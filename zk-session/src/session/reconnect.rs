@@ -132,7 +132,11 @@ impl SessionCore {
             return;
         };
         if response.timeout <= 0 {
-            self.end(End::Expired);
+            if self.cfg.new_session_on_expiry && self.ever_connected {
+                self.session_expired(now);
+            } else {
+                self.end(End::Expired);
+            }
             return;
         }
         self.established(response, host, now);

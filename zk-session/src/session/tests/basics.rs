@@ -154,7 +154,7 @@ fn reconnects_go_round_the_hosts_and_back_off_after_a_failed_round() {
     let mut h = Harness::new(config(3));
     let mut tried = Vec::new();
     for _ in 0..6 {
-        let host = h.connect_action().expect("an attempt");
+        let (host, _) = h.connect_action().expect("an attempt");
         tried.push(host);
         h.core.handle_connect_failed(host, "refused", h.now);
     }
@@ -213,4 +213,56 @@ fn close_sends_close_session_and_ends_on_its_reply() {
     assert_eq!(h.shared.publisher.state(), SessionState::Closed);
     let mut after = h.request(get_data("/a"), None);
     assert!(matches!(after.answer(), Err(Error::Closed)));
+}
+
+#[test]
+fn an_expired_session_is_replaced_with_its_credentials_and_without_its_one_shot_watches() {
+    let mut h = Harness::connected();
+    let mut auth = add_auth(&mut h, b"u:p");
+    let (mut r, mut watch) = h.get_data_watch("/a");
+    h.serve_all();
+    assert!(r.answer().is_ok() && matches!(auth.try_recv(), Ok(Ok(()))));
+    let mut events = h.shared.publisher.subscribe();
+    h.advance(Duration::from_secs(2));
+    h.cut();
+    let mut waiting = h.request(get_data("/b"), None);
+    // The ensemble has expired the session.
+    assert_eq!(h.accept_as(SESSION, 0), Some(SESSION));
+    assert_eq!(h.shared.publisher.state(), SessionState::Expired);
+    let expired = |e: Error| matches!(e, Error::Code(ErrorCode::SessionExpired));
+    assert!(expired(
+        watch.rx.as_mut().unwrap().try_recv().unwrap().unwrap_err()
+    ));
+    assert!(expired(waiting.answer().unwrap_err()));
+    // A new session, asked for with session id 0, with the credential sent first.
+    let from = h.log.len();
+    assert_eq!(h.accept_as(SESSION + 1, TIMEOUT_MS), Some(0));
+    assert_eq!(ops_since(&h, from, OpCode::Auth), 1);
+    assert_eq!(
+        ops_since(&h, from, OpCode::SetWatches),
+        0,
+        "no watch of the old session"
+    );
+    assert_eq!(h.shared.publisher.state(), SessionState::Connected);
+    assert_eq!(h.core.session_id, SESSION + 1);
+    let mut seen = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        seen.push(e);
+    }
+    use crate::SessionEvent::*;
+    assert_eq!(seen, [Suspended, Expired, Connected]);
+}
+
+#[test]
+fn with_new_sessions_off_an_expired_session_ends() {
+    let mut cfg = config(1);
+    cfg.new_session_on_expiry = false;
+    let mut h = Harness::new(cfg);
+    assert!(h.accept());
+    h.advance(Duration::from_secs(2));
+    h.cut();
+    assert!(h.accept_as(SESSION, 0).is_some());
+    assert_eq!(h.shared.publisher.state(), SessionState::Expired);
+    assert!(h.core.is_ended());
+    assert!(h.connect_action().is_none());
 }

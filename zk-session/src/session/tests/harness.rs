@@ -41,6 +41,7 @@ pub fn config(hosts: usize) -> Config {
         backoff_base: Duration::from_millis(50),
         backoff_max: Duration::from_secs(1),
         resume: None,
+        new_session_on_expiry: true,
     }
 }
 
@@ -102,29 +103,34 @@ impl Harness {
     /// Takes the core's pending connect action, if any, and answers it with a handshake for
     /// [`SESSION`]. False when the core is not connecting.
     pub fn accept(&mut self) -> bool {
-        let Some(host) = self.connect_action() else {
-            return false;
-        };
-        let _ = host;
+        self.accept_as(SESSION, TIMEOUT_MS).is_some()
+    }
+
+    /// Like [`accept`](Self::accept), granting `session_id` with `timeout_ms` (0: expired);
+    /// returns the session id the core asked for.
+    pub fn accept_as(&mut self, session_id: i64, timeout_ms: i32) -> Option<i64> {
+        let (_, asked) = self.connect_action()?;
         self.connects += 1;
         let response = ConnectResponse {
             protocol_version: 0,
-            timeout: TIMEOUT_MS,
-            session_id: SESSION,
+            timeout: timeout_ms,
+            session_id,
             passwd: Bytes::from_static(&[7; 16]),
             read_only: false,
         };
         self.core.handle_connected(&response, self.now);
         self.take_written();
-        true
+        Some(asked)
     }
 
-    /// Runs the core's actions; returns the host of a connect action.
-    pub fn connect_action(&mut self) -> Option<usize> {
+    /// Runs the core's actions; returns the host and the session id of a connect action.
+    pub fn connect_action(&mut self) -> Option<(usize, i64)> {
         let mut host = None;
         while let Some(a) = self.core.poll_action() {
             match a {
-                Action::Connect { host: h, .. } => host = Some(h),
+                Action::Connect {
+                    host: h, request, ..
+                } => host = Some((h, request.session_id)),
                 Action::Disconnect => {}
                 Action::ProbeReadWrite { .. } => {}
             }

@@ -152,7 +152,7 @@ fn run(order: &[Event], split: usize, batched: bool, cut: Cut) -> usize {
         Cut::None => {}
         Cut::Handshake => {
             h.cut();
-            let host = h.connect_action().expect("reconnects");
+            let (host, _) = h.connect_action().expect("reconnects");
             h.core.handle_connect_failed(host, "refused", h.now);
             log_from = h.log.len();
             assert!(h.accept());
