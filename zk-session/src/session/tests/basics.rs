@@ -7,12 +7,7 @@ use tokio::sync::oneshot;
 use zk_proto::{EventType, GetDataRequest, OpCode, Request};
 
 use super::harness::{config, Harness, SESSION, TIMEOUT_MS};
-use crate::{
-    command::Command,
-    session::{Action, Phase},
-    state::SessionState,
-    Error, ErrorCode,
-};
+use crate::{command::Command, session::Phase, state::SessionState, Error, ErrorCode};
 
 fn get_data(path: &str) -> Request {
     Request::GetData(GetDataRequest {
@@ -117,26 +112,13 @@ fn requests_before_the_first_connection_fail_after_the_session_timeout() {
     h.advance(Duration::from_millis(3000));
     let mut later = h.request(get_data("/a"), None);
     // Every attempt fails.
-    let refuse = |h: &mut Harness| {
-        while let Some(a) = h.core.poll_action() {
-            if let Action::Connect { host, .. } = a {
-                h.core.handle_connect_failed(host, "refused", h.now);
-            }
-        }
-    };
-    for _ in 0..60 {
-        refuse(&mut h);
-        h.advance(Duration::from_millis(50));
-    }
+    h.refuse_for(Duration::from_millis(3000));
     assert!(matches!(
         early.answer(),
         Err(Error::Code(ErrorCode::ConnectionLoss))
     ));
     assert!(later.0.try_recv().is_err(), "the later one still has time");
-    for _ in 0..80 {
-        refuse(&mut h);
-        h.advance(Duration::from_millis(50));
-    }
+    h.refuse_for(Duration::from_millis(4000));
     assert!(matches!(
         later.answer(),
         Err(Error::Code(ErrorCode::ConnectionLoss))
@@ -178,14 +160,7 @@ fn the_session_is_presumed_lost_after_the_timeout_and_waiting_requests_fail() {
     h.serve_all();
     h.cut();
     let mut waiting = h.request(get_data("/a"), None);
-    for _ in 0..200 {
-        while let Some(a) = h.core.poll_action() {
-            if let Action::Connect { host, .. } = a {
-                h.core.handle_connect_failed(host, "refused", h.now);
-            }
-        }
-        h.advance(Duration::from_millis(50));
-    }
+    h.refuse_for(Duration::from_secs(10));
     assert_eq!(h.shared.publisher.state(), SessionState::Lost);
     assert!(matches!(
         waiting.answer(),

@@ -330,48 +330,51 @@ impl Harness {
 
     /// get_data_watch on `path`: the reply and the watch.
     pub fn get_data_watch(&mut self, path: &str) -> (Reply, Watch) {
-        let (tx, rx) = oneshot::channel();
-        let reply = self.request(
-            Request::GetData(GetDataRequest {
-                path: path.into(),
-                watch: true,
-            }),
-            Some(WatchReg::Oneshot {
-                path: path.into(),
-                tx,
-            }),
-        );
-        (
-            reply,
-            Watch {
-                rx: Some(rx),
-                path: path.into(),
-                kind: WatchKind::Data,
-            },
-        )
+        let request = Request::GetData(GetDataRequest {
+            path: path.into(),
+            watch: true,
+        });
+        self.oneshot_request(request, path, WatchKind::Data)
     }
 
     /// get_children_watch on `path`.
     pub fn get_children_watch(&mut self, path: &str) -> (Reply, Watch) {
+        let request = Request::GetChildren(zk_proto::GetChildrenRequest {
+            path: path.into(),
+            watch: true,
+        });
+        self.oneshot_request(request, path, WatchKind::Child)
+    }
+
+    fn oneshot_request(&mut self, request: Request, path: &str, kind: WatchKind) -> (Reply, Watch) {
         let (tx, rx) = oneshot::channel();
-        let reply = self.request(
-            Request::GetChildren(zk_proto::GetChildrenRequest {
-                path: path.into(),
-                watch: true,
-            }),
-            Some(WatchReg::Oneshot {
-                path: path.into(),
-                tx,
-            }),
-        );
+        let reg = WatchReg::Oneshot {
+            path: path.into(),
+            tx,
+        };
+        let reply = self.request(request, Some(reg));
+        let path = path.into();
         (
             reply,
             Watch {
                 rx: Some(rx),
-                path: path.into(),
-                kind: WatchKind::Child,
+                path,
+                kind,
             },
         )
+    }
+
+    /// Every connection attempt fails, for `d` of virtual time.
+    pub fn refuse_for(&mut self, d: Duration) {
+        let end = self.now + d;
+        while self.now < end {
+            while let Some(a) = self.core.poll_action() {
+                if let Action::Connect { host, .. } = a {
+                    self.core.handle_connect_failed(host, "refused", self.now);
+                }
+            }
+            self.advance(Duration::from_millis(50));
+        }
     }
 
     /// A caller drops `watch` (as [`OneshotWatch`](crate::OneshotWatch)'s drop does).
