@@ -7,7 +7,7 @@ mod recipes_support;
 use std::time::Duration;
 
 use conformance::shared_standalone;
-use recipes_support::{soon, unique_under, Proxy};
+use recipes_support::{soon, unique_under, watches_of, Proxy};
 use zk_session::{
     AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, SessionEvent, SessionState,
     Version,
@@ -121,6 +121,38 @@ async fn a_persistent_watch_outlives_a_one_shot_watch_on_its_path() {
             writer.delete(&path, Version::Any).await.unwrap();
         }
     }
+}
+
+/// The other side of ZOOKEEPER-4466: once the last persistent watch on a path is dropped
+/// while a one-shot watch is held there, the server's watch (persistent, to serve both) is
+/// replaced by a one-shot one: the one-shot still fires, and nothing is left behind after.
+#[tokio::test]
+async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_nothing() {
+    let writer = plain_client().await;
+    let c = plain_client().await;
+    let path = unique_under("edges", "downgrade");
+    writer
+        .create(&path, b"0", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let persistent = c.add_watch(&path, AddWatchMode::Persistent).await.unwrap();
+    let (_, _, oneshot) = c.get_data_watch(&path).await.unwrap();
+    drop(persistent);
+    c.exists(&path).await.unwrap();
+    let server = shared_standalone();
+    assert_eq!(
+        watches_of(server, c.session_id()),
+        std::slice::from_ref(&path)
+    );
+    writer.set_data(&path, b"1", Version::Any).await.unwrap();
+    let ev = soon("the one-shot fires", oneshot).await.unwrap();
+    assert_eq!(ev.event_type, EventType::NodeDataChanged);
+    c.exists(&path).await.unwrap();
+    assert!(
+        watches_of(server, c.session_id()).is_empty(),
+        "a watch is left on the server"
+    );
+    writer.delete(&path, Version::Any).await.unwrap();
 }
 
 /// Issue 14 #11: a request made before the first connection waited forever when no server

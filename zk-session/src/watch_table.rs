@@ -250,9 +250,9 @@ impl WatchTable {
         match kind {
             WatchKind::Data | WatchKind::Exist if !data && !persistent => Some(WatcherType::Data),
             WatchKind::Child if !child && !persistent => Some(WatcherType::Children),
-            WatchKind::Persistent | WatchKind::PersistentRecursive
-                if !persistent && !data && !child =>
-            {
+            // The server's watch on the path is in persistent mode whatever one-shots share
+            // it: it goes, and the caller sets the one-shots left again.
+            WatchKind::Persistent | WatchKind::PersistentRecursive if !persistent => {
                 Some(WatcherType::Any)
             }
             _ => None,

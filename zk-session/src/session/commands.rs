@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zk_proto::{RemoveWatchesRequest, Request};
+use zk_proto::Request;
 
 use super::{End, Phase, SessionCore};
 use crate::{
@@ -46,12 +46,7 @@ impl SessionCore {
             } => self
                 .auths
                 .send_now(&self.codec, &mut self.wbuf, scheme, auth, reply),
-            Command::WatchDropped { path, kind } => {
-                if let Some(watcher_type) = self.watches.watch_dropped(&path, kind) {
-                    let req = Request::RemoveWatches(RemoveWatchesRequest { path, watcher_type });
-                    self.send_internal(req);
-                }
-            }
+            Command::WatchDropped { path, kind } => self.drop_watch(&path, kind),
             Command::Close { reply } => {
                 self.close_waiters.push(reply);
                 if !self.closing {

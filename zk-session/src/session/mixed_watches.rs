@@ -14,15 +14,19 @@
 //! A child watch and a persistent-recursive watch do not clash (a recursive watch takes no
 //! child events, and re-adding it over a child watch would silence the child watch), so a
 //! child one-shot only brings back a plain persistent watch.
+//!
+//! The other way round, when the last persistent watch on a path is dropped while one-shots
+//! remain there, the server's watch (in persistent mode) is removed and the one-shots are set
+//! again with a SetWatches, so that the server holds no more than they need.
 
-use zk_proto::{AddWatchMode, AddWatchRequest, Request};
+use zk_proto::{xid, AddWatchMode, AddWatchRequest, Request, SetWatches};
 
 use super::SessionCore;
 use crate::watch::WatchKind;
 
 impl SessionCore {
-    /// A one-shot watch of `oneshot` kind was just registered on `path` by a reply from the
-    /// server.
+    /// A one-shot watch of `oneshot` kind was just set on `path` on the server (whether or
+    /// not its caller still wants it).
     pub(super) fn oneshot_registered(&mut self, oneshot: WatchKind, path: &str) {
         for kind in [WatchKind::Persistent, WatchKind::PersistentRecursive] {
             let clash = kind == WatchKind::Persistent || oneshot != WatchKind::Child;
@@ -38,5 +42,33 @@ impl SessionCore {
                 mode,
             }));
         }
+    }
+
+    /// The persistent watch on `path` was removed on the server: sets the one-shot watches
+    /// still held there again.
+    pub(super) fn set_oneshots_again(&mut self, path: &str) {
+        let held = |kind| {
+            if self.watches.holds(kind, path) {
+                vec![path.to_owned()]
+            } else {
+                Vec::new()
+            }
+        };
+        let req = SetWatches {
+            relative_zxid: self.last_zxid,
+            data_watches: held(WatchKind::Data),
+            exist_watches: held(WatchKind::Exist),
+            child_watches: held(WatchKind::Child),
+        };
+        if req.data_watches.is_empty()
+            && req.exist_watches.is_empty()
+            && req.child_watches.is_empty()
+        {
+            return;
+        }
+        let req = Request::SetWatches(req);
+        let _ = self
+            .codec
+            .encode_with(&mut self.wbuf, |b| req.encode(xid::SET_WATCHES, b));
     }
 }

@@ -320,8 +320,9 @@ impl SessionCore {
                         self.drop_watch(&path, kind);
                     } else {
                         self.watches.add_oneshot(kind, path.clone(), tx);
-                        self.oneshot_registered(kind, &path);
                     }
+                    // Wanted or not, it took the place of a persistent watch on the server.
+                    self.oneshot_registered(kind, &path);
                 }
             }
             WatchReg::Stream { path, kind, tx } => {
@@ -354,6 +355,9 @@ impl SessionCore {
                 path: path.to_owned(),
                 watcher_type,
             }));
+            if matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
+                self.set_oneshots_again(path);
+            }
         }
     }
 

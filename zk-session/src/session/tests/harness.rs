@@ -2,27 +2,23 @@
 //! that decodes what the core writes, keeps the watches of its connection the way a 3.8
 //! server does, and answers when told to.
 
-use std::{
-    collections::{BTreeSet, VecDeque},
-    sync::Arc,
-    time::Duration,
-};
+use std::{collections::VecDeque, sync::Arc, time::Duration};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use tokio::{sync::oneshot, time::Instant};
 use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::{Reader, Record},
-    xid, ConnectResponse, ErrorCode, ErrorResponse, EventType, FrameCodec, GetChildrenResponse,
-    GetDataRequest, GetDataResponse, KeeperState, OpCode, ReplyHeader, Request, RequestHeader,
-    Response, Stat, WatcherEvent, WatcherType,
+    xid, AddWatchMode, AddWatchRequest, ConnectResponse, EventType, FrameCodec, GetDataRequest,
+    KeeperState, OpCode, ReplyHeader, Request, RequestHeader, Response, WatcherEvent,
 };
 
+use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
     command::{Command, RequestCmd, WatchReg},
     session::{Action, Config, Phase, SessionCore, Shared},
-    watch::WatchKind,
+    watch::{stream_channel, StreamRx, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER},
     Error, WatchedEvent,
 };
 
@@ -51,16 +47,6 @@ pub struct Written {
     pub xid: i32,
     pub op: OpCode,
     pub request: Request,
-}
-
-/// The server's view of one connection's watches (3.8 keeps a set per type).
-#[derive(Debug, Default)]
-pub struct ServerWatches {
-    pub data: BTreeSet<String>,
-    pub child: BTreeSet<String>,
-    pub persistent: BTreeSet<String>,
-    /// Registrations that found the watch already there (SetWatches listing a path twice).
-    pub duplicates: usize,
 }
 
 pub struct Harness {
@@ -196,80 +182,16 @@ impl Harness {
     }
 
     fn process(&mut self, w: Written) -> BytesMut {
-        let sw = &mut self.watches;
-        let (err, body) = match &w.request {
-            Request::GetData(r) => {
-                if r.watch {
-                    sw.data.insert(r.path.clone());
-                }
-                (
-                    0,
-                    Some(Response::GetData(GetDataResponse {
-                        data: None,
-                        stat: Stat::default(),
-                    })),
-                )
-            }
-            Request::GetChildren(r) => {
-                if r.watch {
-                    sw.child.insert(r.path.clone());
-                }
-                (
-                    0,
-                    Some(Response::GetChildren(GetChildrenResponse {
-                        children: vec![],
-                    })),
-                )
-            }
-            Request::SetWatches(s) => {
-                for p in s.data_watches.iter().chain(&s.exist_watches) {
-                    sw.duplicates += usize::from(!sw.data.insert(p.clone()));
-                }
-                for p in &s.child_watches {
-                    sw.duplicates += usize::from(!sw.child.insert(p.clone()));
-                }
-                (0, None)
-            }
-            Request::SetWatches2(s) => {
-                for p in s.data_watches.iter().chain(&s.exist_watches) {
-                    sw.duplicates += usize::from(!sw.data.insert(p.clone()));
-                }
-                for p in &s.child_watches {
-                    sw.duplicates += usize::from(!sw.child.insert(p.clone()));
-                }
-                for p in s
-                    .persistent_watches
-                    .iter()
-                    .chain(&s.persistent_recursive_watches)
-                {
-                    sw.duplicates += usize::from(!sw.persistent.insert(p.clone()));
-                }
-                (0, None)
-            }
-            Request::AddWatch(a) => {
-                sw.persistent.insert(a.path.clone());
-                (0, Some(Response::Error(ErrorResponse { err: 0 })))
-            }
-            Request::RemoveWatches(r) => {
-                let (d, c, p) = match r.watcher_type {
-                    WatcherType::Data => (sw.data.remove(&r.path), false, false),
-                    WatcherType::Children => (false, sw.child.remove(&r.path), false),
-                    _ => (
-                        sw.data.remove(&r.path),
-                        sw.child.remove(&r.path),
-                        sw.persistent.remove(&r.path),
-                    ),
-                };
-                if d || c || p {
-                    (0, None)
-                } else {
-                    (ErrorCode::NoWatcher.code(), None)
-                }
-            }
-            _ => (0, None),
-        };
+        let (err, body) = self.watches.apply(&w.request);
         let zxid = if w.xid > 0 { 10 } else { -1 };
         reply_frame(w.xid, zxid, err, body.as_ref())
+    }
+
+    /// Another client changes `path`: the server notifies the core if it holds a watch.
+    pub fn change(&mut self, event_type: EventType, path: &str) {
+        if self.watches.fire(event_type, path) {
+            self.notify(event_type, path);
+        }
     }
 
     /// Sends a notification to the core.
@@ -364,6 +286,37 @@ impl Harness {
         )
     }
 
+    /// add_watch on `path` in persistent mode: the reply and the stream.
+    pub fn add_watch(&mut self, path: &str) -> (Reply, Stream) {
+        let (tx, rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
+        let request = Request::AddWatch(AddWatchRequest {
+            path: path.into(),
+            mode: AddWatchMode::Persistent,
+        });
+        let reg = WatchReg::Stream {
+            path: path.into(),
+            kind: WatchKind::Persistent,
+            tx,
+        };
+        let reply = self.request(request, Some(reg));
+        (
+            reply,
+            Stream {
+                _rx: rx,
+                path: path.into(),
+            },
+        )
+    }
+
+    /// A caller drops a persistent watch.
+    pub fn drop_stream(&mut self, stream: Stream) {
+        let path = stream.path.clone();
+        drop(stream);
+        let kind = WatchKind::Persistent;
+        self.core
+            .handle_command(Command::WatchDropped { path, kind }, self.now);
+    }
+
     /// Every connection attempt fails, for `d` of virtual time.
     pub fn refuse_for(&mut self, d: Duration) {
         let end = self.now + d;
@@ -407,6 +360,13 @@ impl Reply {
             Err(e) => panic!("request not answered: {e:?}"),
         }
     }
+}
+
+/// A persistent watch a caller holds.
+pub struct Stream {
+    /// Held so that the watch stays registered.
+    pub _rx: StreamRx,
+    pub path: String,
 }
 
 /// A one-shot watch a caller holds.

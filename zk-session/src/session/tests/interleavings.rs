@@ -5,9 +5,12 @@
 
 use bytes::Bytes;
 use tokio::sync::oneshot;
-use zk_proto::{GetDataRequest, OpCode, Request};
+use zk_proto::{EventType, GetDataRequest, OpCode, Request};
 
-use super::harness::{Harness, Reply, Watch};
+use super::{
+    harness::{Harness, Reply, Stream, Watch},
+    server::Mode,
+};
 use crate::{command::Command, watch::WatchKind, Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,6 +25,10 @@ enum Event {
     DropOld,
     /// A request without a watch.
     Plain,
+    /// A caller adds a persistent watch on /a and keeps it.
+    Persist,
+    /// The caller of the persistent watch added on /a before the outage drops it.
+    DropOldPersist,
 }
 
 const EVENTS: [Event; 5] = [
@@ -42,10 +49,33 @@ enum Cut {
     After(usize),
 }
 
+/// The same, with persistent watches on the path of the one-shots (ZOOKEEPER-4466): one
+/// added, or none (so that the one-shots outlive the last persistent watch there).
+const MIXED_EVENTS: [[Event; 5]; 2] = [
+    [
+        Event::Persist,
+        Event::Fresh,
+        Event::FreshChild,
+        Event::DropOldPersist,
+        Event::Abandon,
+    ],
+    [
+        Event::Plain,
+        Event::Fresh,
+        Event::FreshChild,
+        Event::DropOldPersist,
+        Event::Abandon,
+    ],
+];
+
 struct Held {
     replies: Vec<(Event, Reply)>,
+    /// Whether an add_watch was answered with success, once checked.
+    persist_ok: bool,
     watches: Vec<Watch>,
+    streams: Vec<Stream>,
     old_a: Option<Watch>,
+    old_persistent: Option<Stream>,
     old_b: Watch,
     auth_replies: Vec<oneshot::Receiver<Result<(), Error>>>,
 }
@@ -97,15 +127,30 @@ fn apply(h: &mut Harness, held: &mut Held, ev: Event) {
             );
             held.replies.push((ev, r));
         }
+        Event::Persist => {
+            let (r, w) = h.add_watch("/a");
+            held.replies.push((ev, r));
+            held.streams.push(w);
+        }
+        Event::DropOldPersist => {
+            let w = held.old_persistent.take().expect("dropped once");
+            h.drop_stream(w);
+        }
     }
 }
 
-/// Connected, with data watches on /a and /b, then cut; the same credential is added twice
-/// during the outage.
-fn setup() -> (Harness, Held) {
+/// Connected, with data watches on /a and /b (and a persistent watch on /a when `mixed`),
+/// then cut; the same credential is added twice during the outage.
+fn setup(mixed: bool) -> (Harness, Held) {
     let mut h = Harness::connected();
     let (mut ra, old_a) = h.get_data_watch("/a");
     let (mut rb, old_b) = h.get_data_watch("/b");
+    let old_persistent = mixed.then(|| {
+        let (mut r, w) = h.add_watch("/a");
+        h.serve_all();
+        assert!(r.answer().is_ok());
+        w
+    });
     h.serve_all();
     assert!(ra.answer().is_ok() && rb.answer().is_ok());
     h.cut();
@@ -124,8 +169,11 @@ fn setup() -> (Harness, Held) {
     }
     let held = Held {
         replies: Vec::new(),
+        persist_ok: false,
         watches: Vec::new(),
+        streams: Vec::new(),
         old_a: Some(old_a),
+        old_persistent,
         old_b,
         auth_replies,
     };
@@ -135,7 +183,8 @@ fn setup() -> (Harness, Held) {
 /// Runs one interleaving; returns how many requests the server answered before the cut (so
 /// the caller knows when later cut points add nothing).
 fn run(order: &[Event], split: usize, batched: bool, cut: Cut) -> usize {
-    let (mut h, mut held) = setup();
+    let mixed = order.contains(&Event::DropOldPersist);
+    let (mut h, mut held) = setup(mixed);
     for &ev in &order[..split] {
         apply(&mut h, &mut held, ev);
     }
@@ -165,24 +214,31 @@ fn run(order: &[Event], split: usize, batched: bool, cut: Cut) -> usize {
         }
     }
     h.serve_all();
+    let case = format!("{order:?} split {split} batched {batched} {cut:?}");
+    check(&mut h, &mut held, log_from, &case);
+    // A change to /a fires the one-shots; a persistent watch stays on the server.
+    h.change(EventType::NodeDataChanged, "/a");
+    h.change(EventType::NodeChildrenChanged, "/a");
+    h.serve_all();
     check(
         &mut h,
         &mut held,
         log_from,
-        &format!("{order:?} split {split} batched {batched} {cut:?}"),
+        &format!("{case}, then a change"),
     );
     served
 }
 
 fn check(h: &mut Harness, held: &mut Held, log_from: usize, case: &str) {
     // Every request answered exactly once (a oneshot cannot carry two): an answer is there.
-    for (ev, r) in &mut held.replies {
+    for (ev, mut r) in held.replies.drain(..) {
         match r.answer() {
-            Ok(_) | Err(Error::Code(ErrorCode::ConnectionLoss)) => {}
+            Ok(_) => held.persist_ok |= ev == Event::Persist,
+            Err(Error::Code(ErrorCode::ConnectionLoss)) => {}
             Err(e) => panic!("{case}: {ev:?} answered {e}"),
         }
     }
-    for rx in &mut held.auth_replies {
+    for mut rx in held.auth_replies.drain(..) {
         assert!(rx.try_recv().is_ok(), "{case}: add_auth not answered");
     }
     assert!(
@@ -197,7 +253,7 @@ fn check(h: &mut Harness, held: &mut Held, log_from: usize, case: &str) {
     assert!(auths <= 1, "{case}: {auths} auth packets on one connection");
     assert_eq!(h.watches.duplicates, 0, "{case}: a watch registered twice");
     // Every live watch is on the server; nothing else is.
-    let mut live_data = false;
+    let mut live_data = held.old_a.as_mut().is_some_and(Watch::is_live);
     let mut live_child = false;
     for w in &mut held.watches {
         if w.is_live() {
@@ -210,29 +266,34 @@ fn check(h: &mut Harness, held: &mut Held, log_from: usize, case: &str) {
     }
     assert!(held.old_b.is_live(), "{case}: the watch on /b ended");
     assert!(
-        h.watches.data.contains("/b"),
+        h.watches.data.contains_key("/b"),
         "{case}: /b not re-registered"
     );
+    let persistent = held.persist_ok || held.old_persistent.is_some();
+    if persistent {
+        assert_eq!(
+            (h.watches.data.get("/a"), h.watches.child.get("/a")),
+            (Some(&Mode::Persistent), Some(&Mode::Persistent)),
+            "{case}: a persistent watch held on /a is not persistent on the server"
+        );
+        return;
+    }
     assert_eq!(
-        h.watches.data.contains("/a"),
+        h.watches.data.contains_key("/a"),
         live_data,
         "{case}: server data watch on /a vs a live one held (fresh removed or dropped revived)"
     );
     assert_eq!(
-        h.watches.child.contains("/a"),
+        h.watches.child.contains_key("/a"),
         live_child,
         "{case}: server child watch on /a vs a live one held"
     );
 }
 
-/// Every order of the five events, split at every point between the outage and the new
-/// connection, with the server answering each at once or all at the end, and the new
-/// connection cut at every step of its sequence (auth, SetWatches, each request) or before
-/// its handshake.
-#[test]
-fn every_order_of_requests_removals_and_registrations_around_a_reconnect() {
+/// Runs every interleaving of `events`; returns how many.
+fn enumerate(events: &[Event]) -> usize {
     let mut cases = 0;
-    for order in permutations(&EVENTS) {
+    for order in permutations(events) {
         for split in 0..=order.len() {
             for batched in [false, true] {
                 run(&order, split, batched, Cut::None);
@@ -248,7 +309,26 @@ fn every_order_of_requests_removals_and_registrations_around_a_reconnect() {
             }
         }
     }
+    cases
+}
+
+/// Every order of the five events, split at every point between the outage and the new
+/// connection, with the server answering each at once or all at the end, and the new
+/// connection cut at every step of its sequence (auth, SetWatches, each request) or before
+/// its handshake.
+#[test]
+fn every_order_of_requests_removals_and_registrations_around_a_reconnect() {
+    let cases = enumerate(&EVENTS);
     // 120 orders x 6 splits x 2 reply modes x (2 + the cut points of each).
     assert!(cases > 120 * 6 * 2 * 3, "{cases}");
+    println!("{cases} interleavings");
+}
+
+/// The same with a persistent watch added, and one dropped, on the path of the one-shots:
+/// the server's watch on the path stays persistent while one is held, and holds no more than
+/// the one-shots need once none is.
+#[test]
+fn every_order_of_persistent_and_one_shot_watches_on_one_path_around_a_reconnect() {
+    let cases: usize = MIXED_EVENTS.iter().map(|e| enumerate(e)).sum();
     println!("{cases} interleavings");
 }

@@ -3,3 +3,4 @@
 mod basics;
 mod harness;
 mod interleavings;
+mod server;
