@@ -201,7 +201,8 @@ impl ClientBuilder {
     /// with `RequestTimeout` (default: no limit). Whatever the limit, a request that is waiting
     /// for a reconnect fails with `ConnectionLoss` once the session is presumed lost (no
     /// connection for the negotiated session timeout), and requests made while it is lost fail
-    /// at once, until a server takes the session back.
+    /// at once, until a server takes the session back. A request made before the first
+    /// connection waits for it at most the session timeout, then fails with `ConnectionLoss`.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
