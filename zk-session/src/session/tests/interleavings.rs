@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 use zk_proto::{EventType, GetDataRequest, OpCode, Request};
 
 use super::{
-    harness::{Harness, Reply, Stream, Watch},
+    harness::{Harness, Reply, Stream, Watch, SESSION, TIMEOUT_MS},
     server::Mode,
 };
 use crate::{command::Command, watch::WatchKind, Error, ErrorCode};
@@ -47,6 +47,8 @@ enum Cut {
     Handshake,
     /// After the server has answered this many requests of the new connection.
     After(usize),
+    /// Likewise, and the next handshake finds the session expired: a new one is made.
+    Expire(usize),
 }
 
 /// The same, with persistent watches on the path of the one-shots (ZOOKEEPER-4466): one
@@ -212,29 +214,38 @@ fn run(order: &[Event], split: usize, batched: bool, cut: Cut) -> usize {
             log_from = h.log.len();
             assert!(h.accept());
         }
+        Cut::Expire(k) => {
+            served = h.serve(k);
+            h.cut();
+            assert!(h.accept_as(SESSION, 0).is_some());
+            log_from = h.log.len();
+            assert_eq!(
+                h.accept_as(SESSION + 1, TIMEOUT_MS),
+                Some(0),
+                "a new session"
+            );
+        }
     }
+    let expired = matches!(cut, Cut::Expire(_));
     h.serve_all();
     let case = format!("{order:?} split {split} batched {batched} {cut:?}");
-    check(&mut h, &mut held, log_from, &case);
+    check(&mut h, &mut held, log_from, expired, &case);
     // A change to /a fires the one-shots; a persistent watch stays on the server.
     h.change(EventType::NodeDataChanged, "/a");
     h.change(EventType::NodeChildrenChanged, "/a");
     h.serve_all();
-    check(
-        &mut h,
-        &mut held,
-        log_from,
-        &format!("{case}, then a change"),
-    );
+    let case = format!("{case}, then a change");
+    check(&mut h, &mut held, log_from, expired, &case);
     served
 }
 
-fn check(h: &mut Harness, held: &mut Held, log_from: usize, case: &str) {
+fn check(h: &mut Harness, held: &mut Held, log_from: usize, expired: bool, case: &str) {
     // Every request answered exactly once (a oneshot cannot carry two): an answer is there.
     for (ev, mut r) in held.replies.drain(..) {
         match r.answer() {
             Ok(_) => held.persist_ok |= ev == Event::Persist,
             Err(Error::Code(ErrorCode::ConnectionLoss)) => {}
+            Err(Error::Code(ErrorCode::SessionExpired)) if expired => {}
             Err(e) => panic!("{case}: {ev:?} answered {e}"),
         }
     }
@@ -264,11 +275,17 @@ fn check(h: &mut Harness, held: &mut Held, log_from: usize, case: &str) {
             }
         }
     }
-    assert!(held.old_b.is_live(), "{case}: the watch on /b ended");
-    assert!(
-        h.watches.data.contains_key("/b"),
-        "{case}: /b not re-registered"
-    );
+    if expired {
+        // The old session's one-shot watches ended with it; none is on the new session.
+        assert!(!live_data && !live_child && !held.old_b.is_live(), "{case}");
+        assert!(!h.watches.data.contains_key("/b"), "{case}: /b revived");
+    } else {
+        assert!(held.old_b.is_live(), "{case}: the watch on /b ended");
+        assert!(
+            h.watches.data.contains_key("/b"),
+            "{case}: /b not re-registered"
+        );
+    }
     let persistent = held.persist_ok || held.old_persistent.is_some();
     if persistent {
         assert_eq!(
@@ -299,11 +316,13 @@ fn enumerate(events: &[Event]) -> usize {
                 run(&order, split, batched, Cut::None);
                 run(&order, split, batched, Cut::Handshake);
                 cases += 2;
-                for k in 0.. {
-                    let served = run(&order, split, batched, Cut::After(k));
-                    cases += 1;
-                    if served < k {
-                        break;
+                for cut in [Cut::After, Cut::Expire] {
+                    for k in 0.. {
+                        let served = run(&order, split, batched, cut(k));
+                        cases += 1;
+                        if served < k {
+                            break;
+                        }
                     }
                 }
             }
