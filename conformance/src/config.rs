@@ -2,7 +2,7 @@
 
 use std::{fmt::Write as _, path::Path, process::Command};
 
-use crate::{Installation, ServerOptions};
+use crate::{install, options::ClientAuth, Installation, ServerOptions};
 
 /// The server's main class; it runs standalone when zoo.cfg has no `server.N` lines.
 pub const MAIN_CLASS: &str = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
@@ -30,8 +30,15 @@ impl Peer {
     }
 }
 
-/// Renders zoo.cfg. `peers` is empty for a standalone server.
-pub fn zoo_cfg(opts: &ServerOptions, data_dir: &Path, client_port: u16, peers: &[Peer]) -> String {
+/// Renders zoo.cfg. `peers` is empty for a standalone server; `secure_port` is used when
+/// `opts.tls` is set.
+pub fn zoo_cfg(
+    opts: &ServerOptions,
+    data_dir: &Path,
+    client_port: u16,
+    secure_port: Option<u16>,
+    peers: &[Peer],
+) -> String {
     let mut cfg = String::new();
     let mut line = |k: &str, v: &dyn std::fmt::Display| {
         let _ = writeln!(cfg, "{k}={v}");
@@ -51,6 +58,28 @@ pub fn zoo_cfg(opts: &ServerOptions, data_dir: &Path, client_port: u16, peers: &
     line("reconfigEnabled", &opts.reconfig_enabled);
     if let Some(on) = opts.standalone_enabled {
         line("standaloneEnabled", &on);
+    }
+    for (k, v) in opts.sasl.iter().flat_map(|s| s.zoo_cfg_lines()) {
+        line(k, &v);
+    }
+    if let (Some(tls), Some(port)) = (&opts.tls, secure_port) {
+        line("secureClientPort", &port);
+        // clientPortAddress does not cover the secure port: it would bind 0.0.0.0.
+        line("secureClientPortAddress", &opts.client_address);
+        line(
+            "serverCnxnFactory",
+            &"org.apache.zookeeper.server.NettyServerCnxnFactory",
+        );
+        line("ssl.keyStore.location", &tls.key_store.display());
+        line("ssl.keyStore.type", &"PEM");
+        line("ssl.trustStore.location", &tls.trust_store.display());
+        line("ssl.trustStore.type", &"PEM");
+        let auth = match tls.client_auth {
+            ClientAuth::Need => "need",
+            ClientAuth::Want => "want",
+            ClientAuth::None => "none",
+        };
+        line("ssl.clientAuth", &auth);
     }
     for (k, v) in &opts.extra_config {
         line(k, v);
@@ -93,12 +122,24 @@ pub fn jvm_command(install: &Installation, opts: &ServerOptions, cfg: &Path) -> 
     if opts.skip_acl {
         cmd.arg("-Dzookeeper.skipACL=yes");
     }
+    if opts.sasl.is_some() {
+        // The server's JAAS file is written beside zoo.cfg (ZkServer::prepare).
+        cmd.arg(crate::SaslServer::jvm_property(
+            cfg.parent().unwrap_or(Path::new(".")),
+        ));
+    }
     for (k, v) in &opts.system_properties {
         cmd.arg(format!("-D{k}={v}"));
     }
+    let mut classpath = install.classpath.clone();
+    if opts.tls.is_some() {
+        for jar in install::TLS_JARS {
+            classpath.push_str(&format!(":{}/{jar}", install::JAR_DIR));
+        }
+    }
     cmd.args(&opts.jvm_args)
         .arg("-cp")
-        .arg(&install.classpath)
+        .arg(classpath)
         .arg(MAIN_CLASS)
         .arg(cfg);
     cmd
@@ -124,7 +165,7 @@ mod tests {
                 client_port: 23,
             },
         ];
-        let cfg = zoo_cfg(&ServerOptions::default(), Path::new("/d"), 13, &peers);
+        let cfg = zoo_cfg(&ServerOptions::default(), Path::new("/d"), 13, None, &peers);
         assert!(cfg.contains("tickTime=200\n"));
         assert!(cfg.contains("dataDir=/d\n"));
         assert!(cfg.contains("clientPort=13\n"));
@@ -132,11 +173,28 @@ mod tests {
         assert!(cfg.contains("server.2=127.0.0.1:21:22;127.0.0.1:23\n"));
         assert!(cfg.contains("clientPortAddress=127.0.0.1\n"));
         let any = ServerOptions::default().client_address([0, 0, 0, 0].into());
-        let cfg = zoo_cfg(&any, Path::new("/d"), 13, &peers);
+        let cfg = zoo_cfg(&any, Path::new("/d"), 13, None, &peers);
         assert!(cfg.contains("clientPortAddress=0.0.0.0\n"));
         assert!(
             cfg.contains("server.2=127.0.0.1:21:22;0.0.0.0:23\n"),
             "{cfg}"
         );
+        assert!(!cfg.contains("secureClientPort"), "{cfg}");
+    }
+
+    #[test]
+    fn tls_adds_a_secure_port_on_the_client_address() {
+        let tls = crate::ServerTls::new("/c/server.pem", "/c/ca.pem").client_auth(ClientAuth::Want);
+        let opts = ServerOptions::default().tls(tls);
+        let cfg = zoo_cfg(&opts, Path::new("/d"), 13, Some(14), &[]);
+        assert!(cfg.contains("clientPort=13\n"), "{cfg}");
+        assert!(cfg.contains("secureClientPort=14\n"), "{cfg}");
+        assert!(cfg.contains("secureClientPortAddress=127.0.0.1\n"), "{cfg}");
+        assert!(cfg.contains("NettyServerCnxnFactory"), "{cfg}");
+        assert!(
+            cfg.contains("ssl.keyStore.location=/c/server.pem\n"),
+            "{cfg}"
+        );
+        assert!(cfg.contains("ssl.clientAuth=want\n"), "{cfg}");
     }
 }

@@ -56,6 +56,16 @@ impl Ensemble {
             .join(",")
     }
 
+    /// `127.0.0.1:s1,127.0.0.1:s2,…`: every member's secure client port, in index order.
+    /// Panics without [`tls`](ServerOptions::tls) in the options.
+    pub fn secure_connect_string(&self) -> String {
+        self.servers
+            .iter()
+            .map(ZkServer::secure_connect_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// Every member's client address, in index order.
     pub fn client_addrs(&self) -> Vec<SocketAddr> {
         self.servers.iter().map(ZkServer::client_addr).collect()

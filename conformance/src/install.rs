@@ -34,6 +34,19 @@ pub const REQUIRED_JARS: &[&str] = &[
     "snappy-java.jar",
 ];
 
+/// What the Netty connection factory needs on top of [`REQUIRED_JARS`], for a secure client
+/// port (the JDK's TLS; netty-tcnative is not needed).
+pub const TLS_JARS: &[&str] = &[
+    "netty-handler.jar",
+    "netty-common.jar",
+    "netty-buffer.jar",
+    "netty-transport.jar",
+    "netty-codec.jar",
+    "netty-resolver.jar",
+    "netty-transport-native-epoll.jar",
+    "netty-transport-native-unix-common.jar",
+];
+
 /// slf4j bindings in order of preference: `simple` writes readable lines to stderr (which the
 /// harness sends to the server log), `jdk14` does too, `nop` at least silences the warning.
 pub const LOG_BINDINGS: &[&str] = &["slf4j-simple.jar", "slf4j-jdk14.jar", "slf4j-nop.jar"];

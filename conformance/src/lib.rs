@@ -29,6 +29,7 @@
 //! println!("{}", ens.connect_string()); // 127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3
 //! ```
 
+pub mod certs;
 pub mod config;
 pub mod ensemble;
 pub mod error;
@@ -37,6 +38,7 @@ pub mod install;
 pub mod options;
 pub mod peers;
 pub mod ports;
+pub mod sasl;
 pub mod scratch;
 pub mod server;
 pub mod shared;
@@ -44,12 +46,14 @@ pub mod spawner;
 pub mod standalone;
 mod sys;
 
+pub use certs::TestCerts;
 pub use ensemble::{Ensemble, EnsembleBuilder};
 pub use error::{HarnessError, Result};
 pub use four_letter::{four_letter_word, Mode};
 pub use install::{ensure_installed, Installation};
-pub use options::ServerOptions;
+pub use options::{ServerOptions, ServerTls};
 pub use ports::{free_port, free_ports};
+pub use sasl::SaslServer;
 pub use server::ZkServer;
 pub use shared::shared_standalone;
 pub use standalone::{Standalone, StandaloneBuilder};

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::SaslServer;
+
 /// How to configure and run a ZooKeeper server for tests.
 ///
 /// The defaults favour fast tests: `tickTime=200` (so sessions can time out in under a second:
@@ -56,6 +58,68 @@ pub struct ServerOptions {
     /// another network namespace reach the server through a veth pair; connect strings and
     /// health checks still use 127.0.0.1.
     pub client_address: std::net::IpAddr,
+    /// SASL: a JAAS file with DIGEST-MD5 users and the SASL auth provider (default off).
+    pub sasl: Option<SaslServer>,
+    /// A secure client port beside the plain one (default: none); see [`ServerTls`].
+    pub tls: Option<ServerTls>,
+}
+
+/// Whether a TLS server asks for client certificates (`ssl.clientAuth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientAuth {
+    /// A client without a certificate fails the handshake (ZooKeeper's default).
+    #[default]
+    Need,
+    /// A certificate is asked for but not required.
+    Want,
+    /// No certificate is asked for.
+    None,
+}
+
+/// A secure client port (`secureClientPort`, Netty connection factory) beside the plain
+/// client port, which health checks and four-letter words keep using (mixed mode).
+///
+/// ```
+/// use conformance::{options::ClientAuth, ServerOptions, ServerTls};
+/// let tls = ServerTls::new("/tmp/c/server.pem", "/tmp/c/ca.pem").client_auth(ClientAuth::Want);
+/// let opts = ServerOptions::default().tls(tls);
+/// assert_eq!(opts.tls.unwrap().client_auth, ClientAuth::Want);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerTls {
+    /// The server's certificate chain and PKCS#8 key in one PEM file (`ssl.keyStore`).
+    pub key_store: std::path::PathBuf,
+    /// The CA certificates it trusts for client certificates (`ssl.trustStore`).
+    pub trust_store: std::path::PathBuf,
+    /// `ssl.clientAuth` (default [`ClientAuth::Need`]).
+    pub client_auth: ClientAuth,
+}
+
+impl ServerTls {
+    /// PEM key store and trust store, client certificates required.
+    pub fn new(
+        key_store: impl Into<std::path::PathBuf>,
+        trust_store: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        ServerTls {
+            key_store: key_store.into(),
+            trust_store: trust_store.into(),
+            client_auth: ClientAuth::Need,
+        }
+    }
+
+    /// The server certificate and CA of [`TestCerts`](crate::TestCerts), which must outlive
+    /// the server.
+    pub fn from_certs(certs: &crate::TestCerts) -> Self {
+        ServerTls::new(certs.server_pem(), certs.ca())
+    }
+
+    /// Sets `ssl.clientAuth`.
+    pub fn client_auth(mut self, auth: ClientAuth) -> Self {
+        self.client_auth = auth;
+        self
+    }
 }
 
 impl Default for ServerOptions {
@@ -78,6 +142,8 @@ impl Default for ServerOptions {
             system_properties: Vec::new(),
             jvm_args: Vec::new(),
             client_address: std::net::Ipv4Addr::LOCALHOST.into(),
+            sasl: None,
+            tls: None,
         }
     }
 }
@@ -181,6 +247,18 @@ impl ServerOptions {
         self.client_address = addr;
         self
     }
+
+    /// Serves SASL: writes the JAAS file, passes it to the JVM and registers the provider.
+    pub fn sasl(mut self, sasl: SaslServer) -> Self {
+        self.sasl = Some(sasl);
+        self
+    }
+
+    /// Adds a secure client port (see [`ServerTls`]).
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
 }
 
 /// Generates builder methods that forward to the [`ServerOptions`] setters of field `$field`.
@@ -264,6 +342,17 @@ macro_rules! forward_option_setters {
         /// See [`ServerOptions::client_address`].
         pub fn client_address(mut self, addr: std::net::IpAddr) -> Self {
             self.$field = self.$field.client_address(addr);
+            self
+        }
+        /// Serves SASL; see [`ServerOptions::sasl`].
+        pub fn sasl(mut self, sasl: $crate::SaslServer) -> Self {
+            self.$field = self.$field.sasl(sasl);
+            self
+        }
+
+        /// Adds a secure client port; see [`ServerOptions::tls`].
+        pub fn tls(mut self, tls: crate::ServerTls) -> Self {
+            self.$field = self.$field.tls(tls);
             self
         }
         /// Replaces all options at once.

@@ -42,6 +42,7 @@ pub struct ZkServer {
     install: &'static Installation,
     opts: Arc<ServerOptions>,
     client_port: u16,
+    secure_client_port: Option<u16>,
     peer: Option<Peer>,
     cfg_path: PathBuf,
     log_path: PathBuf,
@@ -96,16 +97,24 @@ impl ZkServer {
         if let Some(p) = me {
             write_file(&data_dir.join("myid"), &format!("{}\n", p.id))?;
         }
+        if let Some(sasl) = &opts.sasl {
+            write_file(&dir.path().join(crate::sasl::JAAS_FILE), &sasl.jaas())?;
+        }
         let cfg_path = dir.path().join("zoo.cfg");
+        let secure_client_port = match opts.tls {
+            Some(_) => Some(crate::ports::free_port()?),
+            None => None,
+        };
         write_file(
             &cfg_path,
-            &config::zoo_cfg(&opts, &data_dir, client_port, peers),
+            &config::zoo_cfg(&opts, &data_dir, client_port, secure_client_port, peers),
         )?;
         Ok(ZkServer {
             name,
             install,
             opts,
             client_port,
+            secure_client_port,
             peer: me,
             cfg_path,
             log_path: dir.path().join("server.log"),
@@ -127,6 +136,20 @@ impl ZkServer {
     /// `127.0.0.1:port`, for a client's connect string.
     pub fn connect_string(&self) -> String {
         self.client_addr().to_string()
+    }
+
+    /// The secure (TLS) client port, when the options have [`tls`](ServerOptions::tls).
+    pub fn secure_client_port(&self) -> Option<u16> {
+        self.secure_client_port
+    }
+
+    /// `127.0.0.1:secure-port`, for a TLS client's connect string. Panics without
+    /// [`tls`](ServerOptions::tls) in the options.
+    pub fn secure_connect_string(&self) -> String {
+        let port = self
+            .secure_client_port
+            .expect("the server has no secure client port: set ServerOptions::tls");
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port)).to_string()
     }
 
     /// The member's `myid`, `None` for a standalone server.
@@ -374,6 +397,7 @@ impl ZkServer {
 
     fn port_in_use(&self) -> HarnessError {
         let mut ports = vec![self.client_port];
+        ports.extend(self.secure_client_port);
         if let Some(p) = self.peer {
             ports.extend([p.peer_port, p.election_port]);
         }

@@ -1,6 +1,6 @@
 //! The README's main command, `cargo run --release -p conformance --bin demo`, run as a test
-//! (debug build): it must finish, show writes under the lock that add up, and a failover of
-//! the leader.
+//! (debug build), plain and with `--tls`: it must finish, show writes under the lock that add
+//! up, and a failover of the leader.
 
 use std::{process::Command, time::Duration};
 
@@ -11,8 +11,26 @@ const LIMIT: Duration = Duration::from_secs(240);
 
 #[test]
 fn the_demo_runs_and_shows_the_failover() {
-    let run =
-        run_to_end(&mut Command::new(env!("CARGO_BIN_EXE_demo")), LIMIT).expect("start the demo");
+    let out = demo(&[]);
+    assert!(out.contains("over TCP"), "parts 2 and 3 use plain TCP");
+}
+
+/// `demo --tls`: the same over mutual TLS, the client known by its certificate.
+#[test]
+fn the_demo_runs_over_tls() {
+    let out = demo(&["--tls"]);
+    assert!(out.contains("secure client ports"), "no secure ports");
+    assert!(
+        out.contains("client over TLS") && out.contains("(a session each, over TLS)"),
+        "parts 2 and 3 use TLS"
+    );
+    assert!(out.contains("x509:CN=zk-client"), "no x509 identity");
+}
+
+/// Runs the demo with `args`, checks what every run shows, and returns its stdout.
+fn demo(args: &[&str]) -> String {
+    let run = run_to_end(Command::new(env!("CARGO_BIN_EXE_demo")).args(args), LIMIT)
+        .expect("start the demo");
     let out = run.stdout;
     println!("{out}");
     eprintln!("{}", run.stderr);
@@ -42,4 +60,5 @@ fn the_demo_runs_and_shows_the_failover() {
         .find(|l| l.contains("leaders in order:"))
         .expect("no election summary");
     assert!(leaders.matches(" -> ").count() >= 1, "{leaders}");
+    out
 }

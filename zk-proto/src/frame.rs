@@ -1,19 +1,39 @@
 //! Length-prefixed framing: every message is an `i32` length and that many bytes.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
+#[cfg(feature = "codec")]
 use tokio_util::codec::{Decoder, Encoder};
 
-use crate::{jute::Record, DecodeError, FrameError};
+#[cfg(feature = "codec")]
+use crate::jute::Record;
+use crate::{DecodeError, FrameError};
 
 /// The Java client's and server's default maximum frame length (`jute.maxbuffer`).
 pub const DEFAULT_MAX_FRAME_LEN: usize = 0xfffff;
 
-/// A tokio-util codec for ZooKeeper's length-prefixed frames.
+/// ZooKeeper's length-prefixed frames: split a byte stream into frames and write them.
 ///
 /// Decoding yields each frame's body as [`Bytes`] (without the prefix); a length above the
 /// maximum or below zero is a typed error, and nothing is buffered beyond one frame's worth.
+/// [`decode_frame`](Self::decode_frame) and [`encode_with`](Self::encode_with) work with any
+/// I/O; with the `codec` feature (on by default) the same logic is also a tokio-util
+/// `Decoder` and `Encoder`.
 ///
 /// ```
+/// use bytes::{Bytes, BytesMut};
+/// use zk_proto::FrameCodec;
+///
+/// let codec = FrameCodec::new();
+/// let mut wire = BytesMut::new();
+/// codec.encode_frame(b"hi", &mut wire).unwrap();
+/// assert_eq!(&wire[..], &[0, 0, 0, 2, b'h', b'i']);
+/// assert_eq!(codec.decode_frame(&mut wire).unwrap().unwrap(), Bytes::from_static(b"hi"));
+/// ```
+///
+/// The same with the tokio-util traits:
+///
+/// ```
+/// # #[cfg(feature = "codec")] {
 /// use bytes::{Bytes, BytesMut};
 /// use tokio_util::codec::{Decoder, Encoder};
 /// use zk_proto::FrameCodec;
@@ -21,8 +41,8 @@ pub const DEFAULT_MAX_FRAME_LEN: usize = 0xfffff;
 /// let mut codec = FrameCodec::new();
 /// let mut wire = BytesMut::new();
 /// codec.encode(Bytes::from_static(b"hi"), &mut wire).unwrap();
-/// assert_eq!(&wire[..], &[0, 0, 0, 2, b'h', b'i']);
 /// assert_eq!(codec.decode(&mut wire).unwrap().unwrap(), Bytes::from_static(b"hi"));
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct FrameCodec {
@@ -89,13 +109,15 @@ impl FrameCodec {
         dst[start..start + 4].copy_from_slice(&(len as i32).to_be_bytes());
         Ok(())
     }
-}
 
-impl Decoder for FrameCodec {
-    type Item = Bytes;
-    type Error = FrameError;
+    /// Appends one frame with the body `body` to `dst`.
+    pub fn encode_frame(&self, body: &[u8], dst: &mut BytesMut) -> Result<(), FrameError> {
+        self.encode_with(dst, |b| b.put_slice(body))
+    }
 
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Bytes>, FrameError> {
+    /// Splits the next whole frame's body off the front of `src`, or returns `None` when `src`
+    /// does not hold a whole frame yet (reserving only the room that frame still needs).
+    pub fn decode_frame(&self, src: &mut BytesMut) -> Result<Option<Bytes>, FrameError> {
         if src.len() < 4 {
             return Ok(None);
         }
@@ -110,14 +132,26 @@ impl Decoder for FrameCodec {
     }
 }
 
+#[cfg(feature = "codec")]
+impl Decoder for FrameCodec {
+    type Item = Bytes;
+    type Error = FrameError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Bytes>, FrameError> {
+        self.decode_frame(src)
+    }
+}
+
+#[cfg(feature = "codec")]
 impl Encoder<Bytes> for FrameCodec {
     type Error = FrameError;
 
     fn encode(&mut self, item: Bytes, dst: &mut BytesMut) -> Result<(), FrameError> {
-        self.encode_with(dst, |b| b.put_slice(&item))
+        self.encode_frame(&item, dst)
     }
 }
 
+#[cfg(feature = "codec")]
 impl<T: Record> Encoder<&T> for FrameCodec {
     type Error = FrameError;
 
@@ -132,12 +166,12 @@ mod tests {
 
     #[test]
     fn waits_for_a_whole_frame() {
-        let mut c = FrameCodec::new();
+        let c = FrameCodec::new();
         let mut src = BytesMut::from(&[0u8, 0, 0, 3, 1, 2][..]);
-        assert_eq!(c.decode(&mut src).unwrap(), None);
+        assert_eq!(c.decode_frame(&mut src).unwrap(), None);
         src.put_u8(3);
         assert_eq!(
-            c.decode(&mut src).unwrap().unwrap(),
+            c.decode_frame(&mut src).unwrap().unwrap(),
             Bytes::from_static(&[1, 2, 3])
         );
         assert!(src.is_empty());
@@ -153,17 +187,17 @@ mod tests {
 
     #[test]
     fn rejects_negative_and_oversized_lengths() {
-        let mut c = FrameCodec::with_max_frame_len(16);
+        let c = FrameCodec::with_max_frame_len(16);
         let mut src = BytesMut::from(&[0xffu8, 0xff, 0xff, 0xff][..]);
         assert!(matches!(
-            c.decode(&mut src),
+            c.decode_frame(&mut src),
             Err(FrameError::Decode(DecodeError::NegativeFrameLength {
                 len: -1
             }))
         ));
         let mut src = BytesMut::from(&[0u8, 0, 0, 17][..]);
         assert!(matches!(
-            c.decode(&mut src),
+            c.decode_frame(&mut src),
             Err(FrameError::Decode(DecodeError::FrameTooLarge {
                 len: 17,
                 max: 16
@@ -173,9 +207,31 @@ mod tests {
 
     #[test]
     fn encode_refuses_oversized_frames_and_leaves_dst_alone() {
-        let mut c = FrameCodec::with_max_frame_len(2);
+        let c = FrameCodec::with_max_frame_len(2);
         let mut dst = BytesMut::new();
-        assert!(c.encode(Bytes::from_static(b"abc"), &mut dst).is_err());
+        assert!(c.encode_frame(b"abc", &mut dst).is_err());
         assert!(dst.is_empty());
+    }
+
+    /// The tokio-util traits are the same framing as the inherent methods.
+    #[cfg(feature = "codec")]
+    #[test]
+    fn the_tokio_util_codec_frames_like_the_inherent_methods() {
+        let mut c = FrameCodec::with_max_frame_len(16);
+        let mut traits = BytesMut::new();
+        c.encode(Bytes::from_static(b"abc"), &mut traits).unwrap();
+        c.encode(&crate::Stat::default(), &mut traits).unwrap_err();
+        let mut inherent = BytesMut::new();
+        c.encode_frame(b"abc", &mut inherent).unwrap();
+        assert_eq!(traits, inherent);
+        let stat = crate::Stat::default();
+        let mut body = BytesMut::new();
+        stat.encode(&mut body);
+        let mut big = FrameCodec::new();
+        big.encode(&stat, &mut traits).unwrap();
+        assert_eq!(&traits[11..], &body[..]);
+        assert_eq!(c.decode(&mut traits).unwrap().unwrap(), &b"abc"[..]);
+        let mut short = BytesMut::from(&[0u8, 0, 0, 1][..]);
+        assert_eq!(c.decode(&mut short).unwrap(), None);
     }
 }

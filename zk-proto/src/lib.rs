@@ -1,8 +1,9 @@
 //! The ZooKeeper 3.8 client protocol: jute records, opcodes, error codes and framing.
 //!
 //! This crate does no I/O. Encode requests into a `BytesMut`, decode replies from `Bytes`
-//! frames (buffers come back as slices of the frame, not copies), and use [`FrameCodec`] with
-//! tokio-util to split a byte stream into frames.
+//! frames (buffers come back as slices of the frame, not copies), and use [`FrameCodec`] to
+//! split a byte stream into frames (also a tokio-util codec with the `codec` feature, on by
+//! default; without it the crate depends on no async runtime).
 //!
 //! - [`Request`] and [`Response`] tie each record to its [`OpCode`];
 //!   [`decode_reply`] and [`decode_notification`] decode whole server frames.

@@ -1,6 +1,6 @@
 //! Configuring and connecting a [`Client`].
 
-use std::{sync::Arc, time::Duration};
+use std::{fmt, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -10,8 +10,10 @@ use crate::{
     client::Client,
     connect_string::ConnectString,
     driver,
+    redact::{self, Auths},
     session::{Config, Shared},
     state::SessionState,
+    transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
     Error,
 };
@@ -58,7 +60,7 @@ pub enum OnExpiry {
 ///     .await?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientBuilder {
     connect_string: String,
     session_timeout: Duration,
@@ -73,6 +75,8 @@ pub struct ClientBuilder {
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
     on_expiry: OnExpiry,
+    sasl: crate::connection::SaslOption,
+    security: Security,
 }
 
 impl ClientBuilder {
@@ -91,7 +95,31 @@ impl ClientBuilder {
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
             on_expiry: OnExpiry::NewSession,
+            sasl: None,
+            security: Security::Plain,
         }
+    }
+
+    /// Authenticates every connection with SASL before anything else is sent (cargo feature
+    /// `sasl`). If the server refuses, the client ends in
+    /// [`SessionState::AuthFailed`] and every request fails with `AuthFailed`.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, SaslConfig};
+    ///
+    /// let client = Client::builder("127.0.0.1:2181")
+    ///     .sasl(SaslConfig::digest_md5("bob", "bobsecret"))
+    ///     .connect()
+    ///     .await?;
+    /// let me = client.who_am_i().await?;
+    /// assert!(me.iter().any(|i| i.auth_scheme == "sasl" && i.user == "bob"));
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "sasl")]
+    pub fn sasl(mut self, config: crate::SaslConfig) -> Self {
+        self.sasl = Some(config);
+        self
     }
 
     /// Attaches to an existing session instead of creating one, given its id and password
@@ -281,6 +309,29 @@ impl ClientBuilder {
         self.auth("digest", format!("{user}:{password}").as_bytes())
     }
 
+    /// Connects to every server with TLS (feature `tls`); the connect string then lists the
+    /// servers' secure client ports (`secureClientPort`). A failed handshake counts as a
+    /// failed connection attempt: the client moves to the next server and backs off as
+    /// usual, and [`connect`](Self::connect) reports the handshake error in
+    /// [`Error::ConnectTimeout`]'s `last_error`.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, TlsConfig};
+    ///
+    /// let tls = TlsConfig::builder()
+    ///     .ca_file("ca.pem")
+    ///     .client_cert_files("client.crt", "client.key")
+    ///     .build()?;
+    /// let client = Client::builder("zk1:2281,zk2:2281").tls(tls).connect().await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: crate::TlsConfig) -> Self {
+        self.security = Security::Tls(config);
+        self
+    }
+
     /// The first and the largest pause between rounds of connection attempts
     /// (default 50 ms growing to 1 s, with jitter).
     ///
@@ -340,6 +391,8 @@ impl ClientBuilder {
             backoff_max: self.backoff_max,
             resume: self.resume,
             new_session_on_expiry: self.on_expiry == OnExpiry::NewSession,
+            sasl: self.sasl,
+            security: self.security,
         };
         let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();
@@ -403,5 +456,28 @@ impl ClientBuilder {
                 last_error: client.last_connect_error(),
             }),
         }
+    }
+}
+
+/// Credentials print as `<redacted>` (see redact.rs).
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("connect_string", &self.connect_string)
+            .field("session_timeout", &self.session_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("initial_connect_timeout", &self.initial_connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("read_only", &self.read_only)
+            .field("max_frame_len", &self.max_frame_len)
+            .field("auths", &Auths(&self.auths))
+            .field("backoff_base", &self.backoff_base)
+            .field("backoff_max", &self.backoff_max)
+            .field("resume", &redact::resume(&self.resume))
+            .field("persistent_watch_buffer", &self.persistent_watch_buffer)
+            .field("on_expiry", &self.on_expiry)
+            .field("sasl", &self.sasl)
+            .field("security", &self.security)
+            .finish_non_exhaustive()
     }
 }

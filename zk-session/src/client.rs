@@ -19,6 +19,7 @@ use crate::{
     builder::ClientBuilder,
     chroot::Chroot,
     command::{Command, RequestCmd, WatchReg},
+    redact::Redacted,
     session::Shared,
     state::{SessionEvents, SessionState},
     watch::{stream_channel, DropNotice, WatchKind},

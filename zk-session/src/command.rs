@@ -5,6 +5,7 @@ use tokio::sync::oneshot;
 use zk_proto::{Request, Response, WatcherType};
 
 use crate::{
+    redact::Redacted,
     watch::{StreamTx, WatchKind},
     watch_table::OneshotTx,
     Error,
@@ -16,7 +17,7 @@ pub(crate) enum Command {
     Request(RequestCmd),
     AddAuth {
         scheme: String,
-        auth: Bytes,
+        auth: Redacted<Bytes>,
         reply: AuthWaiter,
     },
     WatchDropped {

@@ -15,8 +15,10 @@ use zk_proto::FrameCodec;
 
 use crate::{
     command::Command,
-    connection::{self, ConnectFailure, Connection},
+    connection::{self, ConnectFailure, Connection, Handshake, SaslOption},
+    jitter,
     session::{Action, Config, Phase, SessionCore, Shared},
+    transport::Security,
 };
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
@@ -25,16 +27,21 @@ type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> +
 /// is gone.
 pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedReceiver<Command>) {
     // Shuffled, as the reference client does, so clients spread over the ensemble.
-    cfg.hosts.shuffle(&mut rand::rng());
+    cfg.hosts.shuffle(&mut jitter::rng());
     let hosts = cfg.hosts.clone();
     let max_frame_len = cfg.max_frame_len;
-    let core = SessionCore::new(cfg, shared, rand::random(), Instant::now());
+    // The connection's business, not the core's: the core only hears how a handshake ended.
+    let (sasl, security) = (cfg.sasl.clone(), cfg.security.clone());
+    let seed = jitter::random_range(0..=u64::MAX);
+    let core = SessionCore::new(cfg, shared, seed, Instant::now());
     let driver = Driver {
         core,
         rx,
         rx_open: true,
         hosts,
         max_frame_len,
+        sasl,
+        security,
         conn: None,
         attempt: None,
         attempt_host: 0,
@@ -50,6 +57,8 @@ struct Driver {
     rx_open: bool,
     hosts: Vec<(String, u16)>,
     max_frame_len: usize,
+    sasl: SaslOption,
+    security: Security,
     conn: Option<Connection>,
     attempt: Option<Attempt>,
     attempt_host: usize,
@@ -142,12 +151,19 @@ impl Driver {
                 Action::Connect {
                     host,
                     request,
+                    xid,
                     timeout,
                 } => {
                     let codec = FrameCodec::with_max_frame_len(self.max_frame_len);
                     let addr = self.hosts[host].clone();
+                    let handshake = Handshake {
+                        request,
+                        sasl: self.sasl.clone(),
+                        xid,
+                    };
+                    let security = self.security.clone();
                     self.attempt = Some(Box::pin(connection::connect(
-                        addr, host, request, timeout, codec,
+                        addr, handshake, timeout, codec, security,
                     )));
                     self.attempt_host = host;
                 }
@@ -164,7 +180,9 @@ impl Driver {
                 Action::ProbeReadWrite { skip } => {
                     let hosts = self.hosts.clone();
                     self.probe = Some(tokio::spawn(connection::find_read_write_server(
-                        hosts, skip,
+                        hosts,
+                        skip,
+                        self.security.clone(),
                     )));
                 }
             }
@@ -175,7 +193,7 @@ impl Driver {
         let now = Instant::now();
         match r {
             Ok(mut c) => {
-                self.core.handle_connected(&c.response, now);
+                self.core.handle_connected(&c.response, c.next_xid, now);
                 if matches!(self.core.phase(), Phase::Connected { .. }) {
                     // Bytes that came in behind the connect response are frames like any other.
                     if !c.rbuf.is_empty() {
@@ -183,6 +201,11 @@ impl Driver {
                     }
                     self.conn = Some(c);
                 }
+            }
+            // The same credentials would fail on every server: no retry loop.
+            Err(f @ ConnectFailure::AuthFailed(_)) => {
+                self.core
+                    .handle_auth_failed(self.attempt_host, &f.to_string(), now)
             }
             Err(f) => self
                 .core

@@ -5,6 +5,9 @@
 //! session when a server dies or stalls, re-sends auth and re-registers watches there, and
 //! reports connection states ([`SessionEvent`]) the way Curator does.
 //!
+//! Feature `tls` (off by default): connections over TLS with rustls, configured by
+//! `TlsConfig` and `ClientBuilder::tls`.
+//!
 //! ```no_run
 //! # async fn f() -> zk_session::Result<()> {
 //! use zk_session::{Client, CreateOptions};
@@ -30,10 +33,18 @@ mod connection;
 mod create_options;
 mod driver;
 mod error;
+mod jitter;
 mod multi;
+mod redact;
 mod retry;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 mod session;
 mod state;
+#[cfg(feature = "tls")]
+mod tls;
+mod transport;
+mod tree_ops;
 mod version;
 mod watch;
 mod watch_table;
@@ -44,7 +55,11 @@ pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
+#[cfg(feature = "sasl")]
+pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{SessionEvent, SessionEvents, SessionState};
+#[cfg(feature = "tls")]
+pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 

@@ -82,7 +82,7 @@ impl RetryPolicy {
         }
         // Curator caps the shift at 29 retries too.
         let span = 1u64 << (retry.min(29) + 1);
-        let factor = rand::random_range(0..span).max(1);
+        let factor = crate::jitter::random_range(0..span).max(1);
         Some(
             self.base
                 .saturating_mul(factor.min(u32::MAX as u64) as u32)

@@ -4,7 +4,12 @@
 //! ```sh
 //! cargo run --release -p conformance --bin session_bench
 //! cargo run --release -p conformance --bin session_bench -- --secs 2 --reps 2 --only raw,ours
+//! cargo run --release -p conformance --bin session_bench -- --tls --only raw,ours --workloads get:1,get:64
 //! ```
+//!
+//! `--tls` gives the server a TLS port beside the plain one (so both are served by the Netty
+//! connection factory, not the default NIO one), runs a second zk-session client over mutual
+//! TLS after ours in every round, and adds a table of the two side by side.
 //!
 //! Workloads (each at its window: that many requests kept in flight on one session):
 //! - getData of a 100-byte znode at windows 1, 64 and 512;
@@ -49,14 +54,14 @@ use std::{
 use bytes::{Bytes, BytesMut};
 use conformance::{
     peers::{self, run_child, JavaProgram, KazooProgram},
-    Standalone,
+    ServerTls, Standalone, TestCerts,
 };
 use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest, DeleteRequest,
     FrameCodec, GetDataRequest, Request,
 };
-use zk_session::{Client, CreateOptions, Version};
+use zk_session::{Client, CreateOptions, TlsConfig, Version};
 
 const JAVA_SOURCE: &str = include_str!("../../java/JavaClientBench.java");
 const KAZOO_SOURCE: &str = include_str!("../../python/kazoo_bench.py");
@@ -187,6 +192,8 @@ struct Settings {
     workloads: Vec<Workload>,
     /// Run zk-session on a current-thread runtime instead of the multi-threaded one.
     current_thread: bool,
+    /// Also run zk-session over TLS (see the module docs).
+    tls: bool,
 }
 
 impl Settings {
@@ -200,6 +207,7 @@ impl Settings {
             peers: Peer::ALL.to_vec(),
             workloads: WORKLOADS.to_vec(),
             current_thread: false,
+            tls: false,
         };
         let mut args = env::args().skip(1);
         while let Some(a) = args.next() {
@@ -236,11 +244,12 @@ impl Settings {
                         .collect::<Result<_, _>>()?;
                 }
                 "--current-thread" => s.current_thread = true,
+                "--tls" => s.tls = true,
                 "-h" | "--help" => {
                     return Err(
                         "usage: session_bench [--secs S] [--warmup S] [--jit-warmup S] \
                          [--reps N] [--rounds N] [--only raw,ours,java,kazoo] \
-                         [--workloads get:1,get:64,get:512,cd:64] [--current-thread]"
+                         [--workloads get:1,get:64,get:512,cd:64] [--current-thread] [--tls]"
                             .to_owned(),
                     )
                 }
@@ -773,6 +782,56 @@ fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[Workload]) 
     }
 }
 
+/// zk-session over plain TCP and over TLS, from the same run.
+fn report_tls(
+    results: &HashMap<(Workload, Peer), Outcome>,
+    tls_reps: &HashMap<Workload, Vec<Measure>>,
+    workloads: &[Workload],
+) {
+    println!();
+    println!("zk-session over TLS (mutual, TLS 1.2, the server's default) beside plain TCP:");
+    println!();
+    println!(
+        "| workload | window | ours plain ops/s | ours TLS ops/s | TLS/plain \
+         | CPU µs/op plain | CPU µs/op TLS |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for &w in workloads {
+        let plain = results
+            .get(&(w, Peer::Ours))
+            .cloned()
+            .unwrap_or_else(|| Err("not run".to_owned()));
+        let tls = tls_reps
+            .get(&w)
+            .map_or_else(|| Err("not run".to_owned()), |v| best(v));
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            w.label(),
+            w.window,
+            Cell(&plain),
+            Cell(&tls),
+            show(ratio(&tls, &plain, |m| m.ops_per_sec())),
+            cpu_cell(&plain),
+            cpu_cell(&tls),
+        );
+    }
+}
+
+/// A client over mutual TLS to the server's secure port.
+async fn tls_connect(zk: &Standalone, certs: &TestCerts) -> Client {
+    let tls = TlsConfig::builder()
+        .ca_file(certs.ca())
+        .client_cert_files(certs.client_cert(), certs.client_key())
+        .build()
+        .expect("TLS config");
+    Client::builder(&zk.secure_connect_string())
+        .session_timeout(SESSION_TIMEOUT)
+        .tls(tls)
+        .connect()
+        .await
+        .expect("connect over TLS")
+}
+
 // ----- main -----
 
 fn main() {
@@ -786,7 +845,14 @@ fn main() {
     let started = Instant::now();
     let load_before = load_average();
     eprintln!("starting a standalone ZooKeeper server…");
-    let zk = match Standalone::start() {
+    let certs = set
+        .tls
+        .then(|| TestCerts::generate().expect("TLS certificates (openssl)"));
+    let mut server = Standalone::builder();
+    if let Some(c) = &certs {
+        server = server.tls(ServerTls::from_certs(c));
+    }
+    let zk = match server.start() {
         Ok(zk) => zk,
         Err(e) => {
             eprintln!("cannot start ZooKeeper: {e}");
@@ -824,6 +890,7 @@ fn main() {
         client.create(&paths.cd_base, b"", &opts).await.expect("cd");
         client
     });
+    let tls_client = certs.as_ref().map(|c| rt.block_on(tls_connect(&zk, c)));
     let tmp = peers::process_dir(&env::temp_dir(), "session-bench");
 
     let mut results: HashMap<(Workload, Peer), Outcome> = HashMap::new();
@@ -848,6 +915,7 @@ fn main() {
     // each keeps its best repetition over all rounds.
     let mut raw_reps: HashMap<Workload, Result<Vec<Measure>, String>> = HashMap::new();
     let mut ours_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
+    let mut tls_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
     for round in 0..set.rounds {
         for w in set.workloads.iter().copied() {
             if peers.contains(&Peer::Raw) {
@@ -864,6 +932,15 @@ fn main() {
                 eprintln!("round {round}: ours {} window {}", w.label(), w.window);
                 let m = rt.block_on(ours_run(&client, w, &paths, &set));
                 ours_reps.entry(w).or_default().extend(m);
+                if let Some(tls) = &tls_client {
+                    eprintln!(
+                        "round {round}: ours over TLS {} window {}",
+                        w.label(),
+                        w.window
+                    );
+                    let m = rt.block_on(ours_run(tls, w, &paths, &set));
+                    tls_reps.entry(w).or_default().extend(m);
+                }
             }
         }
     }
@@ -895,8 +972,12 @@ fn main() {
     }
     rt.block_on(async {
         let _ = client.close().await;
+        if let Some(tls) = &tls_client {
+            let _ = tls.close().await;
+        }
     });
     drop(client);
+    drop(tls_client);
     rt.shutdown_timeout(Duration::from_secs(2));
     let _ = fs::remove_dir_all(&tmp);
 
@@ -924,5 +1005,8 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
     report(&results, &set.workloads);
+    if set.tls {
+        report_tls(&results, &tls_reps, &set.workloads);
+    }
     drop(zk);
 }

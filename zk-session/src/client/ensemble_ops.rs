@@ -81,7 +81,7 @@ impl Client {
             .tx
             .send(Command::AddAuth {
                 scheme: scheme.to_owned(),
-                auth: Bytes::copy_from_slice(auth),
+                auth: Redacted(Bytes::copy_from_slice(auth)),
                 reply: tx,
             })
             .map_err(|_| Error::Closed)?;

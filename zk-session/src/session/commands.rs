@@ -8,6 +8,7 @@ use zk_proto::Request;
 use super::{End, Phase, SessionCore};
 use crate::{
     command::{Command, WatchReg},
+    redact::Redacted,
     state::SessionState,
     Error,
 };
@@ -41,7 +42,7 @@ impl SessionCore {
             }
             Command::AddAuth {
                 scheme,
-                auth,
+                auth: Redacted(auth),
                 reply,
             } => self
                 .auths
@@ -69,7 +70,7 @@ impl SessionCore {
             }
             Command::AddAuth {
                 scheme,
-                auth,
+                auth: Redacted(auth),
                 reply,
             } => self.auths.remember(scheme, auth, Some(reply)),
             // Without a connection the server holds no watch to remove, and the next

@@ -42,15 +42,18 @@ use zk_proto::{ConnectRequest, ErrorCode, FrameCodec};
 
 use crate::{
     chroot::Chroot,
+    connection::SaslOption,
     state::{SessionEvent, SessionState, StatePublisher},
+    transport::Security,
     watch_table::WatchTable,
     Error,
 };
 
 use self::{auth::Auths, requests::Requests, timers::Timers};
 
-/// Settings the session needs, fixed at build time.
-#[derive(Debug, Clone)]
+/// Settings the session needs, fixed at build time. `Debug` (in redact.rs) hides
+/// credentials.
+#[derive(Clone)]
 pub(crate) struct Config {
     pub hosts: Vec<(String, u16)>,
     pub chroot: Chroot,
@@ -65,10 +68,15 @@ pub(crate) struct Config {
     pub resume: Option<(i64, Bytes)>,
     /// Create a new session when the ensemble expires the one the client had.
     pub new_session_on_expiry: bool,
+    /// SASL on every new connection; the driver hands it to `connection::connect`, the core
+    /// only hears whether it failed.
+    pub sasl: SaslOption,
+    /// Plain TCP or TLS, for every server and every reconnect (the driver's business too).
+    pub security: Security,
 }
 
-/// What the handle can read without asking the task.
-#[derive(Debug)]
+/// What the handle can read without asking the task. `Debug` (in redact.rs) hides the
+/// password.
 pub(crate) struct Shared {
     pub publisher: StatePublisher,
     pub session_id: AtomicI64,
@@ -133,11 +141,14 @@ pub(crate) enum Drop_ {
 /// What the driver must do for the core.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Action {
-    /// Open a connection to `hosts[host]` and shake hands with `request`, within `timeout`;
-    /// then call [`SessionCore::handle_connected`] or [`SessionCore::handle_connect_failed`].
+    /// Open a connection to `hosts[host]` and shake hands with `request` (then SASL, if
+    /// configured, numbering its packets from `xid`), within `timeout`; then call
+    /// [`SessionCore::handle_connected`], [`SessionCore::handle_connect_failed`] or, when the
+    /// server refused the credentials, [`SessionCore::handle_auth_failed`].
     Connect {
         host: usize,
         request: ConnectRequest,
+        xid: i32,
         timeout: Duration,
     },
     /// Close the current connection (and stop any read-write probe).

@@ -102,6 +102,7 @@ impl SessionCore {
         self.actions.push_back(Action::Connect {
             host,
             request,
+            xid: self.requests.peek_xid(),
             timeout,
         });
     }
@@ -125,12 +126,30 @@ impl SessionCore {
         self.next_attempt(now);
     }
 
-    /// The attempt to connect to the host of the current attempt got `response`. Bytes the
-    /// server sent behind it go to [`handle_input`](Self::handle_input) next.
-    pub fn handle_connected(&mut self, response: &ConnectResponse, now: Instant) {
+    /// The server refused the credentials of the attempt to connect to `host` (SASL): the
+    /// same credentials would fail on every server, so the session ends as AuthFailed
+    /// without trying another.
+    pub fn handle_auth_failed(&mut self, host: usize, reason: &str, now: Instant) {
+        if self.phase != (Phase::Connecting { host }) {
+            return;
+        }
+        let _ = now;
+        let (h, p) = &self.cfg.hosts[host];
+        Self::lock_set(
+            &self.shared.last_connect_error,
+            Some(format!("{h}:{p}: {reason}")),
+        );
+        self.end(End::AuthFailed);
+    }
+
+    /// The attempt to connect to the host of the current attempt got `response`, and its
+    /// handshake left the session's xid counter at `next_xid` (SASL packets take xids from
+    /// it). Bytes the server sent behind it go to [`handle_input`](Self::handle_input) next.
+    pub fn handle_connected(&mut self, response: &ConnectResponse, next_xid: i32, now: Instant) {
         let Phase::Connecting { host } = self.phase else {
             return;
         };
+        self.requests.set_next_xid(next_xid);
         if response.timeout <= 0 {
             if self.cfg.new_session_on_expiry && self.ever_connected {
                 self.session_expired(now);

@@ -5,7 +5,6 @@ use std::{collections::VecDeque, sync::atomic::Ordering};
 
 use bytes::{Bytes, BytesMut};
 use tokio::time::Instant;
-use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::{Reader, Record},
     xid, ErrorCode, OpCode, RemoveWatchesRequest, ReplyHeader, Request, Response, WatcherEvent,
@@ -18,6 +17,9 @@ use crate::{
     watch_table::WatchTable,
     Error,
 };
+
+/// The error (-124) a server that enforces SASL answers an unauthenticated request with.
+const SASL_REQUIRED: i32 = -124;
 
 /// The smallest queue of waiting requests worth scanning for abandoned ones.
 const MIN_WAITING_PRUNE: usize = 64;
@@ -68,6 +70,18 @@ impl Requests {
         let x = self.next_xid;
         self.next_xid = if x == i32::MAX { 1 } else { x + 1 };
         x
+    }
+
+    /// The xid the next request will take; a connection's handshake (SASL) numbers its
+    /// packets from here.
+    pub fn peek_xid(&self) -> i32 {
+        self.next_xid
+    }
+
+    /// Goes on from `next` after a handshake that used xids (a positive one: the counter
+    /// wraps to 1, never into the negative xids the protocol reserves).
+    pub fn set_next_xid(&mut self, next: i32) {
+        self.next_xid = next.max(1);
     }
 
     /// When the oldest waiting request came.
@@ -199,7 +213,7 @@ impl SessionCore {
         }
         let mut frames = 0;
         let result = loop {
-            match self.codec.decode(rbuf) {
+            match self.codec.decode_frame(rbuf) {
                 Ok(Some(f)) => {
                     frames += 1;
                     if let Err(d) = self.frame(f) {
@@ -229,6 +243,11 @@ impl SessionCore {
                 self.watches
                     .dispatch(event.event_type, &event.path, &self.cfg.chroot);
                 Ok(())
+            }
+            // A server that enforces SASL answers whatever comes first with -124 and hangs
+            // up; no server will take this client without credentials.
+            xid::PING | xid::SET_WATCHES if header.err == SASL_REQUIRED => {
+                Err(Drop_::End(End::AuthFailed))
             }
             xid::PING | xid::SET_WATCHES => Ok(()),
             xid::AUTH => {
@@ -275,9 +294,17 @@ impl SessionCore {
                 }
             }
         };
+        let sasl_required = header.err == SASL_REQUIRED;
+        if sasl_required {
+            // Published before the caller hears of it, as for any end.
+            self.announce_end(End::AuthFailed);
+        }
         self.answer(p, result);
         if is_close {
             return Err(Drop_::End(End::Closed));
+        }
+        if sasl_required {
+            return Err(Drop_::End(End::AuthFailed));
         }
         Ok(())
     }

@@ -9,20 +9,26 @@ use std::{
 use zk_recipes::{leader_selector::LeaderSelector, Mutex};
 use zk_session::{Client, CreateOptions, Op, Version};
 
+use crate::transport::Transport;
+
 fn say(name: &str, what: &str) {
     println!("{name}: {what}");
     let _ = std::io::stdout().flush();
 }
 
-async fn connect(hosts: &str, name: &str) -> Client {
-    let c = Client::builder(hosts)
-        .session_timeout(Duration::from_secs(2))
-        .connect()
-        .await
-        .unwrap_or_else(|e| {
-            say(name, &format!("cannot connect: {e}"));
-            std::process::exit(3)
-        });
+async fn connect(transport: &Transport, hosts: &str, name: &str) -> Client {
+    let connected = match transport.builder(hosts) {
+        Ok(b) => b
+            .session_timeout(Duration::from_secs(2))
+            .connect()
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    let c = connected.unwrap_or_else(|e| {
+        say(name, &format!("cannot connect: {e}"));
+        std::process::exit(3)
+    });
     let mut events = c.session_events();
     let n = name.to_owned();
     tokio::spawn(async move {
@@ -35,8 +41,8 @@ async fn connect(hosts: &str, name: &str) -> Client {
 
 /// Takes the lock over and over; under it, bumps a counter znode with a fenced write, so a
 /// write by a holder that lost the lock would fail on the server.
-pub async fn lock_loop(hosts: &str, path: &str, name: &str) {
-    let c = connect(hosts, name).await;
+pub async fn lock_loop(transport: &Transport, hosts: &str, path: &str, name: &str) {
+    let c = connect(transport, hosts, name).await;
     let counter = format!("{path}-counter");
     // The counter's parent may not exist yet (the lock path's is made by the first acquire).
     let mut at = 0;
@@ -95,8 +101,8 @@ pub async fn lock_loop(hosts: &str, path: &str, name: &str) {
 }
 
 /// Joins the election with auto-requeue; while leader, prints a heartbeat.
-pub async fn elect_loop(hosts: &str, path: &str, name: &str) {
-    let c = connect(hosts, name).await;
+pub async fn elect_loop(transport: &Transport, hosts: &str, path: &str, name: &str) {
+    let c = connect(transport, hosts, name).await;
     let who = name.to_owned();
     let _selector = LeaderSelector::builder(c, path, move |lead| {
         let who = who.clone();

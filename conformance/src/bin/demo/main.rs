@@ -5,10 +5,13 @@
 //! 3. the recipes: processes that contend for a lock and elect a leader, while the leader
 //!    process is killed and then a ZooKeeper server; the failover shows as it happens.
 //!
-//! Run it with `cargo run --release -p conformance --bin demo`.
+//! Run it with `cargo run --release -p conformance --bin demo`; add `-- --tls` for an
+//! ensemble with secure client ports (certificates made for the run) that parts 2 and 3
+//! reach over mutual TLS.
 
 mod contender;
 mod scenario;
+mod transport;
 
 use std::{
     io::{Read, Write},
@@ -17,13 +20,14 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use conformance::Ensemble;
+use conformance::{Ensemble, ServerTls, TestCerts};
 use tokio_util::codec::Decoder;
+use transport::Transport;
 use zk_proto::{
     decode_reply, jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest,
     DeleteRequest, ErrorCode, FrameCodec, GetDataRequest, OpCode, Request,
 };
-use zk_session::{Client, CreateOptions, SessionState, Version};
+use zk_session::{CreateOptions, SessionState, Version};
 
 fn hex(b: &[u8]) -> String {
     let mut s = String::new();
@@ -78,7 +82,7 @@ impl Raw {
 
 fn protocol_demo(ens: &Ensemble) -> Result<(), String> {
     let addr = ens.server(0).client_addr();
-    println!("\n== 1. The wire protocol, by hand with zk-proto, against {addr}");
+    println!("\n== 1. The wire protocol, by hand with zk-proto, against {addr} (plain TCP)");
     let stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -151,15 +155,30 @@ fn protocol_demo(ens: &Ensemble) -> Result<(), String> {
     Ok(())
 }
 
-async fn session_demo(ens: &Ensemble) -> Result<(), String> {
-    println!("\n== 2. A zk-session client across the death of its server");
-    let c = Client::builder(&ens.connect_string())
+async fn session_demo(ens: &Ensemble, transport: &Transport) -> Result<(), String> {
+    println!(
+        "\n== 2. A zk-session client over {} across the death of its server",
+        transport.name()
+    );
+    let c = transport
+        .builder(&transport.connect_string(ens))?
         .session_timeout(Duration::from_secs(20))
         .connect()
         .await
         .map_err(|e| e.to_string())?;
     let server = c.connected_server().unwrap_or_default();
     println!("  session {:#x} connected to {server}", c.session_id());
+    if let Transport::Tls { .. } = transport {
+        let ids = c.who_am_i().await.map_err(|e| e.to_string())?;
+        let ids: Vec<String> = ids
+            .iter()
+            .map(|i| format!("{}:{}", i.auth_scheme, i.user))
+            .collect();
+        println!(
+            "  the server knows us by our certificate: {}",
+            ids.join(", ")
+        );
+    }
     c.create("/demo-ephemeral", b"mine", &CreateOptions::ephemeral())
         .await
         .map_err(|e| e.to_string())?;
@@ -169,7 +188,11 @@ async fn session_demo(ens: &Ensemble) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut events = c.session_events();
     let victim = (0..ens.len())
-        .find(|&i| server.ends_with(&format!(":{}", ens.server(i).client_port())))
+        .find(|&i| {
+            transport
+                .port(ens.server(i))
+                .is_some_and(|p| server.ends_with(&format!(":{p}")))
+        })
         .ok_or("connected to an unknown server")?;
     println!("  kill -9 server {victim} ({server})");
     let t0 = Instant::now();
@@ -203,15 +226,40 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 5 && (args[1] == "lock" || args[1] == "elect") {
         let (hosts, path, name) = (&args[2], &args[3], &args[4]);
+        let transport = Transport::from_env();
         if args[1] == "lock" {
-            contender::lock_loop(hosts, path, name).await;
+            contender::lock_loop(&transport, hosts, path, name).await;
         } else {
-            contender::elect_loop(hosts, path, name).await;
+            contender::elect_loop(&transport, hosts, path, name).await;
         }
         return;
     }
+    let tls = match &args[1..] {
+        [] => false,
+        [flag] if flag == "--tls" => true,
+        _ => {
+            eprintln!("usage: demo [--tls]");
+            std::process::exit(2);
+        }
+    };
+    // The certificates live (in a scratch directory) until the demo ends.
+    let (certs, transport) = match tls.then(TestCerts::generate).transpose() {
+        Ok(Some(certs)) => {
+            let t = Transport::tls(&certs);
+            (Some(certs), t)
+        }
+        Ok(None) => (None, Transport::Plain),
+        Err(e) => {
+            eprintln!("could not make certificates: {e}");
+            std::process::exit(2);
+        }
+    };
     println!("Starting a 3-node ZooKeeper 3.8 ensemble on 127.0.0.1 (installs it if missing)…");
-    let ens = match tokio::task::block_in_place(|| Ensemble::start(3)) {
+    let start = || match &certs {
+        Some(c) => Ensemble::builder().tls(ServerTls::from_certs(c)).start(),
+        None => Ensemble::start(3),
+    };
+    let ens = match tokio::task::block_in_place(start) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("could not start ZooKeeper: {e}");
@@ -219,12 +267,18 @@ async fn main() {
         }
     };
     println!("ensemble: {}", ens.connect_string());
+    if tls {
+        println!(
+            "secure client ports (TLS, client certificates required): {}",
+            ens.secure_connect_string()
+        );
+    }
     let mut result = tokio::task::block_in_place(|| protocol_demo(&ens));
     if result.is_ok() {
-        result = session_demo(&ens).await;
+        result = session_demo(&ens, &transport).await;
     }
     if result.is_ok() {
-        result = tokio::task::block_in_place(|| scenario::run(&ens));
+        result = tokio::task::block_in_place(|| scenario::run(&ens, &transport));
     }
     if let Err(e) = result {
         eprintln!("demo failed: {e}");

@@ -11,6 +11,8 @@ use std::{
 
 use conformance::Ensemble;
 
+use crate::transport::Transport;
+
 struct Proc {
     name: String,
     child: Child,
@@ -20,6 +22,7 @@ struct Proc {
 type Log = Arc<Mutex<Vec<(Duration, String, String)>>>;
 
 fn spawn(
+    transport: &Transport,
     kind: &str,
     hosts: &str,
     path: &str,
@@ -30,6 +33,7 @@ fn spawn(
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
         .args([kind, hosts, path, name])
+        .envs(transport.env())
         .stdout(Stdio::piped())
         .stdin(Stdio::null())
         .spawn()
@@ -60,23 +64,34 @@ fn banner(t0: Instant, what: &str) {
     println!("  +{:>6} ms  ===== {what}", t0.elapsed().as_millis());
 }
 
-pub fn run(ens: &Ensemble) -> Result<(), String> {
-    println!("\n== 3. Three processes contend for a lock, three elect a leader (a session each)");
+pub fn run(ens: &Ensemble, transport: &Transport) -> Result<(), String> {
+    println!(
+        "\n== 3. Three processes contend for a lock, three elect a leader (a session each, over {})",
+        transport.name()
+    );
     // Bring back the server part 2 killed, so the ensemble is whole again.
     for i in 0..ens.len() {
         if !ens.server(i).is_running() {
             ens.server(i).restart().map_err(|e| e.to_string())?;
         }
     }
-    let hosts = ens.connect_string();
+    let hosts = transport.connect_string(ens);
     let t0 = Instant::now();
     let log: Log = Arc::default();
     let mut procs = Vec::new();
     for n in ["lock-A", "lock-B", "lock-C"] {
-        procs.push(spawn("lock", &hosts, "/demo/lock", n, t0, &log)?);
+        procs.push(spawn(transport, "lock", &hosts, "/demo/lock", n, t0, &log)?);
     }
     for n in ["elect-1", "elect-2", "elect-3"] {
-        procs.push(spawn("elect", &hosts, "/demo/election", n, t0, &log)?);
+        procs.push(spawn(
+            transport,
+            "elect",
+            &hosts,
+            "/demo/election",
+            n,
+            t0,
+            &log,
+        )?);
     }
     thread::sleep(Duration::from_secs(5));
 

@@ -7,7 +7,9 @@ use tokio::sync::oneshot;
 use zk_proto::{EventType, GetDataRequest, OpCode, Request};
 
 use super::harness::{config, Harness, SESSION, TIMEOUT_MS};
-use crate::{command::Command, session::Phase, state::SessionState, Error, ErrorCode};
+use crate::{
+    command::Command, redact::Redacted, session::Phase, state::SessionState, Error, ErrorCode,
+};
 
 fn get_data(path: &str) -> Request {
     Request::GetData(GetDataRequest {
@@ -21,7 +23,7 @@ fn add_auth(h: &mut Harness, auth: &'static [u8]) -> oneshot::Receiver<Result<()
     h.core.handle_command(
         Command::AddAuth {
             scheme: "digest".into(),
-            auth: Bytes::from_static(auth),
+            auth: Redacted(Bytes::from_static(auth)),
             reply: tx,
         },
         h.now,

@@ -6,7 +6,6 @@ use std::{collections::VecDeque, sync::Arc, time::Duration};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use tokio::{sync::oneshot, time::Instant};
-use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::{Reader, Record},
     xid, AddWatchMode, AddWatchRequest, ConnectResponse, EventType, FrameCodec, GetDataRequest,
@@ -38,6 +37,8 @@ pub fn config(hosts: usize) -> Config {
         backoff_max: Duration::from_secs(1),
         resume: None,
         new_session_on_expiry: true,
+        sasl: None,
+        security: crate::transport::Security::Plain,
     }
 }
 
@@ -59,6 +60,10 @@ pub struct Harness {
     /// Every request the server has seen, for tests that look at the wire.
     pub log: Vec<(i32, OpCode)>,
     pub connects: usize,
+    /// The xid the last connect action said the handshake may number from.
+    pub connect_xid: i32,
+    /// How many xids the next handshakes use (as SASL packets do).
+    pub handshake_xids: i32,
     codec: FrameCodec,
 }
 
@@ -75,6 +80,8 @@ impl Harness {
             watches: ServerWatches::default(),
             log: Vec::new(),
             connects: 0,
+            connect_xid: 0,
+            handshake_xids: 0,
             codec: FrameCodec::new(),
         }
     }
@@ -104,7 +111,8 @@ impl Harness {
             passwd: Bytes::from_static(&[7; 16]),
             read_only: false,
         };
-        self.core.handle_connected(&response, self.now);
+        let next_xid = self.connect_xid + self.handshake_xids;
+        self.core.handle_connected(&response, next_xid, self.now);
         self.take_written();
         Some(asked)
     }
@@ -115,8 +123,14 @@ impl Harness {
         while let Some(a) = self.core.poll_action() {
             match a {
                 Action::Connect {
-                    host: h, request, ..
-                } => host = Some((h, request.session_id)),
+                    host: h,
+                    request,
+                    xid,
+                    ..
+                } => {
+                    self.connect_xid = xid;
+                    host = Some((h, request.session_id));
+                }
                 Action::Disconnect => {}
                 Action::ProbeReadWrite { .. } => {}
             }
@@ -144,7 +158,7 @@ impl Harness {
     /// (SetWatches), and keeps the rest pending for [`serve`](Self::serve).
     pub fn take_written(&mut self) {
         let mut buf = std::mem::take(self.core.transmit());
-        while let Some(frame) = self.codec.decode(&mut buf).unwrap() {
+        while let Some(frame) = self.codec.decode_frame(&mut buf).unwrap() {
             let mut r = Reader::new(frame);
             let header = RequestHeader::decode(&mut r).unwrap();
             let op = OpCode::from_code(header.op).unwrap();

@@ -11,7 +11,7 @@ use super::{
     harness::{Harness, Reply, Stream, Watch, SESSION, TIMEOUT_MS},
     server::Mode,
 };
-use crate::{command::Command, watch::WatchKind, Error, ErrorCode};
+use crate::{command::Command, redact::Redacted, watch::WatchKind, Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {
@@ -162,7 +162,7 @@ fn setup(mixed: bool) -> (Harness, Held) {
         h.core.handle_command(
             Command::AddAuth {
                 scheme: "digest".into(),
-                auth: Bytes::from_static(b"u:p"),
+                auth: Redacted(Bytes::from_static(b"u:p")),
                 reply: tx,
             },
             h.now,

@@ -1,7 +1,10 @@
 //! `zk lock` and `zk elect`: run a command while holding a lock or leadership, and stop it
 //! when that is lost.
 
-use std::{future::Future, os::unix::process::ExitStatusExt, process::ExitStatus, time::Duration};
+use std::{
+    ffi::OsString, future::Future, os::unix::process::ExitStatusExt, process::ExitStatus,
+    time::Duration,
+};
 
 use tokio::process::{Child, Command};
 use zk_recipes::{
@@ -17,22 +20,25 @@ const TERM_GRACE: Duration = Duration::from_secs(10);
 
 const SIGTERM: i32 = 15;
 
-extern "C" {
-    // From the C library std already links; declared here to avoid a libc dependency.
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
 const SIGKILL: i32 = 9;
 
-/// Signals CMD's whole process group (CMD leads it), so that what CMD started — the commands
-/// of a shell script, say — stops with it and does not run on without the lock.
+/// kill(1) on CMD's whole process group (CMD leads it; a group id is not reused while any
+/// member lives). The kill command rather than kill(2): the project has no `unsafe` and no
+/// libc dependency, and signals are rare enough that a process per signal costs nothing.
+fn kill_group(pgid: u32, sig: i32) -> bool {
+    std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg("--")
+        .arg(format!("-{pgid}"))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Signals CMD's whole process group, so that what CMD started — the commands of a shell
+/// script, say — stops with it and does not run on without the lock.
 fn signal_group(pgid: u32, sig: i32) {
-    // SAFETY: kill(2) takes plain integers and touches no memory of ours. The group is the
-    // one our child leads; a process group id is not reused while any member lives, so it
-    // cannot name other processes.
-    unsafe {
-        kill(-(pgid as i32), sig);
-    }
+    kill_group(pgid, sig);
 }
 
 /// `zk lock`: CMD's exit status once it is done under the lock.
@@ -40,7 +46,7 @@ pub async fn lock(
     client: &Client,
     path: &str,
     timeout: Option<Duration>,
-    cmd: &[String],
+    cmd: &[OsString],
 ) -> Result<i32, Failure> {
     let mutex = Mutex::builder(client.clone(), path)
         .data(default_id().as_bytes())
@@ -56,7 +62,8 @@ pub async fn lock(
         r = acquire => r.map_err(|e| recipe_failure(&format!("lock {path}"), e))?,
         sig = interrupted() => return Err(interrupted_failure(sig, "waiting for the lock")),
     };
-    let outcome = supervise(cmd, async {
+    let env = fencing_env(path, guard.path(), guard.fencing_token());
+    let outcome = supervise(cmd, &env, async {
         format!("lost the lock at {path} ({})", guard.lost().await)
     })
     .await;
@@ -72,7 +79,7 @@ pub async fn elect(
     path: &str,
     id: Option<String>,
     timeout: Option<Duration>,
-    cmd: &[String],
+    cmd: &[OsString],
 ) -> Result<i32, Failure> {
     let what = format!("elect {path}");
     let joined = LeaderLatch::builder(client.clone(), path)
@@ -105,7 +112,20 @@ pub async fn elect(
                 break leading;
             }
         };
-        supervise(cmd, async {
+        let node = latch.our_path().unwrap_or_default();
+        // The fencing token is the latch node's czxid, as for a lock.
+        let token = match client.exists(&node).await {
+            Ok(Some(stat)) => stat.czxid as u64,
+            Ok(None) => {
+                return Err(Failure::new(
+                    exit::LOST,
+                    format!("lost leadership at {path} (node deleted)"),
+                ))
+            }
+            Err(e) => return Err(session_failure(&what, &e)),
+        };
+        let env = fencing_env(path, &node, token);
+        supervise(cmd, &env, async {
             let _ = leading.wait_for(|l| !*l).await;
             format!("lost leadership at {path}")
         })
@@ -122,9 +142,15 @@ pub async fn elect(
 ///
 /// As with `timeout(1)`, the group is not the terminal's foreground group: a CMD that reads
 /// from the terminal is stopped (SIGTTIN). Input from a pipe or a file is not affected.
-async fn supervise(cmd: &[String], lost: impl Future<Output = String>) -> Result<i32, Failure> {
+async fn supervise(
+    cmd: &[OsString],
+    env: &[(&str, String)],
+    lost: impl Future<Output = String>,
+) -> Result<i32, Failure> {
+    let name = cmd[0].to_string_lossy().into_owned();
     let mut child = Command::new(&cmd[0])
         .args(&cmd[1..])
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .process_group(0)
         .spawn()
         .map_err(|e| {
@@ -132,18 +158,18 @@ async fn supervise(cmd: &[String], lost: impl Future<Output = String>) -> Result
                 std::io::ErrorKind::NotFound => exit::NOT_FOUND,
                 _ => exit::CANNOT_RUN,
             };
-            Failure::new(code, format!("cannot run {}: {e}", cmd[0]))
+            Failure::new(code, format!("cannot run {name}: {e}"))
         })?;
     let pid = child.id().expect("a child not yet waited for has a pid");
     tokio::pin!(lost);
     loop {
         tokio::select! {
             status = child.wait() => {
-                let status = status.map_err(|e| Failure::new(exit::FAILED, format!("waiting for {}: {e}", cmd[0])))?;
+                let status = status.map_err(|e| Failure::new(exit::FAILED, format!("waiting for {name}: {e}")))?;
                 return Ok(status_code(status));
             }
             why = &mut lost => {
-                eprintln!("zk: {why}; sending SIGTERM to {} (process group {pid})", cmd[0]);
+                eprintln!("zk: {why}; sending SIGTERM to {name} (process group {pid})");
                 terminate(&mut child, pid).await;
                 return Err(Failure::new(exit::LOST, why));
             }
@@ -155,8 +181,7 @@ async fn supervise(cmd: &[String], lost: impl Future<Output = String>) -> Result
 
 /// True while any process of the group lives (signal 0 checks without sending anything).
 fn group_alive(pgid: u32) -> bool {
-    // SAFETY: as in `signal_group`; signal 0 only checks.
-    unsafe { kill(-(pgid as i32), 0) == 0 }
+    kill_group(pgid, 0)
 }
 
 /// SIGTERM to CMD's group; SIGKILL to whatever of it is left after the grace period, CMD's
@@ -174,6 +199,16 @@ async fn terminate(child: &mut Child, pgid: u32) {
         signal_group(pgid, SIGKILL);
     }
     let _ = child.wait().await;
+}
+
+/// What CMD is told so that it can fence its writes: the lock (or election) path, our node
+/// under it, and the node's czxid, which grows with every new holder.
+fn fencing_env<'a>(path: &str, node: &str, token: u64) -> [(&'a str, String); 3] {
+    [
+        ("ZK_LOCK_PATH", path.to_owned()),
+        ("ZK_LOCK_NODE", node.to_owned()),
+        ("ZK_FENCING_TOKEN", token.to_string()),
+    ]
 }
 
 /// The exit code a shell would report: the status, or 128 + the signal.

@@ -1,71 +1,15 @@
-//! The `zk` binary against a real ZooKeeper 3.8 (the conformance harness's shared server):
-//! everyday commands, exit codes, and `zk lock` / `zk elect` running commands.
+//! `zk lock` and `zk elect` against a real ZooKeeper 3.8 (the conformance harness's shared
+//! server): running commands, exit codes, lost locks, fencing variables, `create -e` and
+//! `watch` until interrupted.
 
-use std::{
-    path::PathBuf,
-    process::Output,
-    sync::atomic::{AtomicU32, Ordering},
-    time::Duration,
-};
+mod support;
 
-use conformance::shared_standalone;
+use std::{path::PathBuf, time::Duration};
+
+use support::{admin, assert_code, server, stderr, stdout, unique, zk, SOON, ZK};
 use tokio::process::Command;
 use zk_recipes::Mutex;
-use zk_session::{Client, Version};
-
-const ZK: &str = env!("CARGO_BIN_EXE_zk");
-/// Generous bound for one zk run on a busy machine.
-const SOON: Duration = Duration::from_secs(60);
-
-fn unique(tag: &str) -> String {
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "/zk-cli-{tag}-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn server() -> String {
-    shared_standalone().connect_string()
-}
-
-/// Runs `zk --server <shared> ARGS...` and returns its output.
-async fn zk(args: &[&str]) -> Output {
-    let run = Command::new(ZK)
-        .arg("--server")
-        .arg(server())
-        .args(args)
-        .kill_on_drop(true)
-        .output();
-    tokio::time::timeout(SOON, run)
-        .await
-        .unwrap_or_else(|_| panic!("zk {args:?} did not finish"))
-        .expect("run zk")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn assert_code(o: &Output, code: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "stdout {:?} stderr {:?}",
-        stdout(o),
-        stderr(o)
-    );
-}
-
-async fn admin() -> Client {
-    Client::builder(&server()).connect().await.expect("connect")
-}
+use zk_session::Version;
 
 /// A scratch directory for the commands' side effects.
 fn scratch(tag: &str) -> PathBuf {
@@ -74,74 +18,40 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
+/// CMD learns the lock path, its node and the fencing token (the node's czxid, which grows
+/// with each holder), in the environment.
 #[tokio::test]
-async fn everyday_commands_round_trip() {
-    let base = unique("crud");
-    assert_code(&zk(&["create", &base]).await, 0);
-    let node = format!("{base}/a");
-    let o = zk(&["create", &node, "hello"]).await;
-    assert_code(&o, 0);
-    assert_eq!(stdout(&o), format!("{node}\n"));
-    let o = zk(&["get", &node]).await;
-    assert_code(&o, 0);
-    assert_eq!(stdout(&o), "hello\n");
-    assert_code(&zk(&["set", &node, "world"]).await, 0);
-    assert_eq!(stdout(&zk(&["get", &node]).await), "world\n");
-    // A conditional set at the wrong version fails as the server says.
-    let o = zk(&["set", &node, "x", "--version", "0"]).await;
-    assert_code(&o, 1);
-    assert!(stderr(&o).contains("bad version"), "{}", stderr(&o));
-    let o = zk(&["stat", &node]).await;
-    assert_code(&o, 0);
-    assert!(stdout(&o).contains("dataLength = 5"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("version = 1"), "{}", stdout(&o));
-    let o = zk(&["create", "-s", &format!("{base}/s-")]).await;
-    assert_code(&o, 0);
-    let seq = stdout(&o).trim().to_owned();
-    assert!(seq.starts_with(&format!("{base}/s-")) && seq.len() == base.len() + 13);
-    let o = zk(&["ls", &base]).await;
-    assert_code(&o, 0);
-    let seq_name = seq.rsplit('/').next().unwrap();
-    assert_eq!(stdout(&o), format!("a\n{seq_name}\n"));
-    assert_code(&zk(&["delete", &seq]).await, 0);
-    assert_code(&zk(&["delete", &node, "--version", "1"]).await, 0);
-    let o = zk(&["get", &node]).await;
-    assert_code(&o, 1);
-    assert!(stderr(&o).contains("no node"), "{}", stderr(&o));
-    assert_code(&zk(&["delete", &base]).await, 0);
-    let o = zk(&["ls", "/"]).await;
-    assert!(!stdout(&o).lines().any(|l| format!("/{l}") == base));
-}
-
-#[tokio::test]
-async fn usage_connection_and_help_exit_codes() {
-    let o = zk(&["frobnicate", "/"]).await;
-    assert_code(&o, 2);
-    assert!(stderr(&o).contains("unknown command"), "{}", stderr(&o));
-    assert_code(&zk(&["get", "no-slash"]).await, 2);
-    assert_code(&zk(&["lock", "/x"]).await, 2);
-    let o = zk(&["--help"]).await;
-    assert_code(&o, 0);
-    assert!(stdout(&o).contains("EXIT STATUS"));
-    // Nothing listens on port 1.
-    let o = Command::new(ZK)
-        .args([
-            "--server",
-            "127.0.0.1:1",
-            "--session-timeout",
-            "1",
-            "ls",
-            "/",
-        ])
-        .output()
+async fn lock_and_elect_give_cmd_the_fencing_variables() {
+    let path = unique("lock-env");
+    let show = "echo \"$ZK_LOCK_PATH\"; echo \"$ZK_LOCK_NODE\"; echo \"$ZK_FENCING_TOKEN\"";
+    let mut tokens = Vec::new();
+    for verb in ["lock", "lock", "elect"] {
+        let o = zk(&[verb, &path, "--", "sh", "-c", show]).await;
+        assert_code(&o, 0);
+        let out = stdout(&o);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out:?}");
+        assert_eq!(lines[0], path);
+        let marker = if verb == "lock" { "-lock-" } else { "-latch-" };
+        assert!(
+            lines[1].starts_with(&format!("{path}/_c_")) && lines[1].contains(marker),
+            "{out:?}"
+        );
+        tokens.push(lines[2].parse::<u64>().expect("a number"));
+    }
+    assert!(
+        tokens[0] > 0 && tokens[0] < tokens[1] && tokens[1] < tokens[2],
+        "{tokens:?}"
+    );
+    // The token is the node's czxid: a node created after the last run has a larger one.
+    let c = admin().await;
+    let probe = format!("{path}-probe");
+    let (_, stat) = c
+        .create_with_stat(&probe, b"", &zk_session::CreateOptions::persistent())
         .await
         .unwrap();
-    assert_code(&o, 3);
-    assert!(
-        stderr(&o).contains("connecting to 127.0.0.1:1"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stat.czxid as u64 > tokens[2]);
+    c.delete(&probe, Version::Any).await.unwrap();
 }
 
 #[tokio::test]
@@ -150,6 +60,7 @@ async fn lock_runs_the_command_and_passes_its_status() {
     assert_code(&zk(&["lock", &path, "--", "sh", "-c", "exit 7"]).await, 7);
     assert_code(&zk(&["lock", &path, "--", "true"]).await, 0);
     assert_code(&zk(&["lock", &path, "--", "/nonexistent/cmd"]).await, 127);
+    assert_code(&zk(&["lock", &path]).await, 2);
     // Nothing left behind.
     let c = admin().await;
     let left = c.get_children(&path).await.unwrap_or_default();

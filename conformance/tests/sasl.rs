@@ -1,0 +1,410 @@
+//! SASL DIGEST-MD5 against real ZooKeeper 3.8 servers that the harness configures with a JAAS
+//! file (`SaslServer`): ACLs, refusals, enforcement, failover.
+
+mod recipes_support;
+
+use std::{
+    sync::OnceLock,
+    time::{Duration, Instant},
+};
+
+use conformance::{Ensemble, SaslServer, Standalone};
+use recipes_support::{soon, unique_under, Proxy};
+use zk_session::{
+    Acl, Client, CreateOptions, Error, ErrorCode, EventType, Id, Perms, SaslConfig, SessionEvent,
+    SessionState, Version,
+};
+
+const SESSION: Duration = Duration::from_secs(20);
+
+fn users() -> SaslServer {
+    SaslServer::digest_md5()
+        .user("bob", "bobsecret")
+        .user("alice", "alicesecret")
+}
+
+/// One SASL server for the tests that do not enforce authentication.
+fn sasl_server() -> &'static Standalone {
+    static SERVER: OnceLock<Standalone> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        Standalone::builder()
+            .sasl(users())
+            .start()
+            .expect("a SASL server")
+    })
+}
+
+fn builder(connect_string: &str, sasl: Option<(&str, &str)>) -> zk_session::ClientBuilder {
+    let b = Client::builder(connect_string).session_timeout(SESSION);
+    match sasl {
+        Some((user, password)) => b.sasl(SaslConfig::digest_md5(user, password)),
+        None => b,
+    }
+}
+
+async fn connect(connect_string: &str, sasl: Option<(&str, &str)>) -> Client {
+    soon("connect", builder(connect_string, sasl).connect())
+        .await
+        .expect("connect")
+}
+
+fn only(user: &str) -> Vec<Acl> {
+    vec![Acl::new(Perms::ALL, Id::new("sasl", user))]
+}
+
+async fn sasl_ids(c: &Client) -> Vec<String> {
+    c.who_am_i()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.auth_scheme == "sasl")
+        .map(|i| i.user)
+        .collect()
+}
+
+/// A refused connect: the error and how long it took.
+async fn refused(connect_string: &str, user: &str, password: &str) -> (Error, Duration) {
+    let t = Instant::now();
+    let r = soon(
+        "a refused connect",
+        builder(connect_string, Some((user, password))).connect(),
+    )
+    .await;
+    let took = t.elapsed();
+    match r {
+        Ok(_) => panic!("the connect must fail"),
+        Err(e) => (e, took),
+    }
+}
+
+#[tokio::test]
+async fn a_sasl_acl_admits_its_user_and_nobody_else() {
+    let cs = sasl_server().connect_string();
+    let bob = connect(&cs, Some(("bob", "bobsecret"))).await;
+    assert_eq!(
+        sasl_ids(&bob).await,
+        ["bob"],
+        "whoAmI shows the SASL identity"
+    );
+    let path = unique_under("sasl", "acl");
+    bob.create(
+        &path,
+        b"bob's",
+        &CreateOptions::persistent().with_acl(only("bob")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"bob's");
+    let (acl, _) = bob.get_acl(&path).await.unwrap();
+    assert_eq!(acl, only("bob"));
+
+    let anonymous = connect(&cs, None).await;
+    assert!(sasl_ids(&anonymous).await.is_empty());
+    let alice = connect(&cs, Some(("alice", "alicesecret"))).await;
+    assert_eq!(sasl_ids(&alice).await, ["alice"]);
+    for other in [&anonymous, &alice] {
+        let r = other.get_data(&path).await;
+        assert!(matches!(r, Err(Error::Code(ErrorCode::NoAuth))), "{r:?}");
+        let r = other.set_data(&path, b"x", Version::Any).await;
+        assert!(matches!(r, Err(Error::Code(ErrorCode::NoAuth))), "{r:?}");
+    }
+    bob.delete(&path, Version::Any).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_wrong_password_ends_in_auth_failed_at_once_without_retries() {
+    let server = sasl_server();
+    let proxy = Proxy::start(server.client_addr()).await;
+    let (err, took) = refused(&proxy.connect_string(), "bob", "wrong").await;
+    println!("wrong password: {err} after {took:?}");
+    assert!(matches!(err, Error::Code(ErrorCode::AuthFailed)), "{err:?}");
+    // Far sooner than the session timeout a retry loop would run for.
+    assert!(took < SESSION / 2, "{took:?}");
+
+    // A client built without waiting: the queued request gets AuthFailed, never sent.
+    let queued = Proxy::start(server.client_addr()).await;
+    let c = builder(&queued.connect_string(), Some(("bob", "wrong")))
+        .build()
+        .unwrap();
+    let r = soon("the queued request", c.get_data("/")).await;
+    assert!(
+        matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
+        "{r:?}"
+    );
+    assert_eq!(c.state(), SessionState::AuthFailed);
+    let r = soon("a later request", c.exists("/")).await;
+    assert!(
+        matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
+        "{r:?}"
+    );
+
+    // No retry: one exchange each (the empty token and the response), nothing else, even
+    // after a while.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for p in [&proxy, &queued] {
+        let counts = p.counts();
+        assert_eq!(counts.get(&102), Some(&2), "{counts:?}");
+        assert_eq!(counts.len(), 1, "only SASL packets were sent: {counts:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_server_without_sasl_gives_auth_failed_not_a_hang() {
+    let cs = conformance::shared_standalone().connect_string();
+    let (err, took) = refused(&cs, "bob", "bobsecret").await;
+    println!("server without JAAS: {err} after {took:?}");
+    assert!(matches!(err, Error::Code(ErrorCode::AuthFailed)), "{err:?}");
+    assert!(took < SESSION / 2, "{took:?}");
+}
+
+#[tokio::test]
+async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
+    let server = Standalone::builder()
+        .sasl(users().enforce(true))
+        .start()
+        .expect("a server that enforces SASL");
+    let cs = server.connect_string();
+
+    // The session is created, then the first request is refused with -124.
+    let anonymous = connect(&cs, None).await;
+    let r = soon("the first request", anonymous.get_data("/")).await;
+    assert!(
+        matches!(r, Err(Error::Code(ErrorCode::SessionClosedRequireSaslAuth))),
+        "{r:?}"
+    );
+    assert_eq!(anonymous.state(), SessionState::AuthFailed);
+    let r = soon("a later request", anonymous.exists("/")).await;
+    assert!(
+        matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
+        "{r:?}"
+    );
+
+    // An idle client learns it from its first ping.
+    let idle = soon(
+        "connect",
+        Client::builder(&cs)
+            .session_timeout(Duration::from_secs(3))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let mut state = idle.watch_state();
+    soon("AuthFailed without a request", async {
+        while *state.borrow_and_update() != SessionState::AuthFailed {
+            state.changed().await.unwrap();
+        }
+    })
+    .await;
+
+    // A wrong password gets -124 in the exchange: AuthFailed.
+    let (err, _) = refused(&cs, "bob", "wrong").await;
+    assert!(matches!(err, Error::Code(ErrorCode::AuthFailed)), "{err:?}");
+
+    let bob = connect(&cs, Some(("bob", "bobsecret"))).await;
+    let path = unique_under("sasl", "enforced");
+    bob.create(&path, b"ok", &CreateOptions::persistent())
+        .await
+        .unwrap();
+    assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"ok");
+    assert_eq!(sasl_ids(&bob).await, ["bob"]);
+}
+
+fn index_of(ens: &Ensemble, server: &str) -> usize {
+    (0..ens.len())
+        .find(|&i| server.ends_with(&format!(":{}", ens.server(i).client_port())))
+        .expect("connected to a member")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authentication_survives_a_failover_to_another_member() {
+    let ens = Ensemble::builder()
+        .size(3)
+        .sasl(users())
+        .start()
+        .expect("a SASL ensemble");
+    let bob = connect(&ens.connect_string(), Some(("bob", "bobsecret"))).await;
+    let sid = bob.session_id();
+    let path = unique_under("sasl", "failover");
+    bob.create(
+        &path,
+        b"v1",
+        &CreateOptions::persistent().with_acl(only("bob")),
+    )
+    .await
+    .unwrap();
+    let (_, _, watch) = bob.get_data_watch(&path).await.unwrap();
+    let victim = index_of(&ens, &bob.connected_server().unwrap());
+    let mut events = bob.session_events();
+    tokio::task::block_in_place(|| ens.server(victim).kill9());
+    soon("the reconnect", async {
+        while let Some(ev) = events.next().await {
+            if ev == SessionEvent::Reconnected {
+                return;
+            }
+        }
+        panic!("no Reconnected event");
+    })
+    .await;
+    let now = index_of(&ens, &bob.connected_server().unwrap());
+    assert_ne!(now, victim);
+    assert_eq!(bob.session_id(), sid);
+    // Only sasl:bob may read or write: the new connection authenticated again.
+    assert_eq!(sasl_ids(&bob).await, ["bob"]);
+    assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"v1");
+    bob.set_data(&path, b"v2", Version::Any).await.unwrap();
+    // The watch was re-registered after the exchange.
+    let event = soon("the watch", watch).await.unwrap();
+    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    bob.delete(&path, Version::Any).await.unwrap();
+}
+
+/// `(xid, opcode)` of every request but pings, per connection.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<Vec<(i32, i32)>>>>;
+
+/// A relay that records the opcode of every request, per connection, and holds each new
+/// connection after the first until released.
+struct Recorder {
+    addr: std::net::SocketAddr,
+    ops: Seen,
+    release: std::sync::Arc<tokio::sync::Semaphore>,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+    accept: tokio::task::AbortHandle,
+}
+
+impl Recorder {
+    async fn start(target: std::net::SocketAddr) -> Recorder {
+        use std::sync::{Arc, Mutex};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ops: Seen = Arc::default();
+        let conns: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Arc::default();
+        // The first connection goes through at once.
+        let release = Arc::new(tokio::sync::Semaphore::new(1));
+        let (o, c, r) = (ops.clone(), conns.clone(), release.clone());
+        let accept = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                r.acquire().await.unwrap().forget();
+                let server = tokio::net::TcpStream::connect(target).await.unwrap();
+                let n = {
+                    let mut ops = o.lock().unwrap();
+                    ops.push(Vec::new());
+                    ops.len() - 1
+                };
+                let o = o.clone();
+                let relay = tokio::spawn(async move {
+                    let (mut cr, mut cw) = client.into_split();
+                    let (mut sr, mut sw) = server.into_split();
+                    let up = async {
+                        let mut first = true;
+                        loop {
+                            let mut len = [0u8; 4];
+                            if cr.read_exact(&mut len).await.is_err() {
+                                return;
+                            }
+                            let mut body = vec![0u8; i32::from_be_bytes(len).max(0) as usize];
+                            if cr.read_exact(&mut body).await.is_err() {
+                                return;
+                            }
+                            // The connect request has no header.
+                            if !first && body.len() >= 8 {
+                                let xid = i32::from_be_bytes(body[..4].try_into().unwrap());
+                                let op = i32::from_be_bytes(body[4..8].try_into().unwrap());
+                                if op != 11 {
+                                    o.lock().unwrap()[n].push((xid, op));
+                                }
+                            }
+                            first = false;
+                            if sw.write_all(&len).await.is_err()
+                                || sw.write_all(&body).await.is_err()
+                            {
+                                return;
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        _ = up => {}
+                        _ = tokio::io::copy(&mut sr, &mut cw) => {}
+                    }
+                });
+                c.lock().unwrap().push(relay.abort_handle());
+            }
+        });
+        Recorder {
+            addr,
+            ops,
+            release,
+            conns,
+            accept: accept.abort_handle(),
+        }
+    }
+
+    fn cut(&self) {
+        for c in self.conns.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.cut();
+    }
+}
+
+/// On every connection SASL comes first, then SetWatches, then what was queued, as the Java
+/// client does it.
+#[tokio::test]
+async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
+    const SASL: i32 = 102;
+    let server = sasl_server();
+    let relay = Recorder::start(server.client_addr()).await;
+    let bob = connect(&relay.addr.to_string(), Some(("bob", "bobsecret"))).await;
+    let path = unique_under("sasl", "order");
+    bob.create(
+        &path,
+        b"",
+        &CreateOptions::persistent().with_acl(only("bob")),
+    )
+    .await
+    .unwrap();
+    let (_, _, _watch) = bob.get_data_watch(&path).await.unwrap();
+    let mut state = bob.watch_state();
+    relay.cut();
+    soon("suspended", async {
+        while state.borrow_and_update().is_connected() {
+            state.changed().await.unwrap();
+        }
+    })
+    .await;
+    // Queued while the next connection is held.
+    let queued = tokio::spawn({
+        let bob = bob.clone();
+        let path = path.clone();
+        async move { bob.get_data(&path).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    relay.release.add_permits(1);
+    let (data, _) = soon("the queued request", queued).await.unwrap().unwrap();
+    assert!(data.is_empty());
+    let seen = relay.ops.lock().unwrap().clone();
+    let ops: Vec<Vec<i32>> = seen
+        .iter()
+        .map(|c| c.iter().map(|&(_, op)| op).collect())
+        .collect();
+    assert_eq!(ops.len(), 2, "{seen:?}");
+    assert_eq!(&ops[0][..3], [SASL, SASL, 1], "{seen:?}"); // then create
+    assert_eq!(&ops[1][..4], [SASL, SASL, 101, 4], "{seen:?}"); // setWatches, getData
+                                                                // SASL packets take their xids from the session's counter, which goes on across
+                                                                // connections (setWatches has its own reserved xid).
+    let xids: Vec<i32> = seen
+        .concat()
+        .into_iter()
+        .filter(|&(_, op)| op != 101)
+        .map(|(xid, _)| xid)
+        .collect();
+    assert_eq!(xids[0], 1, "{seen:?}");
+    assert!(xids.windows(2).all(|w| w[1] == w[0] + 1), "{seen:?}");
+    bob.delete(&path, Version::Any).await.unwrap();
+}

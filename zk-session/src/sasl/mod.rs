@@ -1,0 +1,215 @@
+//! SASL authentication (cargo feature `sasl`): DIGEST-MD5 today, other mechanisms as
+//! [`SaslMechanism`] implementations.
+//!
+//! ```no_run
+//! # async fn f() -> zk_session::Result<()> {
+//! use zk_session::{Acl, Client, CreateOptions, Id, Perms, SaslConfig};
+//!
+//! // The server's JAAS `Server` section has `user_bob="bobsecret"` (DigestLoginModule).
+//! let client = Client::builder("127.0.0.1:2181")
+//!     .sasl(SaslConfig::digest_md5("bob", "bobsecret"))
+//!     .connect()
+//!     .await?;
+//! let only_bob = vec![Acl::new(Perms::ALL, Id::new("sasl", "bob"))];
+//! client
+//!     .create("/bobs", b"", &CreateOptions::persistent().with_acl(only_bob))
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # How it runs
+//!
+//! Every new connection authenticates from scratch right after the server's ConnectResponse
+//! and before anything else is written (SetWatches, auth packets, queued requests), as the
+//! Java client does: the server keeps the SASL identity per connection, so a reconnect to any
+//! server — the same or another ensemble member — redoes the exchange. SASL packets are
+//! ordinary requests (opcode 102, jute `GetSASLRequest`/`SetSASLResponse`) with xids from the
+//! session's counter. The exchange counts against the per-server connect timeout.
+//!
+//! A server that refuses the credentials (error -115, or -124 when it enforces SASL) or an
+//! exchange that fails (a wrong `rspauth`, no challenge because the server has no JAAS
+//! section) ends the session in [`SessionState::AuthFailed`](crate::SessionState::AuthFailed):
+//! every waiting request fails with `AuthFailed` and there is no reconnect loop, since the
+//! same credentials would fail on every server. A lost connection during the exchange is an
+//! ordinary failed attempt: the next server is tried.
+//!
+//! # GSSAPI (Kerberos), the plan
+//!
+//! GSSAPI fits [`SaslMechanism`] without a change to the session:
+//!
+//! - `start(server_host)` builds the service principal as the Java client does:
+//!   `zookeeper` (`zookeeper.sasl.client.username`) + `/` + the server host, canonicalized
+//!   on request (`zookeeper.sasl.client.canonicalize.hostname`), + `@REALM`
+//!   (`zookeeper.server.realm`), and asks the GSS-API for a security context with it
+//!   (mutual authentication, no integrity or privacy layer, as ZooKeeper wants).
+//! - `initial_response()` returns the first context token (GSSAPI, unlike DIGEST-MD5, has
+//!   one); each `step` feeds the server's token to the context and sends what it produces.
+//! - Once the context is established comes RFC 4752's security-layer negotiation: the
+//!   server sends 4 wrapped bytes (offered layers, max size); `step` unwraps them and sends
+//!   "no layer" wrapped. ZooKeeper's server answers that packet too, and the Java client
+//!   counts as authenticated only once that answer is in (`gotLastPacket` in
+//!   `ZooKeeperSaslClient`): `step` returns `Done` only then, so nothing else is sent before.
+//! - The GSS-API itself would come from a binding to the system's Kerberos library (e.g. the
+//!   `libgssapi` crate, MIT krb5 via `libkrb5-dev`) behind its own cargo feature `gssapi`, so
+//!   that `sasl` stays pure Rust. Credentials come from the ticket cache or a keytab
+//!   (`KRB5CCNAME`, `KRB5_CLIENT_KTNAME`), as with `kinit`; the builder would take
+//!   `SaslConfig::gssapi()` with optional service name and realm.
+//! - Tests need a KDC: Debian's `krb5-kdc` and `krb5-admin-server` can run one on loopback
+//!   (realm, principals `zookeeper/127.0.0.1` and a client, keytabs made with `kadmin.local`),
+//!   and the server takes a JAAS `Server` section with `Krb5LoginModule`, its keytab and
+//!   principal. The conformance harness would start the KDC beside the server.
+
+mod digest_md5;
+mod directives;
+mod handshake;
+
+use std::{fmt, sync::Arc};
+
+pub(crate) use handshake::authenticate;
+
+/// Why a SASL exchange could not go on: a challenge the mechanism cannot answer, or a
+/// server that failed to prove it knows the credentials.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SaslError(String);
+
+impl SaslError {
+    /// An error with this message.
+    ///
+    /// ```
+    /// let e = zk_session::SaslError::new("no challenge");
+    /// assert_eq!(e.to_string(), "no challenge");
+    /// ```
+    pub fn new(message: impl Into<String>) -> Self {
+        SaslError(message.into())
+    }
+}
+
+/// What to do after the server's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaslStep {
+    /// Send this token to the server and give [`SaslExchange::step`] its answer.
+    Send(Vec<u8>),
+    /// The client is authenticated; nothing more is sent.
+    Done,
+}
+
+/// A SASL mechanism: makes a fresh [`SaslExchange`] for every connection.
+///
+/// DIGEST-MD5 is built in ([`SaslConfig::digest_md5`]); implement this for another one and
+/// pass it with [`SaslConfig::mechanism`]. `Debug` must not show secrets.
+///
+/// ```
+/// use zk_session::{SaslError, SaslExchange, SaslMechanism, SaslStep};
+///
+/// /// A mechanism that sends one token and is done when the server answers.
+/// #[derive(Debug)]
+/// struct OneShot;
+/// struct OneShotExchange;
+///
+/// impl SaslMechanism for OneShot {
+///     fn name(&self) -> &str { "X-ONE-SHOT" }
+///     fn start(&self, _server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
+///         Ok(Box::new(OneShotExchange))
+///     }
+/// }
+/// impl SaslExchange for OneShotExchange {
+///     fn initial_response(&mut self) -> Result<Vec<u8>, SaslError> { Ok(b"hello".to_vec()) }
+///     fn step(&mut self, _token: Option<&[u8]>) -> Result<SaslStep, SaslError> { Ok(SaslStep::Done) }
+/// }
+///
+/// let mut ex = OneShot.start("zk1").unwrap();
+/// assert_eq!(ex.initial_response().unwrap(), b"hello");
+/// assert_eq!(ex.step(None).unwrap(), SaslStep::Done);
+/// let config = zk_session::SaslConfig::mechanism(OneShot);
+/// assert_eq!(config.mechanism_name(), "X-ONE-SHOT");
+/// ```
+pub trait SaslMechanism: fmt::Debug + Send + Sync {
+    /// The mechanism's SASL name, such as `DIGEST-MD5`.
+    fn name(&self) -> &str;
+
+    /// Starts the exchange for one new connection to `server_host` (the host as written in
+    /// the connect string; GSSAPI builds its service principal from it).
+    fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError>;
+}
+
+/// One connection's exchange: tokens in, tokens out; no I/O.
+pub trait SaslExchange: Send {
+    /// The first token, sent at once (empty when the mechanism has no initial response).
+    fn initial_response(&mut self) -> Result<Vec<u8>, SaslError>;
+
+    /// Takes the server's answer to the last token sent (`None` when the server sent a
+    /// null token) and says what comes next.
+    fn step(&mut self, token: Option<&[u8]>) -> Result<SaslStep, SaslError>;
+}
+
+/// How the client authenticates every connection with SASL; see
+/// [`ClientBuilder::sasl`](crate::ClientBuilder::sasl). `Debug` hides the password.
+///
+/// ```
+/// use zk_session::SaslConfig;
+///
+/// let config = SaslConfig::digest_md5("bob", "bobsecret");
+/// assert_eq!(config.mechanism_name(), "DIGEST-MD5");
+/// let shown = format!("{config:?}");
+/// assert!(shown.contains("bob") && !shown.contains("bobsecret"));
+/// ```
+#[derive(Clone)]
+pub struct SaslConfig {
+    mechanism: Arc<dyn SaslMechanism>,
+}
+
+impl SaslConfig {
+    /// DIGEST-MD5 with a user of the server's JAAS `Server` section (`user_<name>="<password>"`
+    /// under `DigestLoginModule`). The server then knows the client as `sasl:<user>`.
+    ///
+    /// See the example on [`SaslConfig`].
+    pub fn digest_md5(user: &str, password: &str) -> Self {
+        SaslConfig::mechanism(digest_md5::DigestMd5::new(user, password))
+    }
+
+    /// Any other mechanism.
+    ///
+    /// See the example on [`SaslMechanism`].
+    pub fn mechanism(mechanism: impl SaslMechanism + 'static) -> Self {
+        SaslConfig {
+            mechanism: Arc::new(mechanism),
+        }
+    }
+
+    /// The mechanism's SASL name.
+    ///
+    /// See the example on [`SaslConfig`].
+    pub fn mechanism_name(&self) -> &str {
+        self.mechanism.name()
+    }
+
+    pub(crate) fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
+        self.mechanism.start(server_host)
+    }
+}
+
+impl fmt::Debug for SaslConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Mechanisms redact their own secrets.
+        f.debug_struct("SaslConfig")
+            .field("mechanism", &self.mechanism)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Client, SaslConfig};
+
+    #[test]
+    fn the_builder_debug_hides_the_sasl_password() {
+        let builder = Client::builder("zk1").sasl(SaslConfig::digest_md5("bob", "s3cr3t-pw"));
+        let shown = format!("{builder:?}");
+        assert!(
+            shown.contains("DigestMd5") && shown.contains("bob"),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cr3t-pw"), "{shown}");
+    }
+}
