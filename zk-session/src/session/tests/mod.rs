@@ -3,4 +3,5 @@
 mod basics;
 mod harness;
 mod interleavings;
+mod sasl;
 mod server;
