@@ -15,7 +15,7 @@ use hostile_support::{
     notification_frame, reply_frame, vm_rss_kib, within, FakeServer, PASSWD, SESSION_ID, STEP,
 };
 use zk_proto::{ErrorResponse, Response};
-use zk_session::{AddWatchMode, Error, ErrorCode, EventType, SessionEvent, SessionState};
+use zk_session::{AddWatchMode, Error, ErrorCode, EventType, OnExpiry, SessionEvent, SessionState};
 
 // ----- 1. a length prefix over the maximum -----
 
@@ -677,7 +677,8 @@ async fn zero_timeout_on_the_first_connect_means_expired() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_timeout_on_a_reconnect_expires_the_session() {
-    let (mut server, client, mut peer) = connected().await;
+    let (mut server, client, mut peer) =
+        connected_with(|b| b.on_session_expiry(OnExpiry::End), TIMEOUT_MS).await;
     let mut events = client.session_events();
     let c = client.clone();
     let watching = tokio::spawn(async move { c.exists_watch("/w").await });
@@ -821,4 +822,25 @@ async fn one_millisecond_session_timeout_fails_requests_without_a_storm() {
 
     // Granted a real timeout at last, the session carries on.
     assert_recovers(&mut server, &client, 0, TIMEOUT_MS).await;
+}
+
+// ----- a server that hangs up right after the first handshake -----
+
+/// Issue 14 #8: `connect()` returned `Err(Closed)` when the connection dropped right after
+/// the handshake, before the waiter saw the Connected state, abandoning a live session.
+#[tokio::test]
+async fn connect_returns_the_client_when_the_connection_drops_right_after_the_handshake() {
+    for attempt in 0..10 {
+        let mut server = FakeServer::bind().await;
+        let connecting = tokio::spawn(builder(&server).connect());
+        drop(server.accept_and_grant(TIMEOUT_MS).await);
+        let client = within(STEP, "connect", connecting)
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("try {attempt}: {e}"));
+        assert_eq!(client.session_id(), SESSION_ID);
+        // The session lives on: the client takes it back on the next connection.
+        server.resume_and_serve(0, TIMEOUT_MS).await;
+        assert_serves(&client, "/after").await;
+    }
 }

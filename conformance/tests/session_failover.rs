@@ -8,8 +8,8 @@ use std::{
 
 use conformance::{Ensemble, Mode};
 use zk_session::{
-    AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, ReadOnly, RetryPolicy,
-    SessionEvent, SessionState, Version,
+    AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, OnExpiry, ReadOnly,
+    RetryPolicy, SessionEvent, SessionState, Version,
 };
 
 fn ensemble() -> Ensemble {
@@ -262,6 +262,7 @@ async fn session_closed_from_a_second_connection_expires_the_first() {
     let a = 0;
     let c = Client::builder(&ens.server(a).connect_string())
         .session_timeout(Duration::from_secs(20))
+        .on_session_expiry(OnExpiry::End)
         .connect()
         .await
         .unwrap();
@@ -325,6 +326,7 @@ async fn no_connection_for_the_session_timeout_is_reported_lost() {
     let a = 0;
     let c = Client::builder(&ens.server(a).connect_string())
         .session_timeout(Duration::from_secs(4))
+        .on_session_expiry(OnExpiry::End)
         .connect()
         .await
         .unwrap();

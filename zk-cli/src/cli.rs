@@ -39,6 +39,8 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct Global {
     /// The ensemble: host:port[,host:port...][/chroot]
+    // The brackets are the help text's notation, not rustdoc links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(
         long,
         env = "ZK_SERVERS",

@@ -1,13 +1,6 @@
 //! Configuring and connecting a [`Client`].
 
-use std::{
-    fmt,
-    sync::{
-        atomic::{AtomicI64, AtomicU64},
-        Arc, Mutex,
-    },
-    time::Duration,
-};
+use std::{fmt, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -16,9 +9,10 @@ use zk_proto::DEFAULT_MAX_FRAME_LEN;
 use crate::{
     client::Client,
     connect_string::ConnectString,
+    driver,
     redact::{self, Auths},
-    session::{Config, Session, Shared},
-    state::{SessionState, StatePublisher},
+    session::{Config, Shared},
+    state::SessionState,
     transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
     Error,
@@ -34,6 +28,20 @@ pub enum ReadOnly {
     Disallowed,
     /// Read-only servers too, while looking for a read-write one.
     Allowed,
+}
+
+/// What the client does when the ensemble expires its session.
+///
+/// See the example on [`ClientBuilder::on_session_expiry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnExpiry {
+    /// Create a new session and carry on with the same handle, as Curator and kazoo do (the
+    /// default): the state goes to [`SessionState::Expired`], then to `Connected` with a new
+    /// session id.
+    #[default]
+    NewSession,
+    /// Stay expired: every request fails with `SessionExpired`; build a new client.
+    End,
 }
 
 /// Builds a [`Client`]; see [`Client::builder`].
@@ -66,6 +74,7 @@ pub struct ClientBuilder {
     backoff_max: Duration,
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
+    on_expiry: OnExpiry,
     sasl: crate::connection::SaslOption,
     security: Security,
 }
@@ -85,6 +94,7 @@ impl ClientBuilder {
             backoff_max: Duration::from_secs(1),
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
+            on_expiry: OnExpiry::NewSession,
             sasl: None,
             security: Security::Plain,
         }
@@ -131,6 +141,36 @@ impl ClientBuilder {
     /// ```
     pub fn resume_session(mut self, session_id: i64, password: Bytes) -> Self {
         self.resume = Some((session_id, password));
+        self
+    }
+
+    /// What to do when the ensemble expires the session (default: [`OnExpiry::NewSession`]).
+    ///
+    /// With a new session, the handle carries on: the state stream reports
+    /// [`SessionEvent::Expired`](crate::SessionEvent::Expired), then
+    /// [`SessionEvent::Connected`](crate::SessionEvent::Connected) once a server has created the
+    /// new session ([`Client::session_id`] changes). Whatever belonged to the old session is
+    /// gone: its ephemeral znodes, its one-shot watches (they end with `SessionExpired`), and
+    /// the requests that were waiting for a reconnect (they fail with `SessionExpired`).
+    /// Credentials are sent again and persistent watches are registered again on the new
+    /// session. A session that expires on its very first connection (one given with
+    /// [`resume_session`](Self::resume_session)) is not replaced.
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, OnExpiry, SessionEvent};
+    ///
+    /// let client = Client::builder("127.0.0.1:2181").on_session_expiry(OnExpiry::NewSession).connect().await?;
+    /// let mut events = client.session_events();
+    /// while let Some(event) = events.next().await {
+    ///     if event == SessionEvent::Expired {
+    ///         println!("ephemerals gone: re-create them once connected again");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn on_session_expiry(mut self, on_expiry: OnExpiry) -> Self {
+        self.on_expiry = on_expiry;
         self
     }
 
@@ -189,7 +229,8 @@ impl ClientBuilder {
     /// with `RequestTimeout` (default: no limit). Whatever the limit, a request that is waiting
     /// for a reconnect fails with `ConnectionLoss` once the session is presumed lost (no
     /// connection for the negotiated session timeout), and requests made while it is lost fail
-    /// at once, until a server takes the session back.
+    /// at once, until a server takes the session back. A request made before the first
+    /// connection waits for it at most the session timeout, then fails with `ConnectionLoss`.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
@@ -302,7 +343,9 @@ impl ClientBuilder {
     }
 
     /// Starts the session task without waiting for a connection. Requests made before the
-    /// first connection wait for it. Must be called inside a tokio runtime.
+    /// first connection wait for it, each for at most the session timeout: then they fail with
+    /// `ConnectionLoss` (as the Java client fails queued requests when its connection attempt
+    /// fails), while the client goes on trying. Must be called inside a tokio runtime.
     ///
     /// Fails at once, with [`Error::Config`], when the connect string cannot be parsed:
     /// `host[:port]` entries separated by commas (port 2181 when left out, IPv6 hosts in
@@ -347,20 +390,13 @@ impl ClientBuilder {
             backoff_base: self.backoff_base,
             backoff_max: self.backoff_max,
             resume: self.resume,
+            new_session_on_expiry: self.on_expiry == OnExpiry::NewSession,
             sasl: self.sasl,
             security: self.security,
         };
-        let shared = Arc::new(Shared {
-            publisher: StatePublisher::new(),
-            session_id: AtomicI64::new(0),
-            negotiated_timeout_ms: AtomicU64::new(0),
-            last_zxid: AtomicI64::new(0),
-            passwd: Mutex::new(Bytes::new()),
-            last_connect_error: Mutex::new(None),
-            server: Mutex::new(None),
-        });
+        let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(Session::new(cfg, shared.clone(), rx).run());
+        driver::spawn(cfg, shared.clone(), rx);
         Ok(Client::new(
             tx,
             shared,
@@ -404,7 +440,14 @@ impl ClientBuilder {
         })
         .await;
         match reached {
-            Ok(s) if s.is_connected() => Ok(client),
+            // Suspended and Lost come only after a connection: one that dropped right after
+            // its handshake still leaves a live session, which the client takes back.
+            Ok(s)
+                if s.is_connected()
+                    || matches!(s, SessionState::Suspended | SessionState::Lost) =>
+            {
+                Ok(client)
+            }
             Ok(SessionState::Expired) => Err(Error::session_expired()),
             Ok(SessionState::AuthFailed) => Err(Error::Code(zk_proto::ErrorCode::AuthFailed)),
             Ok(_) => Err(Error::Closed),
@@ -432,6 +475,9 @@ impl fmt::Debug for ClientBuilder {
             .field("backoff_max", &self.backoff_max)
             .field("resume", &redact::resume(&self.resume))
             .field("persistent_watch_buffer", &self.persistent_watch_buffer)
+            .field("on_expiry", &self.on_expiry)
+            .field("sasl", &self.sasl)
+            .field("security", &self.security)
             .finish_non_exhaustive()
     }
 }

@@ -1,48 +1,27 @@
-//! One TCP connection to one server: the handshake, buffers, and the requests in flight on it.
+//! One connection to one server (plain TCP or TLS): the handshake (connect request and
+//! response, then SASL when configured) and the read-write probe. All I/O of a connection
+//! attempt is here; the session core only hears how it ended.
 
-use std::{collections::VecDeque, time::Duration};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::{
-    io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
-    sync::oneshot,
-};
-use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec, OpCode, Response};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec};
 
-use crate::{
-    session::WatchReg,
-    transport::{self, ReadHalf, Security, WriteHalf},
-    Error,
-};
+use crate::transport::{self, ReadHalf, Security, WriteHalf};
 
-/// A request written (or about to be written) on this connection, waiting for its reply.
-#[derive(Debug)]
-pub(crate) struct InFlight {
-    pub xid: i32,
-    pub op: OpCode,
-    /// `None` for the session's own requests (removeWatches after a drop, closeSession).
-    pub reply: Option<oneshot::Sender<Result<Response, Error>>>,
-    pub watch: Option<WatchReg>,
-}
-
-/// An established connection with a completed handshake.
+/// An established connection with a completed handshake. The session core owns everything
+/// else (the write buffer, the requests in flight); the driver moves bytes through these
+/// halves.
 #[derive(Debug)]
 pub(crate) struct Connection {
     pub rd: ReadHalf,
     pub wr: WriteHalf,
+    /// Bytes read behind the handshake, then every read.
     pub rbuf: BytesMut,
-    pub wbuf: BytesMut,
-    pub codec: FrameCodec,
-    pub inflight: VecDeque<InFlight>,
-    /// Callers answered on this connection whose next request has not been taken yet (an
-    /// estimate: many callers send another request when answered). While it is above zero the
-    /// session task gives them a chance to run before it writes, so that their requests share
-    /// one write.
-    pub owed: usize,
     pub response: ConnectResponse,
-    /// Index of the host in the session's host list.
-    pub host: usize,
-    /// The session's next xid: the handshake may have used some (SASL).
+    /// The session's next xid: the handshake may have used some (SASL); the core goes on
+    /// from here.
     pub next_xid: i32,
 }
 
@@ -98,7 +77,6 @@ pub(crate) struct Handshake {
 /// connect response and runs the rest of the `handshake`; all within `timeout`.
 pub(crate) async fn connect(
     addr: (String, u16),
-    host: usize,
     handshake: Handshake,
     timeout: Duration,
     codec: FrameCodec,
@@ -150,12 +128,7 @@ pub(crate) async fn connect(
             rd,
             wr,
             rbuf,
-            wbuf: BytesMut::with_capacity(64 * 1024),
-            codec,
-            inflight: VecDeque::new(),
-            owed: 0,
             response,
-            host,
             next_xid,
         })
     };

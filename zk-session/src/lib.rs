@@ -27,9 +27,11 @@
 mod builder;
 mod chroot;
 mod client;
+mod command;
 mod connect_string;
 mod connection;
 mod create_options;
+mod driver;
 mod error;
 mod jitter;
 mod multi;
@@ -47,7 +49,7 @@ mod version;
 mod watch;
 mod watch_table;
 
-pub use builder::{ClientBuilder, ReadOnly};
+pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};

@@ -2,7 +2,7 @@
 //! print as `<redacted>`, so a `{:?}` of a builder, a client or a log line leaks nothing.
 //!
 //! The `Debug` impls of the session's types that hold credentials live here, next to
-//! [`Redacted`], so session.rs keeps only its logic (`ClientBuilder`'s is in builder.rs, which
+//! [`Redacted`], so the session core keeps only its logic (`ClientBuilder`'s is in builder.rs, which
 //! alone sees its fields). A field added to one of them is left out of its `Debug` (the
 //! output ends in `..`) until it is listed.
 
@@ -52,6 +52,9 @@ impl fmt::Debug for Config {
             .field("backoff_base", &self.backoff_base)
             .field("backoff_max", &self.backoff_max)
             .field("resume", &resume(&self.resume))
+            .field("new_session_on_expiry", &self.new_session_on_expiry)
+            .field("sasl", &self.sasl)
+            .field("security", &self.security)
             .finish_non_exhaustive()
     }
 }
@@ -78,7 +81,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::{chroot::Chroot, session::Command, state::StatePublisher, Client};
+    use crate::{chroot::Chroot, command::Command, state::StatePublisher, Client};
 
     const SECRET: &str = "hunter2-s3cret";
 
@@ -122,6 +125,7 @@ mod tests {
             backoff_base: std::time::Duration::from_millis(50),
             backoff_max: std::time::Duration::from_secs(1),
             resume: Some((7, Bytes::from_static(SECRET.as_bytes()))),
+            new_session_on_expiry: true,
             sasl: None,
             security: crate::transport::Security::Plain,
         }

@@ -26,7 +26,10 @@ pub enum SessionState {
     /// No connection for the whole negotiated session timeout: the session is presumed
     /// expired, though the client keeps trying in case the ensemble still holds it.
     Lost,
-    /// The ensemble declared the session expired. Build a new client.
+    /// The ensemble declared the session expired. By default the client then creates a new
+    /// session and goes on to `Connected` (see
+    /// [`ClientBuilder::on_session_expiry`](crate::ClientBuilder::on_session_expiry));
+    /// with [`OnExpiry::End`](crate::OnExpiry::End) it stays here: build a new client.
     Expired,
     /// The server refused our credentials. Build a new client.
     AuthFailed,
@@ -97,7 +100,8 @@ pub enum SessionEvent {
     Reconnected,
     /// No connection for the negotiated timeout: presume the session gone (Curator's LOST).
     Lost,
-    /// The ensemble expired the session.
+    /// The ensemble expired the session; a new session's [`Connected`](Self::Connected)
+    /// may follow (see [`ClientBuilder::on_session_expiry`](crate::ClientBuilder::on_session_expiry)).
     Expired,
     /// Authentication failed.
     AuthFailed,

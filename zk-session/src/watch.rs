@@ -13,7 +13,7 @@ use std::{
 use tokio::sync::{mpsc, oneshot};
 use zk_proto::EventType;
 
-use crate::{session::Command, Error};
+use crate::{command::Command, Error};
 
 /// A change to a znode, as delivered to a watch. The path is relative to the chroot.
 ///

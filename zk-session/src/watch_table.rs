@@ -144,6 +144,16 @@ impl WatchTable {
 
     /// Ends every watch with `err` (one-shot) or by closing its stream, when the session ends.
     pub fn fail_all(&mut self, err: &Error) {
+        self.fail_oneshots(err);
+        self.persistent.clear();
+        self.recursive.clear();
+        self.registering.clear();
+        self.deferred.clear();
+    }
+
+    /// Ends every one-shot watch with `err`, when its session expired; persistent watches
+    /// stay, to be registered on the next session.
+    pub fn fail_oneshots(&mut self, err: &Error) {
         for (_, list) in self
             .data
             .drain()
@@ -154,10 +164,6 @@ impl WatchTable {
                 let _ = tx.send(Err(err.clone()));
             }
         }
-        self.persistent.clear();
-        self.recursive.clear();
-        self.registering.clear();
-        self.deferred.clear();
     }
 
     /// Ends the local watches that a successful removeWatches of `watcher_type` took away on
@@ -200,6 +206,18 @@ impl WatchTable {
         }
     }
 
+    /// True when a caller still holds a watch of `kind` on `path`.
+    pub fn holds(&self, kind: WatchKind, path: &str) -> bool {
+        self.has(kind, path)
+    }
+
+    /// The connection ended: the server-side watches died with it, so the drops deferred
+    /// for them have nothing left to remove. The next connection re-registers only the
+    /// watches still held.
+    pub fn connection_ended(&mut self) {
+        self.deferred.clear();
+    }
+
     fn has(&self, kind: WatchKind, path: &str) -> bool {
         let live = |l: Option<&Vec<OneshotTx>>| l.is_some_and(|l| l.iter().any(|t| !t.is_closed()));
         let live_s =
@@ -232,9 +250,9 @@ impl WatchTable {
         match kind {
             WatchKind::Data | WatchKind::Exist if !data && !persistent => Some(WatcherType::Data),
             WatchKind::Child if !child && !persistent => Some(WatcherType::Children),
-            WatchKind::Persistent | WatchKind::PersistentRecursive
-                if !persistent && !data && !child =>
-            {
+            // The server's watch on the path is in persistent mode whatever one-shots share
+            // it: it goes, and the caller sets the one-shots left again.
+            WatchKind::Persistent | WatchKind::PersistentRecursive if !persistent => {
                 Some(WatcherType::Any)
             }
             _ => None,

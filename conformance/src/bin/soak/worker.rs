@@ -35,7 +35,7 @@ use zk_recipes::{
     leader_selector::{LeaderSelector, Leadership},
     LockGuard, LostReason, Mutex, RecipeError,
 };
-use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, OpResult, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, OnExpiry, Op, OpResult, Version};
 
 use crate::records::{
     now_us, HoldRec, LogFile, Outcome, Record, RequestsRec, SessionRec, WriteRec,
@@ -147,6 +147,8 @@ impl Worker {
         }
         let c = Client::builder(&self.args.hosts)
             .session_timeout(STORAGE_SESSION_TIMEOUT)
+            // One client per session: the soak counts a new session as a new writer.
+            .on_session_expiry(OnExpiry::End)
             .request_timeout(REQUEST_TIMEOUT)
             .connect()
             .await
@@ -336,6 +338,9 @@ async fn slot_loop(w: Arc<Worker>, slot: usize) {
     while !w.stopping() {
         let client = match Client::builder(&w.args.hosts)
             .session_timeout(w.args.session_timeout)
+            // One client per session: each session's writes are checked as its own writer,
+            // and "the session lives" means this client is not terminal.
+            .on_session_expiry(OnExpiry::End)
             .request_timeout(REQUEST_TIMEOUT)
             .connect()
             .await

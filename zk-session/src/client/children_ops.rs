@@ -1,0 +1,65 @@
+//! Listing a znode's children, with or without its stat and a child watch.
+
+use super::*;
+
+impl Client {
+    /// The names of the znode's children.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let mut children = client.get_children("/app/workers").await?;
+    /// children.sort(); // the server lists them in no particular order
+    /// for name in &children {
+    ///     println!("/app/workers/{name}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_children(&self, path: &str) -> Result<Vec<String>, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetChildren(GetChildrenRequest { path, watch: false });
+        match self.call(req, None).await? {
+            Response::GetChildren(r) => Ok(r.children),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The names of the znode's children and its Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let (children, stat) = client.get_children_with_stat("/app/workers").await?;
+    /// assert_eq!(children.len(), stat.num_children as usize);
+    /// println!("the children have changed {} times", stat.cversion);
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_children_with_stat(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetChildren2(GetChildrenRequest { path, watch: false });
+        children2_result(self.call(req, None).await?)
+    }
+
+    /// Like [`get_children_with_stat`](Self::get_children_with_stat), and leaves a watch that
+    /// fires when a child is added or removed or the znode is deleted.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// // Follow the members of a group: list, wait for a change, list again.
+    /// loop {
+    ///     let (members, _stat, watch) = client.get_children_watch("/app/members").await?;
+    ///     println!("{} members", members.len());
+    ///     let event = watch.await?; // NodeChildrenChanged, or NodeDeleted
+    ///     println!("{:?}", event.event_type);
+    /// }
+    /// # }
+    /// ```
+    pub async fn get_children_watch(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<String>, Stat, OneshotWatch), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Child);
+        let req = Request::GetChildren2(GetChildrenRequest { path, watch: true });
+        let (children, stat) = children2_result(self.call(req, Some(reg)).await?)?;
+        Ok((children, stat, watch))
+    }
+}

@@ -1,0 +1,257 @@
+//! The session task: a thin tokio shell around [`SessionCore`] that moves bytes between the
+//! socket and the core, runs the core's actions (connect, disconnect, probe) and sleeps until
+//! its next deadline. Everything the session decides is decided in the core.
+
+use std::{future::Future, pin::Pin, sync::Arc};
+
+use rand::seq::SliceRandom;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    sync::mpsc,
+    task::JoinHandle,
+    time::{sleep_until, Instant},
+};
+use zk_proto::FrameCodec;
+
+use crate::{
+    command::Command,
+    connection::{self, ConnectFailure, Connection, Handshake, SaslOption},
+    jitter,
+    session::{Action, Config, Phase, SessionCore, Shared},
+    transport::Security,
+};
+
+type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
+
+/// Starts the session task for `cfg`; it runs until the session has ended and every handle
+/// is gone.
+pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedReceiver<Command>) {
+    // Shuffled, as the reference client does, so clients spread over the ensemble.
+    cfg.hosts.shuffle(&mut jitter::rng());
+    let hosts = cfg.hosts.clone();
+    let max_frame_len = cfg.max_frame_len;
+    // The connection's business, not the core's: the core only hears how a handshake ended.
+    let (sasl, security) = (cfg.sasl.clone(), cfg.security.clone());
+    let seed = jitter::random_range(0..=u64::MAX);
+    let core = SessionCore::new(cfg, shared, seed, Instant::now());
+    let driver = Driver {
+        core,
+        rx,
+        rx_open: true,
+        hosts,
+        max_frame_len,
+        sasl,
+        security,
+        conn: None,
+        attempt: None,
+        attempt_host: 0,
+        probe: None,
+    };
+    tokio::spawn(driver.run());
+}
+
+struct Driver {
+    core: SessionCore,
+    rx: mpsc::UnboundedReceiver<Command>,
+    /// False once every handle is gone.
+    rx_open: bool,
+    hosts: Vec<(String, u16)>,
+    max_frame_len: usize,
+    sasl: SaslOption,
+    security: Security,
+    conn: Option<Connection>,
+    attempt: Option<Attempt>,
+    attempt_host: usize,
+    probe: Option<JoinHandle<usize>>,
+}
+
+/// Most commands taken in one go, so that one write carries many requests but reads and
+/// timers still get their turn.
+const COMMAND_BATCH: usize = 1024;
+
+impl Driver {
+    async fn run(mut self) {
+        let timer = sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
+        loop {
+            self.run_actions().await;
+            if self.core.is_ended() {
+                self.attempt = None;
+                if !self.rx_open {
+                    break;
+                }
+            }
+            // An earlier deadline re-arms the timer; a later one waits for it to fire (the
+            // core ignores early calls), which spares a reset per write.
+            if let Some(t) = self.core.poll_timeout() {
+                if armed.is_none_or(|a| t < a) {
+                    timer.as_mut().reset(t);
+                    armed = Some(t);
+                }
+            }
+            let connected = self.conn.is_some();
+            let writing = connected && !self.core.transmit().is_empty();
+            let take_commands = self.rx_open && self.core.wants_commands();
+            let Driver {
+                core,
+                rx,
+                conn,
+                attempt,
+                probe,
+                ..
+            } = &mut self;
+            let (rd, wr, rbuf) = match conn.as_mut() {
+                Some(c) => {
+                    if c.rbuf.capacity() - c.rbuf.len() < 8 * 1024 {
+                        c.rbuf.reserve(64 * 1024);
+                    }
+                    (Some(&mut c.rd), Some(&mut c.wr), Some(&mut c.rbuf))
+                }
+                None => (None, None, None),
+            };
+            tokio::select! {
+                r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
+                    let now = Instant::now();
+                    match r {
+                        Ok(0) | Err(_) => self.core.handle_disconnected(now),
+                        Ok(_) => {
+                            let c = self.conn.as_mut().expect("connected");
+                            self.core.handle_input(&mut c.rbuf, now);
+                        }
+                    }
+                }
+                r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
+                    Ok(_) => self.core.handle_written(Instant::now()),
+                    Err(_) => self.core.handle_disconnected(Instant::now()),
+                },
+                cmd = rx.recv(), if take_commands => self.commands(cmd).await,
+                _ = &mut timer, if armed.is_some() => {
+                    armed = None;
+                    self.core.handle_timeout(Instant::now());
+                }
+                r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
+                    self.attempt = None;
+                    self.attempted(r);
+                }
+                found = async { probe.as_mut().unwrap().await }, if probe.is_some() => {
+                    self.probe = None;
+                    if let Ok(host) = found {
+                        self.core.handle_read_write_found(host, Instant::now());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs what the core asked for.
+    async fn run_actions(&mut self) {
+        while let Some(action) = self.core.poll_action() {
+            match action {
+                Action::Connect {
+                    host,
+                    request,
+                    xid,
+                    timeout,
+                } => {
+                    let codec = FrameCodec::with_max_frame_len(self.max_frame_len);
+                    let addr = self.hosts[host].clone();
+                    let handshake = Handshake {
+                        request,
+                        sasl: self.sasl.clone(),
+                        xid,
+                    };
+                    let security = self.security.clone();
+                    self.attempt = Some(Box::pin(connection::connect(
+                        addr, handshake, timeout, codec, security,
+                    )));
+                    self.attempt_host = host;
+                }
+                Action::Disconnect => {
+                    if let Some(p) = self.probe.take() {
+                        p.abort();
+                    }
+                    if let Some(mut c) = self.conn.take() {
+                        // Best effort: let the server see the close rather than wait for a
+                        // timeout.
+                        let _ = c.wr.shutdown().await;
+                    }
+                }
+                Action::ProbeReadWrite { skip } => {
+                    let hosts = self.hosts.clone();
+                    self.probe = Some(tokio::spawn(connection::find_read_write_server(
+                        hosts,
+                        skip,
+                        self.security.clone(),
+                    )));
+                }
+            }
+        }
+    }
+
+    fn attempted(&mut self, r: Result<Connection, ConnectFailure>) {
+        let now = Instant::now();
+        match r {
+            Ok(mut c) => {
+                self.core.handle_connected(&c.response, c.next_xid, now);
+                if matches!(self.core.phase(), Phase::Connected { .. }) {
+                    // Bytes that came in behind the connect response are frames like any other.
+                    if !c.rbuf.is_empty() {
+                        self.core.handle_input(&mut c.rbuf, now);
+                    }
+                    self.conn = Some(c);
+                }
+            }
+            // The same credentials would fail on every server: no retry loop.
+            Err(f @ ConnectFailure::AuthFailed(_)) => {
+                self.core
+                    .handle_auth_failed(self.attempt_host, &f.to_string(), now)
+            }
+            Err(f) => self
+                .core
+                .handle_connect_failed(self.attempt_host, &f.to_string(), now),
+        }
+    }
+
+    /// Takes `first` and whatever else is queued, so that one write carries many requests.
+    async fn commands(&mut self, first: Option<Command>) {
+        let now = Instant::now();
+        let mut next = first;
+        let mut taken = 0;
+        let mut yielded = false;
+        loop {
+            match next.take() {
+                None => {
+                    self.rx_open = false;
+                    self.core.handle_handles_gone(now);
+                    return;
+                }
+                Some(cmd) => self.core.handle_command(cmd, now),
+            }
+            taken += 1;
+            self.core.owed = self.core.owed.saturating_sub(1);
+            if taken >= COMMAND_BATCH || !self.core.wants_commands() {
+                return;
+            }
+            match self.rx.try_recv() {
+                Ok(c) => next = Some(c),
+                // Callers just answered (on this thread or another) are likely to send again:
+                // yield once so that their requests join this write instead of costing a
+                // write (and a server wake-up) each.
+                Err(mpsc::error::TryRecvError::Empty) if self.core.owed > 0 && !yielded => {
+                    yielded = true;
+                    tokio::task::yield_now().await;
+                    match self.rx.try_recv() {
+                        Ok(c) => next = Some(c),
+                        Err(_) => {
+                            // They had nothing more to send.
+                            self.core.owed = 0;
+                            return;
+                        }
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! What the core does with each command from the handle, in each phase.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zk_proto::Request;
+
+use super::{End, Phase, SessionCore};
+use crate::{
+    command::{Command, WatchReg},
+    redact::Redacted,
+    state::SessionState,
+    Error,
+};
+
+impl SessionCore {
+    /// Takes one command from the handle.
+    pub fn handle_command(&mut self, cmd: Command, now: Instant) {
+        match self.phase {
+            Phase::Connected { .. } => self.command_connected(cmd, now),
+            Phase::Ended(end) => command_ended(cmd, end),
+            Phase::Backoff { .. } | Phase::Connecting { .. } => self.command_disconnected(cmd, now),
+        }
+    }
+
+    /// Every handle is gone: close the session politely if connected, end it otherwise.
+    pub fn handle_handles_gone(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Connected { .. } if !self.closing => self.send_close(now),
+            Phase::Connected { .. } | Phase::Ended(_) => {}
+            Phase::Backoff { .. } | Phase::Connecting { .. } => self.end(End::Closed),
+        }
+    }
+
+    fn command_connected(&mut self, cmd: Command, now: Instant) {
+        match cmd {
+            Command::Request(rc) => {
+                if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+                    self.watches.begin_registration(path);
+                }
+                self.send(rc);
+            }
+            Command::AddAuth {
+                scheme,
+                auth: Redacted(auth),
+                reply,
+            } => self
+                .auths
+                .send_now(&self.codec, &mut self.wbuf, scheme, auth, reply),
+            Command::WatchDropped { path, kind } => self.drop_watch(&path, kind),
+            Command::Close { reply } => {
+                self.close_waiters.push(reply);
+                if !self.closing {
+                    self.send_close(now);
+                }
+            }
+        }
+    }
+
+    fn command_disconnected(&mut self, cmd: Command, now: Instant) {
+        match cmd {
+            Command::Request(rc) if self.shared.publisher.state() == SessionState::Lost => {
+                let _ = rc.reply.send(Err(Error::connection_loss()));
+            }
+            Command::Request(rc) => {
+                if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+                    self.watches.begin_registration(path);
+                }
+                self.requests.wait(rc, now, &mut self.watches);
+            }
+            Command::AddAuth {
+                scheme,
+                auth: Redacted(auth),
+                reply,
+            } => self.auths.remember(scheme, auth, Some(reply)),
+            // Without a connection the server holds no watch to remove, and the next
+            // connection re-registers only the watches still held: nothing to do, and above
+            // all nothing to defer until a registration on the path ends.
+            Command::WatchDropped { .. } => {}
+            Command::Close { reply } => {
+                self.close_waiters.push(reply);
+                self.end(End::Closed);
+            }
+        }
+    }
+
+    fn send_close(&mut self, now: Instant) {
+        self.closing = true;
+        self.send_internal(Request::CloseSession);
+        let wait = self.timers.read_timeout.max(Duration::from_millis(100));
+        self.timers.close_at = Some(now + wait);
+    }
+}
+
+/// The session is over: every command gets the end's error.
+fn command_ended(cmd: Command, end: End) {
+    let err = end.error();
+    match cmd {
+        Command::Request(rc) => {
+            if let Some(WatchReg::Oneshot { tx, .. }) = rc.watch {
+                let _ = tx.send(Err(err.clone()));
+            }
+            let _ = rc.reply.send(Err(err));
+        }
+        Command::AddAuth { reply, .. } => {
+            let _ = reply.send(Err(err));
+        }
+        Command::WatchDropped { .. } => {}
+        Command::Close { reply } => {
+            let _ = reply.send(());
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! Carrying on after the ensemble expired the session: a new session on the same handle.
+
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::SessionCore;
+use crate::{
+    state::{SessionEvent, SessionState},
+    Error,
+};
+
+impl SessionCore {
+    /// A server told us the session is expired: announce it, end what belonged to it, and
+    /// connect for a new one. Credentials and persistent watches carry over (the next
+    /// connection sends them); one-shot watches and waiting requests end with
+    /// `SessionExpired`, as they would with a client that ends there.
+    pub(super) fn session_expired(&mut self, now: Instant) {
+        self.publish(SessionState::Expired, SessionEvent::Expired);
+        let err = Error::session_expired();
+        self.requests.fail_waiting(&mut self.watches, &err);
+        self.watches.fail_oneshots(&err);
+        self.session_id = 0;
+        self.passwd = Bytes::from_static(&[0u8; 16]);
+        self.shared.session_id.store(0, Ordering::Release);
+        // Announced as a first connection, and requests made meanwhile wait at most a
+        // session timeout, as before the first connection.
+        self.ever_connected = false;
+        self.timers.lost_at = None;
+        self.next_attempt(now);
+    }
+}

@@ -1,0 +1,310 @@
+//! Finding a server: host order, backoff, the handshake, and the replay of auth, watches and
+//! waiting requests on a new connection; and what happens when a connection ends.
+
+use std::{sync::atomic::Ordering, time::Duration};
+
+use bytes::Bytes;
+use tokio::time::Instant;
+use zk_proto::{xid, ConnectRequest, ConnectResponse};
+
+use super::{Action, Drop_, End, Phase, SessionCore};
+use crate::{
+    state::{SessionEvent, SessionState},
+    Error,
+};
+
+/// A connection that ends sooner than this after its handshake counts as a quick drop: the
+/// next reconnection waits a backoff that grows with the run of quick drops, so a server that
+/// accepts the session and hangs up at once does not get a reconnect storm.
+const QUICK_DROP: Duration = Duration::from_secs(1);
+
+/// Where the next connection attempt goes, and how long to wait before it.
+#[derive(Debug)]
+pub(super) struct HostCycle {
+    pub next_host: usize,
+    /// Failed attempts in the current pass over the hosts.
+    failures_in_cycle: usize,
+    /// Passes over every host that all failed (plus the quick drops before them).
+    cycles: u32,
+    /// Connections in a row that ended within [`QUICK_DROP`] of their handshake.
+    quick_drops: u32,
+    /// xorshift state for the backoff jitter (seeded by the driver, so tests are repeatable).
+    rng: u64,
+}
+
+impl HostCycle {
+    pub fn new(seed: u64) -> Self {
+        HostCycle {
+            next_host: 0,
+            failures_in_cycle: 0,
+            cycles: 0,
+            quick_drops: 0,
+            rng: seed | 1,
+        }
+    }
+
+    /// A number in [0.5, 1).
+    fn jitter(&mut self) -> f64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        0.5 + (self.rng >> 11) as f64 / (1u64 << 53) as f64 / 2.0
+    }
+}
+
+impl SessionCore {
+    /// Picks the next host, and connects to it now or after a backoff.
+    pub(super) fn next_attempt(&mut self, now: Instant) {
+        let n = self.cfg.hosts.len();
+        let c = &mut self.reconnect;
+        let host = c.next_host % n;
+        c.next_host = (host + 1) % n;
+        let backoff = if c.failures_in_cycle == 0 && c.cycles > 0 {
+            let exp = self.cfg.backoff_base * 2u32.saturating_pow(c.cycles.min(16));
+            exp.min(self.cfg.backoff_max).mul_f64(c.jitter())
+        } else {
+            Duration::ZERO
+        };
+        if backoff.is_zero() {
+            self.start_attempt(host);
+        } else {
+            self.phase = Phase::Backoff {
+                host,
+                until: now + backoff,
+            };
+        }
+    }
+
+    pub(super) fn start_attempt(&mut self, host: usize) {
+        let (session_id, passwd) = if self.seen_rw_server {
+            (self.session_id, self.passwd.clone())
+        } else {
+            (0, Bytes::from_static(&[0u8; 16]))
+        };
+        let request = ConnectRequest {
+            protocol_version: 0,
+            last_zxid_seen: self.last_zxid,
+            timeout: self.cfg.session_timeout.as_millis().min(i32::MAX as u128) as i32,
+            session_id,
+            passwd,
+            read_only: self.cfg.read_only,
+        };
+        // The reference client splits the session timeout over the hosts; we split it in at
+        // least three, so that a server that accepts and never answers (3.8.0 leaves a
+        // connection made during its start-up that way) leaves time for another try before
+        // the session expires, even with a single host.
+        let n = self.cfg.hosts.len();
+        let timeout = self
+            .cfg
+            .connect_timeout
+            .unwrap_or_else(|| (self.timeout / n.max(3) as u32).max(Duration::from_millis(500)));
+        self.phase = Phase::Connecting { host };
+        self.actions.push_back(Action::Connect {
+            host,
+            request,
+            xid: self.requests.peek_xid(),
+            timeout,
+        });
+    }
+
+    /// The attempt to connect to `host` failed for `reason`.
+    pub fn handle_connect_failed(&mut self, host: usize, reason: &str, now: Instant) {
+        if self.phase != (Phase::Connecting { host }) {
+            return;
+        }
+        let (h, p) = &self.cfg.hosts[host];
+        Self::lock_set(
+            &self.shared.last_connect_error,
+            Some(format!("{h}:{p}: {reason}")),
+        );
+        let c = &mut self.reconnect;
+        c.failures_in_cycle += 1;
+        if c.failures_in_cycle >= self.cfg.hosts.len() {
+            c.failures_in_cycle = 0;
+            c.cycles += 1;
+        }
+        self.next_attempt(now);
+    }
+
+    /// The server refused the credentials of the attempt to connect to `host` (SASL): the
+    /// same credentials would fail on every server, so the session ends as AuthFailed
+    /// without trying another.
+    pub fn handle_auth_failed(&mut self, host: usize, reason: &str, now: Instant) {
+        if self.phase != (Phase::Connecting { host }) {
+            return;
+        }
+        let _ = now;
+        let (h, p) = &self.cfg.hosts[host];
+        Self::lock_set(
+            &self.shared.last_connect_error,
+            Some(format!("{h}:{p}: {reason}")),
+        );
+        self.end(End::AuthFailed);
+    }
+
+    /// The attempt to connect to the host of the current attempt got `response`, and its
+    /// handshake left the session's xid counter at `next_xid` (SASL packets take xids from
+    /// it). Bytes the server sent behind it go to [`handle_input`](Self::handle_input) next.
+    pub fn handle_connected(&mut self, response: &ConnectResponse, next_xid: i32, now: Instant) {
+        let Phase::Connecting { host } = self.phase else {
+            return;
+        };
+        self.requests.set_next_xid(next_xid);
+        if response.timeout <= 0 {
+            if self.cfg.new_session_on_expiry && self.ever_connected {
+                self.session_expired(now);
+            } else {
+                self.end(End::Expired);
+            }
+            return;
+        }
+        self.established(response, host, now);
+        self.replay();
+        if response.read_only && self.cfg.hosts.len() > 1 {
+            self.actions
+                .push_back(Action::ProbeReadWrite { skip: host });
+        }
+    }
+
+    /// Records a successful handshake and announces it.
+    fn established(&mut self, r: &ConnectResponse, host: usize, now: Instant) {
+        let same_session = self.ever_connected && r.session_id == self.session_id;
+        if !r.read_only {
+            self.seen_rw_server = true;
+        }
+        self.session_id = r.session_id;
+        self.passwd = r.passwd.clone();
+        self.timeout = Duration::from_millis(r.timeout as u64);
+        let s = &self.shared;
+        s.session_id.store(r.session_id, Ordering::Release);
+        s.negotiated_timeout_ms
+            .store(r.timeout as u64, Ordering::Release);
+        Self::lock_set(&s.passwd, r.passwd.clone());
+        let (h, p) = &self.cfg.hosts[host];
+        Self::lock_set(&s.server, Some(format!("{h}:{p}")));
+        self.ever_connected = true;
+        self.phase = Phase::Connected { host, since: now };
+        self.timers.connected(self.timeout, now);
+        // The next attempt after a drop starts with the next server in the list.
+        self.reconnect.next_host = (host + 1) % self.cfg.hosts.len();
+        let state = if r.read_only {
+            SessionState::ConnectedReadOnly
+        } else {
+            SessionState::Connected
+        };
+        // Read-only is announced as such even for the same session (Curator's READ_ONLY): a
+        // listener must not take it for a session that can write again.
+        let event = if r.read_only {
+            SessionEvent::ConnectedReadOnly
+        } else if same_session {
+            SessionEvent::Reconnected
+        } else {
+            SessionEvent::Connected
+        };
+        self.publish(state, event);
+    }
+
+    /// Reconnect order: auth packets, then watches, then the requests that waited.
+    fn replay(&mut self) {
+        self.auths.resend(&self.codec, &mut self.wbuf);
+        // set_watches sizes every batch to fit the frame limit, so none fails to encode.
+        let max = self.codec.max_frame_len();
+        for req in self.watches.set_watches(self.last_zxid, max) {
+            let _ = self
+                .codec
+                .encode_with(&mut self.wbuf, |b| req.encode(xid::SET_WATCHES, b));
+        }
+        while let Some(w) = self.requests.waiting.pop_front() {
+            self.send(w.cmd);
+        }
+    }
+
+    /// The driver lost the connection (read end, write error).
+    pub fn handle_disconnected(&mut self, now: Instant) {
+        self.connection_ended(Drop_::Reconnect, now);
+    }
+
+    /// The read-write probe found `host` serving writes: move there.
+    pub fn handle_read_write_found(&mut self, host: usize, now: Instant) {
+        if matches!(self.phase, Phase::Connected { .. }) {
+            self.reconnect.next_host = host;
+            self.connection_ended(Drop_::Reconnect, now);
+        }
+    }
+
+    /// The current connection is over: answers what was in flight on it, then reconnects or
+    /// ends the session.
+    pub(super) fn connection_ended(&mut self, why: Drop_, now: Instant) {
+        let Phase::Connected { since, .. } = self.phase else {
+            return;
+        };
+        self.actions.push_back(Action::Disconnect);
+        Self::lock_set(&self.shared.server, None);
+        let why = match why {
+            Drop_::Reconnect if self.closing => Drop_::End(End::Closed),
+            w => w,
+        };
+        // The state changes before the callers hear of it, so that one who looks at the state
+        // on getting the error sees why.
+        let err = match &why {
+            Drop_::Reconnect => {
+                if !self.shared.publisher.state().is_terminal() {
+                    self.publish(SessionState::Suspended, SessionEvent::Suspended);
+                }
+                Error::connection_loss()
+            }
+            Drop_::End(e) => {
+                self.announce_end(*e);
+                e.error()
+            }
+        };
+        let c = &mut self.reconnect;
+        c.quick_drops = if now.saturating_duration_since(since) < QUICK_DROP {
+            c.quick_drops.saturating_add(1)
+        } else {
+            0
+        };
+        c.cycles = c.quick_drops;
+        c.failures_in_cycle = 0;
+        // Not connected from here on: nothing is sent on a dead connection.
+        self.phase = Phase::Connecting { host: usize::MAX };
+        self.wbuf.clear();
+        self.fail_inflight(&err);
+        self.watches.connection_ended();
+        match why {
+            Drop_::Reconnect => {
+                if self.shared.publisher.state() != SessionState::Lost {
+                    self.timers.lost_at = Some(now + self.timeout);
+                }
+                self.next_attempt(now);
+            }
+            Drop_::End(e) => self.end(e),
+        }
+    }
+
+    /// No connection for the whole session timeout: the session is presumed lost.
+    pub(super) fn check_lost(&mut self, now: Instant) {
+        if self.timers.lost_at.is_none_or(|t| now < t) {
+            return;
+        }
+        self.timers.lost_at = None;
+        self.publish(SessionState::Lost, SessionEvent::Lost);
+        // The wait for a reconnect ends here: without it, a request with no timeout would
+        // wait for as long as no server answers.
+        self.requests
+            .fail_waiting(&mut self.watches, &Error::connection_loss());
+    }
+
+    /// Before the first connection, a request waits at most the session timeout for it, then
+    /// fails with ConnectionLoss (the Java client fails them when a connection attempt fails).
+    pub(super) fn fail_overdue_waiting(&mut self, now: Instant) {
+        while let Some(since) = self.requests.oldest_waiting() {
+            if now < since + self.timeout {
+                break;
+            }
+            let w = self.requests.waiting.pop_front().expect("has a front");
+            self.requests.end_unsent(&mut self.watches, &w.cmd);
+            let _ = w.cmd.reply.send(Err(Error::connection_loss()));
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! Requests: the xid counter, the in-flight FIFO, the queue of requests waiting for a
+//! connection, and the delivery of every reply (with the watch it registers) exactly once.
+
+use std::{collections::VecDeque, sync::atomic::Ordering};
+
+use bytes::{Bytes, BytesMut};
+use tokio::time::Instant;
+use zk_proto::{
+    jute::{Reader, Record},
+    xid, ErrorCode, OpCode, RemoveWatchesRequest, ReplyHeader, Request, Response, WatcherEvent,
+};
+
+use super::{Drop_, End, Phase, SessionCore};
+use crate::{
+    command::{ReplyTx, RequestCmd, WatchReg},
+    watch::WatchKind,
+    watch_table::WatchTable,
+    Error,
+};
+
+/// The error (-124) a server that enforces SASL answers an unauthenticated request with.
+const SASL_REQUIRED: i32 = -124;
+
+/// The smallest queue of waiting requests worth scanning for abandoned ones.
+const MIN_WAITING_PRUNE: usize = 64;
+
+/// A request written (or about to be written) on the current connection.
+#[derive(Debug)]
+pub(super) struct InFlight {
+    pub xid: i32,
+    pub op: OpCode,
+    /// `None` for the session's own requests (removeWatches after a drop, closeSession).
+    pub reply: Option<ReplyTx>,
+    pub watch: Option<WatchReg>,
+}
+
+/// A request that came while there was no connection.
+#[derive(Debug)]
+pub(super) struct Waiting {
+    pub cmd: RequestCmd,
+    pub since: Instant,
+}
+
+#[derive(Debug)]
+pub(super) struct Requests {
+    next_xid: i32,
+    pub inflight: VecDeque<InFlight>,
+    /// Requests that arrived while disconnected, in order.
+    pub waiting: VecDeque<Waiting>,
+    /// Length of `waiting` at which the requests whose callers gave up are dropped from it.
+    prune_at: usize,
+}
+
+impl Requests {
+    /// A request that never went out ends its registration.
+    pub fn end_unsent(&self, watches: &mut WatchTable, cmd: &RequestCmd) {
+        end_unsent_registration(watches, cmd);
+    }
+
+    pub fn new() -> Self {
+        Requests {
+            next_xid: 1,
+            inflight: VecDeque::new(),
+            waiting: VecDeque::new(),
+            prune_at: MIN_WAITING_PRUNE,
+        }
+    }
+
+    fn xid(&mut self) -> i32 {
+        let x = self.next_xid;
+        self.next_xid = if x == i32::MAX { 1 } else { x + 1 };
+        x
+    }
+
+    /// The xid the next request will take; a connection's handshake (SASL) numbers its
+    /// packets from here.
+    pub fn peek_xid(&self) -> i32 {
+        self.next_xid
+    }
+
+    /// Goes on from `next` after a handshake that used xids (a positive one: the counter
+    /// wraps to 1, never into the negative xids the protocol reserves).
+    pub fn set_next_xid(&mut self, next: i32) {
+        self.next_xid = next.max(1);
+    }
+
+    /// When the oldest waiting request came.
+    pub fn oldest_waiting(&self) -> Option<Instant> {
+        self.waiting.front().map(|w| w.since)
+    }
+
+    /// Queues a request until a connection is there. Callers that time out while
+    /// disconnected leave their requests behind: those are dropped now and then, so that a
+    /// long outage cannot grow the queue without bound.
+    pub fn wait(&mut self, cmd: RequestCmd, since: Instant, watches: &mut WatchTable) {
+        self.waiting.push_back(Waiting { cmd, since });
+        if self.waiting.len() < self.prune_at {
+            return;
+        }
+        self.waiting.retain(|w| {
+            let abandoned = w.cmd.reply.is_closed();
+            if abandoned {
+                end_unsent_registration(watches, &w.cmd);
+            }
+            !abandoned
+        });
+        self.prune_at = (self.waiting.len() * 2).max(MIN_WAITING_PRUNE);
+    }
+
+    /// Answers every waiting request with `err`.
+    pub fn fail_waiting(&mut self, watches: &mut WatchTable, err: &Error) {
+        for w in std::mem::take(&mut self.waiting) {
+            end_unsent_registration(watches, &w.cmd);
+            let _ = w.cmd.reply.send(Err(err.clone()));
+        }
+    }
+
+    /// The session ended: answers everything with `err`.
+    pub fn fail_all(&mut self, watches: &mut WatchTable, err: &Error) {
+        for p in self.inflight.drain(..) {
+            if let Some(r) = p.reply {
+                let _ = r.send(Err(err.clone()));
+            }
+        }
+        for w in std::mem::take(&mut self.waiting) {
+            if let Some(WatchReg::Oneshot { tx, .. }) = w.cmd.watch {
+                let _ = tx.send(Err(err.clone()));
+            }
+            let _ = w.cmd.reply.send(Err(err.clone()));
+        }
+        let _ = watches;
+    }
+}
+
+/// A request that never went out ends its registration: nothing reached the server for it,
+/// so nothing dropped meanwhile has to be removed on its account.
+fn end_unsent_registration(watches: &mut WatchTable, cmd: &RequestCmd) {
+    if let Some(path) = cmd.watch.as_ref().and_then(WatchReg::registers) {
+        let _ = watches.end_registration(path);
+    }
+}
+
+impl SessionCore {
+    fn connected(&self) -> bool {
+        matches!(self.phase, Phase::Connected { .. })
+    }
+
+    /// Encodes a caller's request and queues it for its reply.
+    pub(super) fn send(&mut self, rc: RequestCmd) {
+        if rc.reply.is_closed() {
+            // The caller gave up (timeout or cancel) while it waited for a connection.
+            self.registration_failed(&rc);
+            return;
+        }
+        let xid = self.requests.xid();
+        let op = rc.request.op_code();
+        match self
+            .codec
+            .encode_with(&mut self.wbuf, |b| rc.request.encode(xid, b))
+        {
+            Ok(()) => self.requests.inflight.push_back(InFlight {
+                xid,
+                op,
+                reply: Some(rc.reply),
+                watch: rc.watch,
+            }),
+            Err(e) => {
+                self.registration_failed(&rc);
+                let _ = rc.reply.send(Err(Error::InvalidArgument(e.to_string())));
+            }
+        }
+    }
+
+    /// A request that would have registered a watch is not sent after all: watches dropped
+    /// on its path meanwhile are checked for removal now.
+    fn registration_failed(&mut self, rc: &RequestCmd) {
+        if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+            for kind in self.watches.end_registration(path) {
+                self.drop_watch(path, kind);
+            }
+        }
+    }
+
+    /// Sends a request of the session's own, whose reply nobody waits for.
+    pub(super) fn send_internal(&mut self, req: Request) {
+        let xid = self.requests.xid();
+        if self
+            .codec
+            .encode_with(&mut self.wbuf, |b| req.encode(xid, b))
+            .is_ok()
+        {
+            self.requests.inflight.push_back(InFlight {
+                xid,
+                op: req.op_code(),
+                reply: None,
+                watch: None,
+            });
+        }
+    }
+
+    pub(super) fn send_ping(&mut self, now: Instant) {
+        let _ = self
+            .codec
+            .encode_with(&mut self.wbuf, |b| Request::Ping.encode(xid::PING, b));
+        self.timers.last_send = now;
+    }
+
+    /// Decodes every complete frame in `rbuf`, read from the current connection at `now`.
+    pub fn handle_input(&mut self, rbuf: &mut BytesMut, now: Instant) {
+        if !self.connected() {
+            rbuf.clear();
+            return;
+        }
+        let mut frames = 0;
+        let result = loop {
+            match self.codec.decode_frame(rbuf) {
+                Ok(Some(f)) => {
+                    frames += 1;
+                    if let Err(d) = self.frame(f) {
+                        break Err(d);
+                    }
+                }
+                Ok(None) => break Ok(()),
+                // A length over the limit or below zero: nothing after it can be trusted.
+                Err(_) => break Err(Drop_::Reconnect),
+            }
+        };
+        if frames > 0 {
+            self.timers.last_recv = now;
+        }
+        if let Err(d) = result {
+            self.connection_ended(d, now);
+        }
+    }
+
+    fn frame(&mut self, frame: Bytes) -> Result<(), Drop_> {
+        let mut r = Reader::new(frame);
+        let header = ReplyHeader::decode(&mut r).map_err(|_| Drop_::Reconnect)?;
+        match header.xid {
+            xid::NOTIFICATION => {
+                let event = WatcherEvent::decode(&mut r).map_err(|_| Drop_::Reconnect)?;
+                // Notifications never advance lastZxidSeen: their zxid is -1.
+                self.watches
+                    .dispatch(event.event_type, &event.path, &self.cfg.chroot);
+                Ok(())
+            }
+            // A server that enforces SASL answers whatever comes first with -124 and hangs
+            // up; no server will take this client without credentials.
+            xid::PING | xid::SET_WATCHES if header.err == SASL_REQUIRED => {
+                Err(Drop_::End(End::AuthFailed))
+            }
+            xid::PING | xid::SET_WATCHES => Ok(()),
+            xid::AUTH => {
+                if self.auths.reply(header.err) {
+                    Ok(())
+                } else {
+                    Err(Drop_::End(End::AuthFailed))
+                }
+            }
+            got => self.reply(got, header, r),
+        }
+    }
+
+    fn reply(&mut self, got: i32, header: ReplyHeader, mut r: Reader) -> Result<(), Drop_> {
+        let Some(p) = self.requests.inflight.pop_front() else {
+            return Err(Drop_::Reconnect);
+        };
+        if p.reply.is_some() {
+            self.owed += 1;
+        }
+        if p.xid != got {
+            let err = Error::ProtocolViolation(format!(
+                "reply xid {got} while xid {} was the oldest pending request",
+                p.xid
+            ));
+            self.answer(p, Err(err));
+            return Err(Drop_::Reconnect);
+        }
+        if header.zxid > 0 {
+            self.last_zxid = self.last_zxid.max(header.zxid);
+            self.shared
+                .last_zxid
+                .store(self.last_zxid, Ordering::Relaxed);
+        }
+        let is_close = p.op == OpCode::CloseSession;
+        let result = if header.err != 0 {
+            Err(Error::Code(ErrorCode::from_code(header.err)))
+        } else {
+            match Response::decode(p.op, &mut r) {
+                Ok(resp) => Ok(resp),
+                Err(e) => {
+                    self.answer(p, Err(Error::Protocol(e)));
+                    return Err(Drop_::Reconnect);
+                }
+            }
+        };
+        let sasl_required = header.err == SASL_REQUIRED;
+        if sasl_required {
+            // Published before the caller hears of it, as for any end.
+            self.announce_end(End::AuthFailed);
+        }
+        self.answer(p, result);
+        if is_close {
+            return Err(Drop_::End(End::Closed));
+        }
+        if sasl_required {
+            return Err(Drop_::End(End::AuthFailed));
+        }
+        Ok(())
+    }
+
+    /// Delivers a reply, registering the watch the request asked for when it succeeded.
+    pub(super) fn answer(&mut self, p: InFlight, result: Result<Response, Error>) {
+        if let Some(w) = p.watch {
+            // Watches dropped on this path while the request was in flight: checked once the
+            // reply's own watch is in the table.
+            let deferred = w.registers().and_then(|path| {
+                let kinds = self.watches.end_registration(path);
+                (!kinds.is_empty()).then(|| (path.to_owned(), kinds))
+            });
+            self.register(p.op, &result, w);
+            if let Some((path, kinds)) = deferred {
+                for kind in kinds {
+                    self.drop_watch(&path, kind);
+                }
+            }
+        }
+        if let Some(reply) = p.reply {
+            let _ = reply.send(result);
+        }
+    }
+
+    fn register(&mut self, op: OpCode, result: &Result<Response, Error>, w: WatchReg) {
+        match w {
+            WatchReg::Oneshot { path, tx } => {
+                let kind = match (op, result) {
+                    (OpCode::Exists, Ok(_)) | (OpCode::GetData, Ok(_)) => Some(WatchKind::Data),
+                    // exists on a missing znode still leaves a watch for its creation.
+                    (OpCode::Exists, Err(Error::Code(ErrorCode::NoNode))) => Some(WatchKind::Exist),
+                    (OpCode::GetChildren | OpCode::GetChildren2, Ok(_)) => Some(WatchKind::Child),
+                    _ => None,
+                };
+                if let Some(kind) = kind {
+                    if tx.is_closed() {
+                        // The caller dropped the watch while the request was in flight: the
+                        // server set it, so remove it unless another watch needs it.
+                        self.drop_watch(&path, kind);
+                    } else {
+                        self.watches.add_oneshot(kind, path.clone(), tx);
+                    }
+                    // Wanted or not, it took the place of a persistent watch on the server.
+                    self.oneshot_registered(kind, &path);
+                }
+            }
+            WatchReg::Stream { path, kind, tx } => {
+                if result.is_ok() {
+                    if tx.is_closed() {
+                        self.drop_watch(&path, kind);
+                    } else {
+                        self.watches.add_stream(kind, path, tx);
+                    }
+                }
+            }
+            WatchReg::Remove { path, watcher_type } => {
+                if result.is_ok() {
+                    self.watches.remove_local(&path, watcher_type);
+                }
+            }
+        }
+    }
+
+    /// Removes a server-side watch nobody listens to any more. Sent at once, so that it
+    /// reaches the server before any later request that sets a watch on the same path.
+    /// Without a connection there is nothing on the server to remove: the next connection
+    /// re-registers only the watches still held.
+    pub(super) fn drop_watch(&mut self, path: &str, kind: WatchKind) {
+        if !self.connected() {
+            return;
+        }
+        if let Some(watcher_type) = self.watches.watch_dropped(path, kind) {
+            self.send_internal(Request::RemoveWatches(RemoveWatchesRequest {
+                path: path.to_owned(),
+                watcher_type,
+            }));
+            if matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
+                self.set_oneshots_again(path);
+            }
+        }
+    }
+
+    /// The connection ended: whatever was in flight on it is answered now with `err`.
+    pub(super) fn fail_inflight(&mut self, err: &Error) {
+        while let Some(p) = self.requests.inflight.pop_front() {
+            self.answer(p, Err(err.clone()));
+        }
+        self.auths.connection_ended(err);
+    }
+}

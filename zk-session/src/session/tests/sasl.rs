@@ -1,0 +1,243 @@
+//! What the core hears of SASL: the xids a handshake uses, a refused handshake, and a server
+//! that answers -124 (SASL required) after the session was made.
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::{Arc, Mutex},
+    task::{Context, Wake, Waker},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use tokio::sync::{broadcast::error::TryRecvError, oneshot};
+use zk_proto::{xid, GetDataRequest, OpCode, Request};
+
+use super::harness::{config, reply_frame, Harness};
+use crate::{
+    command::Command,
+    redact::Redacted,
+    session::{Action, End, Phase, Shared},
+    state::{SessionEvent, SessionState},
+    Error, ErrorCode,
+};
+
+/// The error a server that enforces SASL answers with.
+const SASL_REQUIRED: i32 = -124;
+
+fn get_data(path: &str) -> Request {
+    Request::GetData(GetDataRequest {
+        path: path.into(),
+        watch: false,
+    })
+}
+
+fn add_auth(h: &mut Harness) -> oneshot::Receiver<Result<(), Error>> {
+    let (tx, rx) = oneshot::channel();
+    h.core.handle_command(
+        Command::AddAuth {
+            scheme: "digest".into(),
+            auth: Redacted(Bytes::from_static(b"u:p")),
+            reply: tx,
+        },
+        h.now,
+    );
+    rx
+}
+
+/// Records the session state at the moment a caller's answer arrives (the oneshot wakes its
+/// receiver inside `send`), so a test sees what a caller looking at the state would see.
+struct StateAtAnswer {
+    shared: Arc<Shared>,
+    seen: Mutex<Vec<SessionState>>,
+}
+
+impl Wake for StateAtAnswer {
+    fn wake(self: Arc<Self>) {
+        let state = self.shared.publisher.state();
+        self.seen.lock().unwrap().push(state);
+    }
+}
+
+impl StateAtAnswer {
+    /// Starts watching `rx`, which must not be answered yet.
+    fn watch<T>(rx: &mut oneshot::Receiver<T>, shared: &Arc<Shared>) -> Arc<Self> {
+        let me = Arc::new(StateAtAnswer {
+            shared: shared.clone(),
+            seen: Mutex::new(Vec::new()),
+        });
+        let waker = Waker::from(me.clone());
+        let pending = Pin::new(rx).poll(&mut Context::from_waker(&waker));
+        assert!(pending.is_pending(), "answered too early");
+        me
+    }
+
+    fn seen(&self) -> Vec<SessionState> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Every event published since `rx` subscribed.
+fn events(rx: &mut tokio::sync::broadcast::Receiver<SessionEvent>) -> Vec<SessionEvent> {
+    let mut out = Vec::new();
+    loop {
+        match rx.try_recv() {
+            Ok(e) => out.push(e),
+            Err(TryRecvError::Empty) => return out,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+}
+
+/// No more connection attempts, however long one waits.
+fn assert_no_attempt(h: &mut Harness) {
+    h.advance(Duration::from_secs(30));
+    while let Some(a) = h.core.poll_action() {
+        assert!(!matches!(a, Action::Connect { .. }), "{a:?}");
+    }
+}
+
+#[test]
+fn sasl_packets_take_the_core_xids_and_requests_go_on_after_them() {
+    let mut h = Harness::new(config(3));
+    // The handshake numbers its three SASL packets from the xid the core gives it.
+    h.handshake_xids = 3;
+    assert!(h.accept());
+    assert_eq!(h.connect_xid, 1);
+    let mut r = h.request(get_data("/a"), None);
+    h.serve_all();
+    assert!(r.answer().is_ok());
+    assert_eq!(h.log.last(), Some(&(4, OpCode::GetData)));
+    // The next connection's handshake goes on from the core's counter, and so on.
+    h.cut();
+    assert!(h.accept());
+    assert_eq!(h.connect_xid, 5);
+    let mut r = h.request(get_data("/b"), None);
+    h.serve_all();
+    assert!(r.answer().is_ok());
+    assert_eq!(h.log.last(), Some(&(8, OpCode::GetData)));
+}
+
+#[test]
+fn a_refused_handshake_ends_the_session_as_auth_failed_without_another_server() {
+    let mut h = Harness::new(config(3));
+    let mut events_rx = h.shared.publisher.subscribe();
+    // Made before the first connection: they wait for it.
+    let mut early = h.request(get_data("/a"), None);
+    let mut auth = add_auth(&mut h);
+    let early_state = StateAtAnswer::watch(&mut early.0, &h.shared);
+    let (host, _) = h.connect_action().expect("a first attempt");
+    h.core
+        .handle_auth_failed(host, "authentication failed: bad password", h.now);
+    assert_eq!(h.core.phase(), Phase::Ended(End::AuthFailed));
+    assert_eq!(h.shared.publisher.state(), SessionState::AuthFailed);
+    assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+    assert_eq!(early_state.seen(), [SessionState::AuthFailed]);
+    assert!(matches!(
+        early.answer(),
+        Err(Error::Code(ErrorCode::AuthFailed))
+    ));
+    assert!(matches!(
+        auth.try_recv(),
+        Ok(Err(Error::Code(ErrorCode::AuthFailed)))
+    ));
+    let reason = h.shared.last_connect_error.lock().unwrap().clone();
+    assert!(reason.is_some_and(|r| r.contains("bad password")));
+    assert_no_attempt(&mut h);
+    // Whatever comes later is refused at once.
+    let mut later = h.request(get_data("/a"), None);
+    assert!(matches!(
+        later.answer(),
+        Err(Error::Code(ErrorCode::AuthFailed))
+    ));
+    assert_eq!(h.connects, 0);
+}
+
+#[test]
+fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
+    let mut h = Harness::new(config(3));
+    let (host, _) = h.connect_action().expect("a first attempt");
+    h.core.handle_connect_failed(host, "refused", h.now);
+    h.core.handle_auth_failed(host, "late", h.now);
+    assert!(!h.core.is_ended());
+    assert!(h.accept(), "the next host is tried");
+}
+
+#[test]
+fn a_minus_124_reply_publishes_auth_failed_then_answers_everyone_once() {
+    let mut h = Harness::connected();
+    let mut events_rx = h.shared.publisher.subscribe();
+    let mut first = h.request(get_data("/a"), None);
+    let mut auth = add_auth(&mut h);
+    let mut second = h.request(get_data("/b"), None);
+    h.take_written();
+    let first_state = StateAtAnswer::watch(&mut first.0, &h.shared);
+    let second_state = StateAtAnswer::watch(&mut second.0, &h.shared);
+    let refused = h.pending.pop_front().expect("the first request went out");
+    assert_eq!(refused.op, OpCode::GetData);
+    let mut frame = reply_frame(refused.xid, 0, SASL_REQUIRED, None);
+    h.core.handle_input(&mut frame, h.now);
+
+    // The state changed before anyone heard: straight from Connected to AuthFailed.
+    assert_eq!(first_state.seen(), [SessionState::AuthFailed]);
+    assert_eq!(second_state.seen(), [SessionState::AuthFailed]);
+    assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+    // The refused caller gets the server's code, the others AuthFailed: once each.
+    assert!(matches!(
+        first.answer(),
+        Err(Error::Code(ErrorCode::SessionClosedRequireSaslAuth))
+    ));
+    assert!(matches!(
+        second.answer(),
+        Err(Error::Code(ErrorCode::AuthFailed))
+    ));
+    assert!(matches!(
+        auth.try_recv(),
+        Ok(Err(Error::Code(ErrorCode::AuthFailed)))
+    ));
+    assert!(first.0.try_recv().is_err() && second.0.try_recv().is_err());
+    assert_eq!(h.core.phase(), Phase::Ended(End::AuthFailed));
+    assert_eq!(h.core.poll_action(), Some(Action::Disconnect));
+    assert_no_attempt(&mut h);
+    let mut later = h.request(get_data("/c"), None);
+    assert!(matches!(
+        later.answer(),
+        Err(Error::Code(ErrorCode::AuthFailed))
+    ));
+}
+
+#[test]
+fn a_minus_124_answer_to_a_ping_or_set_watches_ends_the_session_as_auth_failed() {
+    for session_xid in [xid::PING, xid::SET_WATCHES] {
+        let mut h = Harness::connected();
+        let mut events_rx = h.shared.publisher.subscribe();
+        let mut waiting = h.request(get_data("/a"), None);
+        h.take_written();
+        let state = StateAtAnswer::watch(&mut waiting.0, &h.shared);
+        let mut frame = reply_frame(session_xid, 0, SASL_REQUIRED, None);
+        h.core.handle_input(&mut frame, h.now);
+        assert_eq!(
+            state.seen(),
+            [SessionState::AuthFailed],
+            "xid {session_xid}"
+        );
+        assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+        assert!(matches!(
+            waiting.answer(),
+            Err(Error::Code(ErrorCode::AuthFailed))
+        ));
+        assert_eq!(h.core.phase(), Phase::Ended(End::AuthFailed));
+        assert_no_attempt(&mut h);
+    }
+}
+
+#[test]
+fn other_errors_on_a_ping_keep_the_session() {
+    let mut h = Harness::connected();
+    let mut frame = reply_frame(xid::PING, 0, -6, None);
+    h.core.handle_input(&mut frame, h.now);
+    assert!(matches!(h.core.phase(), Phase::Connected { .. }));
+    let mut r = h.request(get_data("/a"), None);
+    h.serve_all();
+    assert!(r.answer().is_ok());
+}
