@@ -1,9 +1,12 @@
 //! The session handshake: the first frame each way on a new connection (no request header).
 
+use std::fmt;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::{
     jute::{Reader, Record, WriteJute},
+    redact::Redacted,
     DecodeError,
 };
 
@@ -29,7 +32,8 @@ use crate::{
 /// assert_eq!(buf.len(), 45); // 49 bytes framed
 /// assert_eq!(ConnectRequest::decode_exact(buf.freeze(), "ConnectRequest").unwrap(), req);
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+/// `Debug` hides the session password.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct ConnectRequest {
     /// Always 0.
     pub protocol_version: i32,
@@ -43,6 +47,19 @@ pub struct ConnectRequest {
     pub passwd: Bytes,
     /// Whether a read-only (minority) server may accept the session.
     pub read_only: bool,
+}
+
+impl fmt::Debug for ConnectRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectRequest")
+            .field("protocol_version", &self.protocol_version)
+            .field("last_zxid_seen", &self.last_zxid_seen)
+            .field("timeout", &self.timeout)
+            .field("session_id", &self.session_id)
+            .field("passwd", &Redacted)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
 }
 
 impl Record for ConnectRequest {
@@ -87,7 +104,8 @@ impl Record for ConnectRequest {
 /// let resp = ConnectResponse::decode_exact(body.freeze(), "ConnectResponse").unwrap();
 /// assert!(resp.is_expired());
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+/// `Debug` hides the session password.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct ConnectResponse {
     /// Always 0.
     pub protocol_version: i32,
@@ -105,6 +123,18 @@ impl ConnectResponse {
     /// True when the server refused to resume the session (expired, or a wrong password).
     pub fn is_expired(&self) -> bool {
         self.timeout <= 0
+    }
+}
+
+impl fmt::Debug for ConnectResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectResponse")
+            .field("protocol_version", &self.protocol_version)
+            .field("timeout", &self.timeout)
+            .field("session_id", &self.session_id)
+            .field("passwd", &Redacted)
+            .field("read_only", &self.read_only)
+            .finish()
     }
 }
 

@@ -171,9 +171,11 @@ impl Field for AddWatchMode {
 
 /// Declares a record struct whose fields are encoded in order, and its [`Record`] impl.
 ///
-/// Each field carries its jute name, used in errors as `"Struct.juteName"`.
+/// Each field carries its jute name, used in errors as `"Struct.juteName"`. A record that
+/// holds a secret starts with `manual_debug` and gets its `Debug` written by hand (redacted).
 macro_rules! jute_record {
     (
+        @derive [$($derive:ident)*]
         $(#[$meta:meta])*
         pub struct $name:ident {
             $(
@@ -183,7 +185,7 @@ macro_rules! jute_record {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+        #[derive($($derive,)* Clone, Default, PartialEq, Eq, Hash)]
         pub struct $name {
             $( $(#[$fmeta])* pub $field: $ty, )*
         }
@@ -203,6 +205,12 @@ macro_rules! jute_record {
                 })
             }
         }
+    };
+    (manual_debug $($record:tt)*) => {
+        $crate::field::jute_record! { @derive [] $($record)* }
+    };
+    ($($record:tt)*) => {
+        $crate::field::jute_record! { @derive [Debug] $($record)* }
     };
 }
 

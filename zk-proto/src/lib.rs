@@ -28,6 +28,7 @@ pub mod jute;
 pub mod multi;
 pub mod opcode;
 pub mod path;
+mod redact;
 pub mod request;
 pub mod response;
 pub mod stat;

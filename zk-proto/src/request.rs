@@ -158,7 +158,9 @@ jute_record! {
 }
 
 jute_record! {
-    /// Adds an authentication identity to the session (xid -4).
+    manual_debug
+    /// Adds an authentication identity to the session (xid -4). `Debug` hides the
+    /// credentials.
     pub struct AuthPacket {
         /// Always 0.
         pub auth_type: i32 = "type",
@@ -166,6 +168,16 @@ jute_record! {
         pub scheme: String = "scheme",
         /// The scheme-specific credentials, e.g. `user:password`.
         pub auth: Option<Bytes> = "auth",
+    }
+}
+
+impl std::fmt::Debug for AuthPacket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthPacket")
+            .field("auth_type", &self.auth_type)
+            .field("scheme", &self.scheme)
+            .field("auth", &crate::redact::optional(&self.auth))
+            .finish()
     }
 }
 
