@@ -12,8 +12,7 @@ use crate::transport::{self, ReadHalf, Security, WriteHalf};
 
 /// An established connection with a completed handshake. The session core owns everything
 /// else (the write buffer, the requests in flight); the driver moves bytes through these
-/// halves.
-#[derive(Debug)]
+/// halves. `Debug` (in redact.rs) shows neither the session password nor the bytes read.
 pub(crate) struct Connection {
     pub rd: ReadHalf,
     pub wr: WriteHalf,
@@ -106,7 +105,7 @@ pub(crate) async fn connect(
         #[cfg(feature = "sasl")]
         let next_xid = match &sasl {
             Some(sasl) if response.timeout > 0 => {
-                crate::sasl::authenticate(
+                let next = crate::sasl::authenticate(
                     &mut rd,
                     &mut wr,
                     &mut rbuf,
@@ -115,7 +114,14 @@ pub(crate) async fn connect(
                     &addr.0,
                     xid,
                 )
-                .await?
+                .await?;
+                crate::trace::info!(
+                    server = %crate::trace::Server(&addr),
+                    session_id = %crate::trace::SessionId(response.session_id),
+                    mechanism = sasl.mechanism_name(),
+                    "SASL authenticated"
+                );
+                next
             }
             _ => xid,
         };

@@ -43,6 +43,7 @@ mod session;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
+mod trace;
 mod transport;
 mod tree_ops;
 mod version;

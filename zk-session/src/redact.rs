@@ -10,7 +10,10 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::session::{Config, Shared};
+use crate::{
+    connection::Connection,
+    session::{Config, Shared},
+};
 
 /// A value whose `Debug` is `<redacted>`: wrap a secret in it before printing, or store it
 /// wrapped so a derived `Debug` of its holder is safe.
@@ -70,6 +73,20 @@ impl fmt::Debug for Shared {
             .field("last_connect_error", &self.last_connect_error)
             .field("server", &self.server)
             .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The response's own Debug hides the session password; the bytes read are the
+        // server's replies (znode data), so only their count shows.
+        f.debug_struct("Connection")
+            .field("rd", &self.rd)
+            .field("wr", &self.wr)
+            .field("rbuf_len", &self.rbuf.len())
+            .field("response", &self.response)
+            .field("next_xid", &self.next_xid)
+            .finish()
     }
 }
 
@@ -159,6 +176,29 @@ mod tests {
         let client = Client::new(tx, Arc::new(shared()), Chroot::default(), None, 1024);
         assert_eq!(&client.session_password()[..], SECRET.as_bytes());
         assert_redacted(&client, &["16962", "127.0.0.1:2181"]);
+    }
+
+    #[tokio::test]
+    async fn a_connection_hides_the_session_password_and_the_bytes_read() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (stream, _) = tokio::join!(
+            tokio::net::TcpStream::connect(listener.local_addr().unwrap()),
+            listener.accept()
+        );
+        let (rd, wr) = stream.unwrap().into_split();
+        let connection = Connection {
+            rd: crate::transport::ReadHalf::Tcp(rd),
+            wr: crate::transport::WriteHalf::Tcp(wr),
+            rbuf: bytes::BytesMut::from(format!("data {SECRET}").as_bytes()),
+            response: zk_proto::ConnectResponse {
+                session_id: 0x4242,
+                passwd: Bytes::from_static(SECRET.as_bytes()),
+                timeout: 4000,
+                ..Default::default()
+            },
+            next_xid: 7,
+        };
+        assert_redacted(&connection, &["16962", "4000", "next_xid", "rbuf_len"]);
     }
 
     #[test]

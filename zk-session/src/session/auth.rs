@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use bytes::{Bytes, BytesMut};
 use zk_proto::{xid, AuthPacket, ErrorCode, FrameCodec, Request};
 
-use crate::{command::AuthWaiter, Error};
+use crate::{command::AuthWaiter, trace, Error};
 
 /// Auth packet type the server expects (always 0).
 const AUTH_TYPE: i32 = 0;
@@ -24,7 +24,14 @@ pub(super) struct Auths {
     /// Every credential ever added, each once however often it was added.
     list: Vec<Credential>,
     /// One entry per auth packet in flight (replies carry xid -4 and come in order).
-    inflight: VecDeque<Vec<AuthWaiter>>,
+    inflight: VecDeque<Sent>,
+}
+
+/// An auth packet in flight: its scheme (for the log; never the credentials) and who waits.
+#[derive(Debug, Default)]
+struct Sent {
+    scheme: String,
+    waiters: Vec<AuthWaiter>,
 }
 
 fn encode(
@@ -84,8 +91,11 @@ impl Auths {
     ) {
         match encode(codec, wbuf, &scheme, &auth) {
             Ok(()) => {
+                self.inflight.push_back(Sent {
+                    scheme: scheme.clone(),
+                    waiters: vec![waiter],
+                });
                 self.remember(scheme, auth, None);
-                self.inflight.push_back(vec![waiter]);
             }
             Err(e) => {
                 let _ = waiter.send(Err(e));
@@ -101,7 +111,10 @@ impl Auths {
             let waiters = std::mem::take(&mut c.waiters);
             match encode(codec, wbuf, &c.scheme, &c.auth) {
                 Ok(()) => {
-                    inflight.push_back(waiters);
+                    inflight.push_back(Sent {
+                        scheme: c.scheme.clone(),
+                        waiters,
+                    });
                     true
                 }
                 Err(e) => {
@@ -117,12 +130,16 @@ impl Auths {
     /// The reply to the oldest auth packet in flight. False when the server refused it (the
     /// session is over then).
     pub fn reply(&mut self, err: i32) -> bool {
-        let waiters = self.inflight.pop_front().unwrap_or_default();
+        let Sent { scheme, waiters } = self.inflight.pop_front().unwrap_or_default();
         let result = if err == 0 {
+            trace::info!(scheme, "auth accepted");
             Ok(())
         } else {
-            Err(Error::Code(ErrorCode::from_code(err)))
+            let code = ErrorCode::from_code(err);
+            trace::warn!(scheme, err = ?code, "auth refused");
+            Err(Error::Code(code))
         };
+        let _ = &scheme; // Only the log reads it (none without the `tracing` feature).
         for w in waiters {
             let _ = w.send(result.clone());
         }
@@ -131,7 +148,7 @@ impl Auths {
 
     /// The connection ended: the packets in flight are answered with `err`.
     pub fn connection_ended(&mut self, err: &Error) {
-        for w in self.inflight.drain(..).flatten() {
+        for w in self.inflight.drain(..).flat_map(|s| s.waiters) {
             let _ = w.send(Err(err.clone()));
         }
     }

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use super::SessionCore;
 use crate::{
     state::{SessionEvent, SessionState},
-    Error,
+    trace, Error,
 };
 
 impl SessionCore {
@@ -17,6 +17,10 @@ impl SessionCore {
     /// connection sends them); one-shot watches and waiting requests end with
     /// `SessionExpired`, as they would with a client that ends there.
     pub(super) fn session_expired(&mut self, now: Instant) {
+        trace::info!(
+            session_id = %trace::SessionId(self.session_id),
+            "session expired: creating a new session on the same handle"
+        );
         self.publish(SessionState::Expired, SessionEvent::Expired);
         let err = Error::session_expired();
         self.requests.fail_waiting(&mut self.watches, &err);

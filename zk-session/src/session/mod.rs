@@ -44,6 +44,7 @@ use crate::{
     chroot::Chroot,
     connection::SaslOption,
     state::{SessionEvent, SessionState, StatePublisher},
+    trace,
     transport::Security,
     watch_table::WatchTable,
     Error,
@@ -319,7 +320,14 @@ impl SessionCore {
         matches!(self.phase, Phase::Ended(_))
     }
 
+    /// Every change of state goes through here, so this is where it is logged.
     fn publish(&self, state: SessionState, event: SessionEvent) {
+        trace::info!(
+            session_id = %trace::SessionId(self.session_id),
+            ?state,
+            ?event,
+            "session state changed"
+        );
         self.shared.publisher.publish(state, event);
     }
 

@@ -10,7 +10,7 @@ use zk_proto::{xid, ConnectRequest, ConnectResponse};
 use super::{Action, Drop_, End, Phase, SessionCore};
 use crate::{
     state::{SessionEvent, SessionState},
-    Error,
+    trace, Error,
 };
 
 /// A connection that ends sooner than this after its handshake counts as a quick drop: the
@@ -68,6 +68,11 @@ impl SessionCore {
         if backoff.is_zero() {
             self.start_attempt(host);
         } else {
+            trace::debug!(
+                server = %trace::Server(&self.cfg.hosts[host]),
+                backoff_ms = backoff.as_millis() as u64,
+                "waiting before the next connection attempt"
+            );
             self.phase = Phase::Backoff {
                 host,
                 until: now + backoff,
@@ -98,6 +103,13 @@ impl SessionCore {
             .cfg
             .connect_timeout
             .unwrap_or_else(|| (self.timeout / n.max(3) as u32).max(Duration::from_millis(500)));
+        trace::debug!(
+            server = %trace::Server(&self.cfg.hosts[host]),
+            session_id = %trace::SessionId(request.session_id),
+            last_zxid_seen = request.last_zxid_seen,
+            timeout_ms = timeout.as_millis() as u64,
+            "connecting"
+        );
         self.phase = Phase::Connecting { host };
         self.actions.push_back(Action::Connect {
             host,
@@ -117,11 +129,19 @@ impl SessionCore {
             &self.shared.last_connect_error,
             Some(format!("{h}:{p}: {reason}")),
         );
+        trace::debug!(server = %trace::Server(&self.cfg.hosts[host]), reason, "connect failed");
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
         if c.failures_in_cycle >= self.cfg.hosts.len() {
             c.failures_in_cycle = 0;
             c.cycles += 1;
+            trace::warn!(
+                servers = self.cfg.hosts.len(),
+                passes = c.cycles,
+                last_server = %trace::Server(&self.cfg.hosts[host]),
+                reason,
+                "connect failed on every server"
+            );
         }
         self.next_attempt(now);
     }
@@ -139,6 +159,11 @@ impl SessionCore {
             &self.shared.last_connect_error,
             Some(format!("{h}:{p}: {reason}")),
         );
+        trace::warn!(
+            server = %trace::Server(&self.cfg.hosts[host]),
+            reason,
+            "authentication failed: the session ends"
+        );
         self.end(End::AuthFailed);
     }
 
@@ -151,6 +176,11 @@ impl SessionCore {
         };
         self.requests.set_next_xid(next_xid);
         if response.timeout <= 0 {
+            trace::info!(
+                server = %trace::Server(&self.cfg.hosts[host]),
+                session_id = %trace::SessionId(self.session_id),
+                "the server says the session is expired"
+            );
             if self.cfg.new_session_on_expiry && self.ever_connected {
                 self.session_expired(now);
             } else {
@@ -169,6 +199,15 @@ impl SessionCore {
     /// Records a successful handshake and announces it.
     fn established(&mut self, r: &ConnectResponse, host: usize, now: Instant) {
         let same_session = self.ever_connected && r.session_id == self.session_id;
+        trace::info!(
+            server = %trace::Server(&self.cfg.hosts[host]),
+            session_id = %trace::SessionId(r.session_id),
+            timeout_ms = r.timeout,
+            read_only = r.read_only,
+            new_session = !same_session,
+            after_expiry = self.shared.publisher.state() == SessionState::Expired,
+            "connected"
+        );
         if !r.read_only {
             self.seen_rw_server = true;
         }
@@ -235,9 +274,16 @@ impl SessionCore {
     /// The current connection is over: answers what was in flight on it, then reconnects or
     /// ends the session.
     pub(super) fn connection_ended(&mut self, why: Drop_, now: Instant) {
-        let Phase::Connected { since, .. } = self.phase else {
+        let Phase::Connected { since, host } = self.phase else {
             return;
         };
+        trace::debug!(
+            server = %trace::Server(&self.cfg.hosts[host]),
+            session_id = %trace::SessionId(self.session_id),
+            reconnect = matches!(why, Drop_::Reconnect),
+            "connection ended"
+        );
+        let _ = host; // Only the log reads it (none without the `tracing` feature).
         self.actions.push_back(Action::Disconnect);
         Self::lock_set(&self.shared.server, None);
         let why = match why {

@@ -13,6 +13,7 @@ use zk_proto::{
 use super::{Drop_, End, Phase, SessionCore};
 use crate::{
     command::{ReplyTx, RequestCmd, WatchReg},
+    trace,
     watch::WatchKind,
     watch_table::WatchTable,
     Error,
@@ -247,6 +248,11 @@ impl SessionCore {
             // A server that enforces SASL answers whatever comes first with -124 and hangs
             // up; no server will take this client without credentials.
             xid::PING | xid::SET_WATCHES if header.err == SASL_REQUIRED => {
+                trace::warn!(
+                    xid = header.xid,
+                    err = header.err,
+                    "the server requires SASL authentication: the session ends"
+                );
                 Err(Drop_::End(End::AuthFailed))
             }
             xid::PING | xid::SET_WATCHES => Ok(()),
@@ -269,6 +275,11 @@ impl SessionCore {
             self.owed += 1;
         }
         if p.xid != got {
+            trace::warn!(
+                xid = got,
+                expected_xid = p.xid,
+                "reply out of order: reconnecting"
+            );
             let err = Error::ProtocolViolation(format!(
                 "reply xid {got} while xid {} was the oldest pending request",
                 p.xid
@@ -284,7 +295,9 @@ impl SessionCore {
         }
         let is_close = p.op == OpCode::CloseSession;
         let result = if header.err != 0 {
-            Err(Error::Code(ErrorCode::from_code(header.err)))
+            let code = ErrorCode::from_code(header.err);
+            trace::debug!(xid = got, zxid = header.zxid, op = ?p.op, err = ?code, "request failed");
+            Err(Error::Code(code))
         } else {
             match Response::decode(p.op, &mut r) {
                 Ok(resp) => Ok(resp),

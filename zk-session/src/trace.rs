@@ -1,0 +1,74 @@
+//! Log events through the `tracing` crate when the `tracing` feature is on; without it the
+//! macros expand to nothing, so call sites need no `cfg` and cost nothing.
+//!
+//! Fields use ZooKeeper's words: `session_id` (hex, as the server logs it), `server`
+//! (`host:port`), `xid`, `zxid`, `op`, `err`. What is never logged: znode data, passwords,
+//! auth data, certificates and keys, session passwords. Levels: `info` for state changes,
+//! expiry and new sessions, `warn` for refused credentials and a pass over every server that
+//! all failed, `debug` for each attempt, each failed attempt and each failed request.
+
+#[cfg(feature = "tracing")]
+macro_rules! debug {
+    ($($event:tt)*) => { ::tracing::debug!($($event)*) };
+}
+#[cfg(not(feature = "tracing"))]
+macro_rules! debug {
+    ($($event:tt)*) => {};
+}
+
+#[cfg(feature = "tracing")]
+macro_rules! info {
+    ($($event:tt)*) => { ::tracing::info!($($event)*) };
+}
+#[cfg(not(feature = "tracing"))]
+macro_rules! info {
+    ($($event:tt)*) => {};
+}
+
+#[cfg(feature = "tracing")]
+macro_rules! warn_event {
+    ($($event:tt)*) => { ::tracing::warn!($($event)*) };
+}
+#[cfg(not(feature = "tracing"))]
+macro_rules! warn_event {
+    ($($event:tt)*) => {};
+}
+
+// `warn` alone would be ambiguous with the built-in attribute.
+pub(crate) use {debug, info, warn_event as warn};
+
+/// A session id as ZooKeeper logs it: `0x1000a2b3c4d0001`.
+#[cfg(feature = "tracing")]
+pub(crate) struct SessionId(pub i64);
+
+#[cfg(feature = "tracing")]
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+/// A server of the connect string as `host:port`.
+#[cfg(feature = "tracing")]
+pub(crate) struct Server<'a>(pub &'a (String, u16));
+
+#[cfg(feature = "tracing")]
+impl std::fmt::Display for Server<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.0 .0, self.0 .1)
+    }
+}
+
+#[cfg(all(test, feature = "tracing"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_is_hex_and_a_server_is_host_colon_port() {
+        assert_eq!(
+            SessionId(0x1000_0a2b_3c4d_0001).to_string(),
+            "0x10000a2b3c4d0001"
+        );
+        assert_eq!(Server(&("zk1".into(), 2181)).to_string(), "zk1:2181");
+    }
+}
