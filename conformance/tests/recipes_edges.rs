@@ -29,13 +29,6 @@ async fn proxied(secs: u64) -> (Proxy, Client) {
     (proxy, c)
 }
 
-async fn until_state(c: &Client, want: SessionState) {
-    let mut rx = c.watch_state();
-    soon(&format!("state {want:?}"), rx.wait_for(|s| *s == want))
-        .await
-        .expect("state");
-}
-
 /// The lock path exists, and the next acquire through `proxy` has its create answered while
 /// the listing sent behind it is cut off with the connection, and no reconnect is let in:
 /// the acquire is left retrying the listing with its node made.

@@ -7,7 +7,7 @@ mod recipes_support;
 use std::time::Duration;
 
 use conformance::shared_standalone;
-use recipes_support::{soon, unique_under, watches_of, Proxy};
+use recipes_support::{soon, unique_under, until_state, watches_of, Proxy};
 use zk_session::{
     AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, SessionEvent, SessionState,
     Version,
@@ -29,16 +29,6 @@ async fn proxied(session_timeout: Duration) -> (Proxy, Client) {
         .await
         .expect("connect");
     (proxy, c)
-}
-
-async fn until_state(c: &Client, want: SessionState) {
-    let mut rx = c.watch_state();
-    soon(&format!("state {want:?}"), async {
-        while *rx.borrow_and_update() != want {
-            rx.changed().await.expect("client gone");
-        }
-    })
-    .await;
 }
 
 /// Issue 14 #7: a watch request given up while disconnected left a RemoveWatches queued

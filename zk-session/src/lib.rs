@@ -8,6 +8,12 @@
 //! Feature `tls` (off by default): connections over TLS with rustls, configured by
 //! `TlsConfig` and `ClientBuilder::tls`.
 //!
+//! Feature `tracing` (off by default): `tracing` events for connection attempts, state
+//! changes, session expiry and the new session, auth results and failed requests, with
+//! `session_id` (hex), `server`, `xid` and `zxid` fields. No znode data, password, auth data,
+//! certificate or session password is ever in them. Install a subscriber in the application
+//! to see them (for example `tracing_subscriber::fmt::init()`).
+//!
 //! ```no_run
 //! # async fn f() -> zk_session::Result<()> {
 //! use zk_session::{Client, CreateOptions};

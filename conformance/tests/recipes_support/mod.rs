@@ -16,7 +16,7 @@ pub use conformance::fault_proxy::{
 };
 use conformance::ZkServer;
 use tokio::sync::oneshot;
-use zk_session::Client;
+use zk_session::{Client, SessionState};
 
 /// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
 pub const SOON: Duration = Duration::from_secs(30);
@@ -161,6 +161,14 @@ pub async fn expire_session(connect_string: &str, victim: &Client) {
         .expect("take the session over");
     assert_eq!(thief.session_id(), victim.session_id());
     thief.close().await.expect("close the session");
+}
+
+/// Waits (at most [`SOON`]) until `c` is in state `want`.
+pub async fn until_state(c: &Client, want: SessionState) {
+    let mut rx = c.watch_state();
+    soon(&format!("state {want:?}"), rx.wait_for(|s| *s == want))
+        .await
+        .expect("client gone");
 }
 
 /// Waits (at most [`SOON`]) until a held reply has arrived; returns the switch that lets it

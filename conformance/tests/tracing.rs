@@ -1,0 +1,346 @@
+//! The `tracing` feature against a real server: a session's story (attempts, connections,
+//! state changes, expiry and the new session, digest and SASL auth, failed requests, failed
+//! attempts) appears in the events, and no secret (password, auth data, session password,
+//! znode data) appears in any field of any event.
+//!
+//! The events are caught by a small subscriber of our own, installed once for the binary;
+//! the tests run side by side, so each looks for its own session's events and checks every
+//! event caught so far for every secret.
+
+mod recipes_support;
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    sync::{Mutex, Once},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use conformance::{SaslServer, Standalone};
+use recipes_support::{expire_session, soon, until_state, Proxy};
+use tracing::{
+    field::{Field, Visit},
+    span, Event, Level, Metadata, Subscriber,
+};
+use zk_session::{
+    Client, CreateOptions, Error, ErrorCode, SaslConfig, SessionEvent, SessionState, Version,
+};
+
+const ALICE_PASSWORD: &str = "alice-digest-pw-7Qx";
+const BOB_PASSWORD: &str = "bob-sasl-pw-9Kz";
+const WRONG_PASSWORD: &str = "wrong-sasl-pw-3Jd";
+const DATA: &str = "payload-never-logged-5Vt";
+
+/// One event (or span) as it was emitted: its level and every field printed.
+#[derive(Debug, Clone)]
+struct Captured {
+    level: Level,
+    fields: BTreeMap<String, String>,
+}
+
+impl Captured {
+    fn message(&self) -> &str {
+        self.fields.get("message").map_or("", String::as_str)
+    }
+
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
+}
+
+static CAUGHT: Mutex<Vec<Captured>> = Mutex::new(Vec::new());
+
+/// Keeps every event and every span's fields, at every level.
+struct Capture;
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+fn keep(level: Level, record: impl FnOnce(&mut Fields<'_>)) {
+    let mut fields = BTreeMap::new();
+    record(&mut Fields(&mut fields));
+    let mut caught = CAUGHT.lock().unwrap_or_else(|e| e.into_inner());
+    caught.push(Captured { level, fields });
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, span: &span::Attributes<'_>) -> span::Id {
+        keep(*span.metadata().level(), |f| span.record(f));
+        span::Id::from_u64(1)
+    }
+
+    fn record(&self, span: &span::Id, values: &span::Record<'_>) {
+        let _ = span;
+        keep(Level::TRACE, |f| values.record(f));
+    }
+
+    fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        keep(*event.metadata().level(), |f| event.record(f));
+    }
+
+    fn enter(&self, _: &span::Id) {}
+
+    fn exit(&self, _: &span::Id) {}
+}
+
+fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| tracing::subscriber::set_global_default(Capture).expect("no other"));
+}
+
+fn caught() -> Vec<Captured> {
+    CAUGHT.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The events with `message` whose fields include every `(name, value)` of `with`.
+fn find(message: &str, with: &[(&str, &str)]) -> Vec<Captured> {
+    caught()
+        .into_iter()
+        .filter(|c| c.message() == message && with.iter().all(|(k, v)| c.field(k) == Some(*v)))
+        .collect()
+}
+
+/// Exactly what [`find`] finds, but at least one, at `level`.
+fn expect(level: Level, message: &str, with: &[(&str, &str)]) -> Captured {
+    let found = find(message, with);
+    let Some(first) = found.first() else {
+        panic!("no event {message:?} with {with:?} in {:#?}", caught());
+    };
+    assert_eq!(first.level, level, "{first:?}");
+    first.clone()
+}
+
+/// No field of any event caught so far shows any of `secrets`.
+fn assert_no_secret(secrets: &[String]) {
+    for c in caught() {
+        for (name, value) in &c.fields {
+            for s in secrets {
+                assert!(!value.contains(s.as_str()), "{name} shows a secret: {c:?}");
+            }
+        }
+    }
+}
+
+/// A session password in every form a log line could print it.
+fn password_forms(password: &Bytes) -> Vec<String> {
+    let hex: String = password.iter().map(|b| format!("{b:02x}")).collect();
+    vec![
+        format!("{password:?}"),
+        format!("{:?}", &password[..]),
+        hex,
+        String::from_utf8_lossy(password).into_owned(),
+    ]
+}
+
+fn text_secrets() -> Vec<String> {
+    [ALICE_PASSWORD, BOB_PASSWORD, WRONG_PASSWORD, DATA]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn sasl_server() -> &'static Standalone {
+    static SERVER: std::sync::OnceLock<Standalone> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        Standalone::builder()
+            .sasl(SaslServer::digest_md5().user("bob", BOB_PASSWORD))
+            .start()
+            .expect("a SASL server")
+    })
+}
+
+fn hex(session_id: i64) -> String {
+    format!("{session_id:#x}")
+}
+
+/// Issue 15, observability: connect (digest auth and SASL), fail a request, lose the
+/// connection, have the session expired from a second connection, get a new session; every
+/// step is in the events, with the session id in hex, and no secret is in any of them.
+#[tokio::test]
+async fn a_session_through_expiry_is_told_in_events_without_secrets() {
+    install();
+    let server = sasl_server();
+    let proxy = Proxy::start(server.client_addr()).await;
+    let c = soon(
+        "connect",
+        Client::builder(&proxy.connect_string())
+            .session_timeout(Duration::from_secs(4))
+            .digest_auth("alice", ALICE_PASSWORD)
+            .sasl(SaslConfig::digest_md5("bob", BOB_PASSWORD))
+            .connect(),
+    )
+    .await
+    .expect("connect");
+    let old = c.session_id();
+    let old_password = c.session_password();
+    let path = recipes_support::unique("tracing");
+    c.create(&path, DATA.as_bytes(), &CreateOptions::persistent())
+        .await
+        .unwrap();
+    let missing = c.get_data(&format!("{path}/missing")).await;
+    assert!(
+        matches!(missing, Err(Error::Code(ErrorCode::NoNode))),
+        "{missing:?}"
+    );
+
+    let mut events = c.session_events();
+    proxy.partition(true);
+    until_state(&c, SessionState::Suspended).await;
+    expire_session(&server.connect_string(), &c).await;
+    proxy.partition(false);
+    while soon("a new session", events.next()).await != Some(SessionEvent::Connected) {}
+    let new = c.session_id();
+    assert!(new != old && new != 0);
+    let new_password = c.session_password();
+    c.delete(&path, Version::Any).await.unwrap();
+    c.close().await.unwrap();
+
+    let server_addr = proxy.connect_string();
+    let (old_hex, new_hex) = (hex(old), hex(new));
+    expect(Level::DEBUG, "connecting", &[("server", &server_addr)]);
+    let first = expect(Level::INFO, "connected", &[("session_id", &old_hex)]);
+    assert_eq!(first.field("new_session"), Some("true"), "{first:?}");
+    assert_eq!(
+        first.field("server"),
+        Some(server_addr.as_str()),
+        "{first:?}"
+    );
+    expect(
+        Level::INFO,
+        "SASL authenticated",
+        &[("session_id", &old_hex), ("mechanism", "DIGEST-MD5")],
+    );
+    // Digest credentials go out on the first connection and again on the new session.
+    let accepted = find("auth accepted", &[("scheme", "digest")]);
+    assert!(accepted.len() >= 2, "{accepted:?}");
+    assert!(
+        accepted.iter().all(|e| e.level == Level::INFO),
+        "{accepted:?}"
+    );
+    let failed = expect(
+        Level::DEBUG,
+        "request failed",
+        &[("op", "GetData"), ("err", "NoNode")],
+    );
+    assert!(failed
+        .field("xid")
+        .is_some_and(|x| x.parse::<i32>().is_ok_and(|x| x > 0)));
+    for state in ["Connected", "Suspended", "Expired"] {
+        expect(
+            Level::INFO,
+            "session state changed",
+            &[("session_id", &old_hex), ("state", state)],
+        );
+    }
+    expect(
+        Level::INFO,
+        "session expired: creating a new session on the same handle",
+        &[("session_id", &old_hex)],
+    );
+    expect(
+        Level::INFO,
+        "connected",
+        &[
+            ("session_id", &new_hex),
+            ("after_expiry", "true"),
+            ("new_session", "true"),
+        ],
+    );
+    expect(
+        Level::INFO,
+        "session state changed",
+        &[
+            ("session_id", &new_hex),
+            ("state", "Connected"),
+            ("event", "Connected"),
+        ],
+    );
+    expect(
+        Level::INFO,
+        "SASL authenticated",
+        &[("session_id", &new_hex)],
+    );
+    expect(
+        Level::INFO,
+        "session state changed",
+        &[("session_id", &new_hex), ("state", "Closed")],
+    );
+
+    let mut secrets = text_secrets();
+    secrets.extend(password_forms(&old_password));
+    secrets.extend(password_forms(&new_password));
+    assert_no_secret(&secrets);
+}
+
+/// A wrong SASL password is a warning that names the server, not the password.
+#[tokio::test]
+async fn a_refused_sasl_password_is_a_warning_without_the_password() {
+    install();
+    let server = sasl_server();
+    let r = soon(
+        "a refused connect",
+        Client::builder(&server.connect_string())
+            .session_timeout(Duration::from_secs(10))
+            .sasl(SaslConfig::digest_md5("bob", WRONG_PASSWORD))
+            .connect(),
+    )
+    .await;
+    assert!(r.is_err(), "the connect must fail");
+    let refused = expect(
+        Level::WARN,
+        "authentication failed: the session ends",
+        &[("server", &server.connect_string())],
+    );
+    assert!(
+        refused.field("reason").is_some_and(|r| !r.is_empty()),
+        "{refused:?}"
+    );
+    assert_no_secret(&text_secrets());
+}
+
+/// Attempts on a port nobody listens on: each failure is a debug event with the reason, and
+/// a pass over every server that all failed is a warning.
+#[tokio::test]
+async fn failed_connection_attempts_are_told_with_their_reason() {
+    install();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let r = soon(
+        "a failed connect",
+        Client::builder(&addr)
+            .session_timeout(Duration::from_secs(2))
+            .reconnect_backoff(Duration::from_millis(10), Duration::from_millis(50))
+            .connect(),
+    )
+    .await;
+    assert!(r.is_err(), "nobody listens on {addr}");
+    let failed = expect(Level::DEBUG, "connect failed", &[("server", &addr)]);
+    assert!(
+        failed.field("reason").is_some_and(|r| !r.is_empty()),
+        "{failed:?}"
+    );
+    let every = expect(
+        Level::WARN,
+        "connect failed on every server",
+        &[("last_server", &addr), ("servers", "1")],
+    );
+    assert!(every.field("reason").is_some(), "{every:?}");
+    assert_no_secret(&text_secrets());
+}
