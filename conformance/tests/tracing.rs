@@ -170,8 +170,9 @@ fn hex(session_id: i64) -> String {
 }
 
 /// Issue 15, observability: connect (digest auth and SASL), fail a request, lose the
-/// connection, have the session expired from a second connection, get a new session; every
-/// step is in the events, with the session id in hex, and no secret is in any of them.
+/// connection and get it back, lose it again and have the session expired from a second
+/// connection, get a new session; every step is in the events, with the session id in hex,
+/// and no secret is in any of them.
 #[tokio::test]
 async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     install();
@@ -199,6 +200,12 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
         "{missing:?}"
     );
 
+    // A reconnect to the same session first, then the expiry.
+    proxy.partition(true);
+    until_state(&c, SessionState::Suspended).await;
+    proxy.partition(false);
+    until_state(&c, SessionState::Connected).await;
+    assert_eq!(c.session_id(), old);
     let mut events = c.session_events();
     proxy.partition(true);
     until_state(&c, SessionState::Suspended).await;
@@ -248,6 +255,21 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
             &[("session_id", &old_hex), ("state", state)],
         );
     }
+    expect(
+        Level::DEBUG,
+        "connection ended",
+        &[("session_id", &old_hex), ("reconnect", "true")],
+    );
+    expect(
+        Level::INFO,
+        "session state changed",
+        &[("session_id", &old_hex), ("event", "Reconnected")],
+    );
+    expect(
+        Level::INFO,
+        "connected",
+        &[("session_id", &old_hex), ("new_session", "false")],
+    );
     expect(
         Level::INFO,
         "session expired: creating a new session on the same handle",
