@@ -408,3 +408,68 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     assert!(xids.windows(2).all(|w| w[1] == w[0] + 1), "{seen:?}");
     bob.delete(&path, Version::Any).await.unwrap();
 }
+
+/// SASL inside TLS: the server knows the client by its certificate and by its SASL user, a
+/// `sasl:` ACL admits it, and a wrong password over TLS is still AuthFailed without retries.
+#[tokio::test]
+async fn sasl_runs_inside_tls() {
+    use conformance::{ServerTls, TestCerts};
+    use zk_session::TlsConfig;
+
+    let certs = TestCerts::generate().expect("certificates");
+    let zk = Standalone::builder()
+        .sasl(users())
+        .tls(ServerTls::from_certs(&certs))
+        .start()
+        .expect("a SASL server with a secure port");
+    let tls = || {
+        TlsConfig::builder()
+            .ca_file(certs.ca())
+            .client_cert_files(certs.client_pem(), certs.client_pem())
+            .build()
+            .unwrap()
+    };
+    let secure = zk.secure_connect_string();
+    let bob = soon(
+        "connect over TLS with SASL",
+        builder(&secure, Some(("bob", "bobsecret")))
+            .tls(tls())
+            .connect(),
+    )
+    .await
+    .expect("connect");
+    let schemes: Vec<String> = bob
+        .who_am_i()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.auth_scheme)
+        .collect();
+    assert!(schemes.iter().any(|s| s == "x509"), "{schemes:?}");
+    assert_eq!(sasl_ids(&bob).await, ["bob"]);
+    let path = unique_under("sasl", "tls");
+    bob.create(
+        &path,
+        b"x",
+        &CreateOptions::persistent().with_acl(only("bob")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"x");
+
+    let t = Instant::now();
+    let wrong = soon(
+        "a refused connect over TLS",
+        builder(&secure, Some(("bob", "wrong")))
+            .tls(tls())
+            .connect(),
+    )
+    .await;
+    assert!(
+        matches!(wrong, Err(Error::Code(ErrorCode::AuthFailed))),
+        "{wrong:?}"
+    );
+    assert!(t.elapsed() < SESSION, "took {:?}", t.elapsed());
+    bob.delete(&path, Version::Any).await.unwrap();
+    bob.close().await.unwrap();
+}
