@@ -25,6 +25,10 @@ impl Client {
     /// so is any other code, such as `NoAuth` on a parent or `NoChildrenForEphemerals`.
     /// Returns the path created (with the sequence suffix for sequential modes).
     ///
+    /// Cancel safety: dropping the future leaves at most the parents (top down) and, for
+    /// a create already sent, the znode itself, as a dropped [`create`](Client::create) may;
+    /// calling it again completes the job.
+    ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
     /// use zk_session::CreateOptions;
@@ -70,6 +74,9 @@ impl Client {
     /// after which `NotEmpty` is returned. Any other code (`NoAuth`, say) stops the deletion
     /// there, with what was deleted so far gone. The root `/` is refused with
     /// [`Error::InvalidArgument`]: the server's own `/zookeeper` cannot be deleted.
+    ///
+    /// Cancel safety: dropping the future leaves a smaller tree under `path` (children go
+    /// before their parents), which calling it again deletes.
     ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
