@@ -47,6 +47,7 @@ pub mod spawner;
 pub mod standalone;
 pub mod sweep;
 mod sys;
+pub mod tls_server;
 
 pub use certs::TestCerts;
 pub use ensemble::{Ensemble, EnsembleBuilder};
@@ -59,3 +60,4 @@ pub use sasl::SaslServer;
 pub use server::ZkServer;
 pub use shared::shared_standalone;
 pub use standalone::{Standalone, StandaloneBuilder};
+pub use tls_server::{shared_tls_standalone, TlsStandalone};
