@@ -53,13 +53,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{peers, Standalone};
+use conformance::{load_average, peers, Standalone};
 use zk_session::CreateOptions;
 
 use crate::{
     ours::{close_all, connect_all, ours_elect, ours_lock},
     peer_runs::{Curator, Kazoo},
-    report::{load_average, report, Results},
+    report::{report, Results},
     results::{counting, ElectOutcome, LockOutcome},
     settings::{Peer, Settings},
 };

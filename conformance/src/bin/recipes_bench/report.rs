@@ -1,17 +1,11 @@
 //! The tables: lock throughput and latency, failover times, ratios and the targets.
 
-use std::{fmt, fs};
+use std::fmt;
 
 use crate::{
     results::{percentile, ElectOutcome, LockOutcome, LockRun},
     settings::{Peer, Settings},
 };
-
-pub(crate) fn load_average() -> String {
-    fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_owned())
-}
 
 pub(crate) fn ms(ns: u64) -> String {
     let ms = ns as f64 / 1e6;

@@ -50,14 +50,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{peers, ServerTls, Standalone, TestCerts};
+use conformance::{load_average, peers, ServerTls, Standalone, TestCerts};
 use zk_session::{Client, CreateOptions};
 
 use crate::{
     ours::{ours_run, tls_connect},
     peer_runs::{java_run, kazoo_run, PeerRun},
     raw::raw_run,
-    report::{load_average, report, report_tls},
+    report::{report, report_tls},
     settings::{Paths, Settings},
     workloads::{best, Measure, Outcome, Peer, Workload, WORKLOADS},
 };

@@ -1,14 +1,8 @@
 //! The tables: throughput and CPU per op side by side, ratios and the targets met or missed.
 
-use std::{collections::HashMap, fmt, fs};
+use std::{collections::HashMap, fmt};
 
 use crate::workloads::{best, Measure, Outcome, Peer, Workload};
-
-pub(crate) fn load_average() -> String {
-    fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_owned())
-}
 
 pub(crate) struct Cell<'a>(&'a Outcome);
 
@@ -54,6 +48,15 @@ pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[
             .cloned()
             .unwrap_or_else(|| Err("not run".to_owned()))
     };
+    // Raw, ours, Java and kazoo on one workload: a row of each table.
+    let row = |w: Workload| {
+        (
+            get(w, Peer::Raw),
+            get(w, Peer::Ours),
+            get(w, Peer::Java),
+            get(w, Peer::Kazoo),
+        )
+    };
     let tput = |m: &Measure| m.ops_per_sec();
     let cpu = |m: &Measure| m.cpu_us_per_op();
 
@@ -65,12 +68,7 @@ pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &w in workloads {
-        let (raw, ours, java, kazoo) = (
-            get(w, Peer::Raw),
-            get(w, Peer::Ours),
-            get(w, Peer::Java),
-            get(w, Peer::Kazoo),
-        );
+        let (raw, ours, java, kazoo) = row(w);
         println!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             w.label(),
@@ -99,12 +97,7 @@ pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[
     );
     println!("|---|---:|---|---|---|---|");
     for &w in workloads {
-        let (raw, ours, java, kazoo) = (
-            get(w, Peer::Raw),
-            get(w, Peer::Ours),
-            get(w, Peer::Java),
-            get(w, Peer::Kazoo),
-        );
+        let (raw, ours, java, kazoo) = row(w);
         println!(
             "| {} | {} | {} | {} | {} | {} |",
             w.label(),
