@@ -4,7 +4,7 @@
 use std::{
     sync::{
         atomic::{AtomicUsize, Ordering},
-        Arc, OnceLock,
+        Arc,
     },
     time::{Duration, Instant},
 };
@@ -12,7 +12,7 @@ use std::{
 use conformance::{
     certs::{CLIENT_SUBJECT, SERVER_DNS_NAME},
     options::ClientAuth,
-    Ensemble, Mode, ServerTls, Standalone, TestCerts,
+    shared_tls_standalone, Ensemble, Mode, ServerTls, Standalone, TestCerts, TlsStandalone,
 };
 use tokio::net::{TcpListener, TcpStream};
 use zk_session::{
@@ -21,21 +21,8 @@ use zk_session::{
 };
 
 /// One server per test binary: TLS beside plain TCP, client certificates required.
-struct Env {
-    certs: TestCerts,
-    zk: Standalone,
-}
-
-fn env() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let certs = TestCerts::generate().expect("certificates");
-        let zk = Standalone::builder()
-            .tls(ServerTls::from_certs(&certs))
-            .start()
-            .expect("TLS server");
-        Env { certs, zk }
-    })
+fn env() -> &'static TlsStandalone {
+    shared_tls_standalone()
 }
 
 fn port_of(connect_string: &str) -> u16 {

@@ -1,26 +1,15 @@
 //! `Client::create_with_parents` and `Client::delete_all` against a real server, alone and
 //! while a second client changes the same tree.
 
+mod ops_support;
+
 use std::time::Duration;
 
-use conformance::shared_standalone;
-use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Version};
-
-async fn client() -> Client {
-    Client::builder(&shared_standalone().connect_string())
-        .session_timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .expect("connect")
-}
+use ops_support::{client, rand_suffix};
+use zk_session::{Acl, CreateOptions, Error, ErrorCode, Version};
 
 fn unique(tag: &str) -> String {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("/tree-{tag}-{}-{nanos}", std::process::id())
+    format!("/tree-{tag}-{}", rand_suffix())
 }
 
 #[tokio::test]

@@ -4,10 +4,17 @@
 
 mod support;
 
-use std::{path::PathBuf, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    process::{ExitStatus, Output},
+    time::Duration,
+};
 
 use support::{admin, assert_code, server, stderr, stdout, unique, zk, SOON, ZK};
-use tokio::process::Command;
+use tokio::{
+    process::{Child, Command},
+    task::JoinHandle,
+};
 use zk_recipes::Mutex;
 use zk_session::Version;
 
@@ -71,18 +78,16 @@ async fn lock_runs_the_command_and_passes_its_status() {
 /// if two commands ever overlapped, the second mkdir would fail and so would the run.
 const CRITICAL: &str = "mkdir \"$0/held\" || exit 99; sleep 0.3; rmdir \"$0/held\"";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_zk_lock_processes_never_overlap() {
-    let path = unique("lock-overlap");
-    let dir = scratch("lock-overlap");
-    let d = dir.to_str().unwrap().to_owned();
+/// Two zk processes side by side, each running `zk ARGS(worker)` `runs` times, every run
+/// exiting 0.
+async fn two_workers(runs: usize, args: impl Fn(usize) -> Vec<String>) {
     let workers: Vec<_> = (0..2)
-        .map(|_| {
-            let (path, d) = (path.clone(), d.clone());
+        .map(|i| {
+            let args = args(i);
             tokio::spawn(async move {
-                for _ in 0..3 {
-                    let o = zk(&["lock", &path, "--", "sh", "-c", CRITICAL, &d]).await;
-                    assert_code(&o, 0);
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                for _ in 0..runs {
+                    assert_code(&zk(&args).await, 0);
                 }
             })
         })
@@ -90,6 +95,21 @@ async fn two_zk_lock_processes_never_overlap() {
     for w in workers {
         w.await.unwrap();
     }
+}
+
+fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_zk_lock_processes_never_overlap() {
+    let path = unique("lock-overlap");
+    let dir = scratch("lock-overlap");
+    let d = dir.to_str().unwrap().to_owned();
+    two_workers(3, |_| {
+        owned(&["lock", &path, "--", "sh", "-c", CRITICAL, &d])
+    })
+    .await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -98,22 +118,11 @@ async fn two_zk_elect_processes_never_overlap() {
     let path = unique("elect-overlap");
     let dir = scratch("elect-overlap");
     let d = dir.to_str().unwrap().to_owned();
-    let workers: Vec<_> = (0..2)
-        .map(|i| {
-            let (path, d) = (path.clone(), d.clone());
-            tokio::spawn(async move {
-                let id = format!("worker-{i}");
-                for _ in 0..2 {
-                    let o =
-                        zk(&["elect", &path, "--id", &id, "--", "sh", "-c", CRITICAL, &d]).await;
-                    assert_code(&o, 0);
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        w.await.unwrap();
-    }
+    two_workers(2, |i| {
+        let id = format!("worker-{i}");
+        owned(&["elect", &path, "--id", &id, "--", "sh", "-c", CRITICAL, &d])
+    })
+    .await;
     assert_code(&zk(&["elect", &path, "--", "sh", "-c", "exit 3"]).await, 3);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -132,47 +141,68 @@ async fn lock_timeout_gives_up_and_leaves_no_node() {
     guard.release().await.unwrap();
 }
 
+/// Runs `zk lock PATH -- sh -c SCRIPT ARG0` in the background (killed when dropped).
+fn spawn_lock_script(path: &str, script: &str, arg0: &Path) -> JoinHandle<std::io::Result<Output>> {
+    let child = Command::new(ZK)
+        .args([
+            "--server",
+            &server(),
+            "lock",
+            path,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .arg(arg0)
+        .kill_on_drop(true)
+        .output();
+    tokio::spawn(child)
+}
+
+/// The output of a background zk once it has exited, within [`SOON`].
+async fn exited(run: JoinHandle<std::io::Result<Output>>) -> Output {
+    tokio::time::timeout(SOON, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+}
+
+/// Polls `probe` every 50 ms until it gives a value, within [`SOON`].
+async fn poll_soon<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    tokio::time::timeout(SOON, async {
+        loop {
+            if let Some(v) = probe().await {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect(what)
+}
+
 #[tokio::test]
 async fn lost_lock_terminates_the_command_and_exits_5() {
     let path = unique("lock-lost");
     let dir = scratch("lock-lost");
     let mark = dir.join("got-term");
     let script = "trap 'echo TERM > \"$0\"; exit 0' TERM; while :; do sleep 0.1; done";
-    let child = Command::new(ZK)
-        .args([
-            "--server",
-            &server(),
-            "lock",
-            &path,
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
-        .arg(&mark)
-        .kill_on_drop(true)
-        .output();
-    let run = tokio::spawn(child);
+    let run = spawn_lock_script(&path, script, &mark);
     // Once the command runs under the lock, an administrator deletes the lock node.
     let c = admin().await;
-    let node = tokio::time::timeout(SOON, async {
-        loop {
-            if let Ok(ch) = c.get_children(&path).await {
-                if let Some(n) = ch.first() {
-                    return format!("{path}/{n}");
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    let node = poll_soon("zk takes the lock", || async {
+        let ch = c.get_children(&path).await.ok()?;
+        ch.first().map(|n| format!("{path}/{n}"))
     })
-    .await
-    .expect("zk takes the lock");
+    .await;
     c.delete(&node, Version::Any).await.unwrap();
-    let o = tokio::time::timeout(SOON, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let o = exited(run).await;
     assert_code(&o, 5);
     assert!(stderr(&o).contains("lost the lock"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "TERM");
@@ -188,46 +218,21 @@ async fn lost_lock_terminates_what_the_command_started() {
     let pid_file = dir.join("grandchild");
     // `sleep` in the background, its pid written out; the shell waits for it.
     let script = "sleep 300 & echo $! > \"$0\"; wait";
-    let child = Command::new(ZK)
-        .args([
-            "--server",
-            &server(),
-            "lock",
-            &path,
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
-        .arg(&pid_file)
-        .kill_on_drop(true)
-        .output();
-    let run = tokio::spawn(child);
+    let run = spawn_lock_script(&path, script, &pid_file);
     let c = admin().await;
-    let grandchild: u32 = tokio::time::timeout(SOON, async {
-        loop {
-            if let Some(pid) = std::fs::read_to_string(&pid_file)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-            {
-                return pid;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    let grandchild: u32 = poll_soon("the script starts its background command", || async {
+        std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
     })
-    .await
-    .expect("the script starts its background command");
+    .await;
     let proc_dir = PathBuf::from(format!("/proc/{grandchild}"));
     assert!(proc_dir.exists());
     let node = c.get_children(&path).await.unwrap().remove(0);
     c.delete(&format!("{path}/{node}"), Version::Any)
         .await
         .unwrap();
-    let o = tokio::time::timeout(SOON, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let o = exited(run).await;
     assert_code(&o, 5);
     // Orphaned, it is reaped by init (or a subreaper) once it has died; give that a moment.
     let gone = tokio::time::timeout(SOON, async {
@@ -243,14 +248,30 @@ async fn lost_lock_terminates_what_the_command_started() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Sends SIGINT to a running zk.
-async fn interrupt(pid: u32) {
+/// Sends SIGINT to a running zk and waits (within [`SOON`]) for it to exit.
+async fn interrupt(child: &mut Child) -> ExitStatus {
+    let pid = child.id().unwrap();
     let s = Command::new("kill")
         .args(["-INT", &pid.to_string()])
         .status()
         .await
         .unwrap();
     assert!(s.success());
+    tokio::time::timeout(SOON, child.wait())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Starts `zk --server SERVER ARGS...` with its standard output piped to us.
+fn spawn_piped(args: &[&str]) -> Child {
+    Command::new(ZK)
+        .args(["--server", &server()])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -260,12 +281,7 @@ async fn watch_prints_changes_and_create_e_holds_its_node_until_interrupted() {
     let base = unique("watch");
     let c = admin().await;
     assert_code(&zk(&["create", &base]).await, 0);
-    let mut watch = Command::new(ZK)
-        .args(["--server", &server(), "watch", &base])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut watch = spawn_piped(&["watch", &base]);
     let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
     // The watch is set once zk is connected; keep changing the node until it reports.
     let first = tokio::time::timeout(SOON, async {
@@ -288,21 +304,12 @@ async fn watch_prints_changes_and_create_e_holds_its_node_until_interrupted() {
 
     // An ephemeral node lives while `zk create -e` runs, and goes when it is interrupted.
     let eph = format!("{base}/eph");
-    let mut holder = Command::new(ZK)
-        .args(["--server", &server(), "create", "-e", &eph])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut holder = spawn_piped(&["create", "-e", &eph]);
     let mut out = BufReader::new(holder.stdout.take().unwrap()).lines();
     let printed = tokio::time::timeout(SOON, out.next_line()).await.unwrap();
     assert_eq!(printed.unwrap().as_deref(), Some(eph.as_str()));
     assert!(c.exists(&eph).await.unwrap().is_some());
-    interrupt(holder.id().unwrap()).await;
-    let status = tokio::time::timeout(SOON, holder.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = interrupt(&mut holder).await;
     assert_eq!(status.code(), Some(0));
     assert_eq!(
         c.exists(&eph).await.unwrap(),
@@ -310,11 +317,7 @@ async fn watch_prints_changes_and_create_e_holds_its_node_until_interrupted() {
         "closed with its session"
     );
 
-    interrupt(watch.id().unwrap()).await;
-    let status = tokio::time::timeout(SOON, watch.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = interrupt(&mut watch).await;
     assert_eq!(status.code(), Some(0));
     c.delete(&base, Version::Any).await.unwrap();
 }

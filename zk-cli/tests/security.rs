@@ -17,26 +17,13 @@ use std::{
 
 use conformance::{
     certs::{CLIENT_SUBJECT, SERVER_DNS_NAME},
-    SaslServer, ServerTls, Standalone, TestCerts,
+    shared_tls_standalone, SaslServer, Standalone, TlsStandalone,
 };
 use support::{assert_code, command_at, finish, stderr, stdout, unique};
 
 /// A TLS server (clientAuth=need) and the certificates it was made with.
-struct TlsEnv {
-    certs: TestCerts,
-    zk: Standalone,
-}
-
-fn tls_env() -> &'static TlsEnv {
-    static ENV: OnceLock<TlsEnv> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let certs = TestCerts::generate().expect("certificates");
-        let zk = Standalone::builder()
-            .tls(ServerTls::from_certs(&certs))
-            .start()
-            .expect("TLS server");
-        TlsEnv { certs, zk }
-    })
+fn tls_env() -> &'static TlsStandalone {
+    shared_tls_standalone()
 }
 
 fn sasl_server() -> &'static Standalone {
@@ -54,7 +41,7 @@ fn path_arg(p: PathBuf) -> String {
 }
 
 /// `--tls-ca CA --tls-cert PEM --tls-key PEM`, with ZooKeeper's combined client PEM.
-fn mutual(env: &TlsEnv) -> Vec<String> {
+fn mutual(env: &TlsStandalone) -> Vec<String> {
     let pem = path_arg(env.certs.client_pem());
     vec![
         "--tls-ca".into(),

@@ -7,6 +7,9 @@
 //! the part of a case where the client has to show that it recovered. [`client`] holds the
 //! client's side of a case.
 
+// Two test binaries (hostile_server, hostile_server_timeouts) each use a part of it.
+#![allow(dead_code)]
+
 pub mod client;
 
 use std::{

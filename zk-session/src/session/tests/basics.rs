@@ -2,34 +2,11 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::sync::oneshot;
-use zk_proto::{EventType, GetDataRequest, OpCode, Request};
+use zk_proto::{EventType, OpCode};
 
-use super::harness::{config, Harness, SESSION, TIMEOUT_MS};
-use crate::{
-    command::Command, redact::Redacted, session::Phase, state::SessionState, Error, ErrorCode,
-};
-
-fn get_data(path: &str) -> Request {
-    Request::GetData(GetDataRequest {
-        path: path.into(),
-        watch: false,
-    })
-}
-
-fn add_auth(h: &mut Harness, auth: &'static [u8]) -> oneshot::Receiver<Result<(), Error>> {
-    let (tx, rx) = oneshot::channel();
-    h.core.handle_command(
-        Command::AddAuth {
-            scheme: "digest".into(),
-            auth: Redacted(Bytes::from_static(auth)),
-            reply: tx,
-        },
-        h.now,
-    );
-    rx
-}
+use super::harness::{config, get_data, Harness, SESSION, TIMEOUT_MS};
+use crate::{command::Command, session::Phase, state::SessionState, Error, ErrorCode};
 
 fn ops_since(h: &Harness, from: usize, op: OpCode) -> usize {
     h.log[from..].iter().filter(|(_, o)| *o == op).count()
@@ -76,7 +53,7 @@ fn a_stalled_write_buffer_does_not_spin_the_timer() {
 fn credentials_added_twice_while_disconnected_are_sent_once_per_connection() {
     let mut h = Harness::connected();
     h.cut();
-    let mut replies = vec![add_auth(&mut h, b"u:p"), add_auth(&mut h, b"u:p")];
+    let mut replies = vec![h.add_auth(b"u:p"), h.add_auth(b"u:p")];
     for _ in 0..3 {
         let from = h.log.len();
         assert!(h.accept());
@@ -94,7 +71,7 @@ fn credentials_added_twice_while_disconnected_are_sent_once_per_connection() {
     // Added again while connected: sent at once (as the Java client does), kept once.
     assert!(h.accept());
     h.serve_all();
-    let mut again = add_auth(&mut h, b"u:p");
+    let mut again = h.add_auth(b"u:p");
     h.serve_all();
     assert!(matches!(again.try_recv(), Ok(Ok(()))));
     h.advance(Duration::from_secs(2));
@@ -195,7 +172,7 @@ fn close_sends_close_session_and_ends_on_its_reply() {
 #[test]
 fn an_expired_session_is_replaced_with_its_credentials_and_without_its_one_shot_watches() {
     let mut h = Harness::connected();
-    let mut auth = add_auth(&mut h, b"u:p");
+    let mut auth = h.add_auth(b"u:p");
     let (mut r, mut watch) = h.get_data_watch("/a");
     h.serve_all();
     assert!(r.answer().is_ok() && matches!(auth.try_recv(), Ok(Ok(()))));

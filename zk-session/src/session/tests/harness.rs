@@ -16,6 +16,7 @@ use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
     command::{Command, RequestCmd, WatchReg},
+    redact::Redacted,
     session::{Action, Config, Phase, SessionCore, Shared},
     watch::{stream_channel, StreamRx, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER},
     Error, WatchedEvent,
@@ -23,6 +24,14 @@ use crate::{
 
 pub const SESSION: i64 = 0x1234;
 pub const TIMEOUT_MS: i32 = 6000;
+
+/// A GetData request for `path`, without a watch.
+pub fn get_data(path: &str) -> Request {
+    Request::GetData(GetDataRequest {
+        path: path.into(),
+        watch: false,
+    })
+}
 
 pub fn config(hosts: usize) -> Config {
     Config {
@@ -262,6 +271,20 @@ impl Harness {
             self.now,
         );
         Reply(rx)
+    }
+
+    /// A caller adds a `digest` credential; returns where its answer goes.
+    pub fn add_auth(&mut self, auth: &'static [u8]) -> oneshot::Receiver<Result<(), Error>> {
+        let (tx, rx) = oneshot::channel();
+        self.core.handle_command(
+            Command::AddAuth {
+                scheme: "digest".into(),
+                auth: Redacted(Bytes::from_static(auth)),
+                reply: tx,
+            },
+            self.now,
+        );
+        rx
     }
 
     /// get_data_watch on `path`: the reply and the watch.

@@ -3,15 +3,14 @@
 //! every request answered exactly once, every live watch registered on the server exactly
 //! once, no removed watch revived, no fresh watch removed.
 
-use bytes::Bytes;
 use tokio::sync::oneshot;
-use zk_proto::{EventType, GetDataRequest, OpCode, Request};
+use zk_proto::{EventType, OpCode};
 
 use super::{
-    harness::{Harness, Reply, Stream, Watch, SESSION, TIMEOUT_MS},
+    harness::{get_data, Harness, Reply, Stream, Watch, SESSION, TIMEOUT_MS},
     server::Mode,
 };
-use crate::{command::Command, redact::Redacted, watch::WatchKind, Error, ErrorCode};
+use crate::{watch::WatchKind, Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {
@@ -120,13 +119,7 @@ fn apply(h: &mut Harness, held: &mut Held, ev: Event) {
             h.drop_watch(w);
         }
         Event::Plain => {
-            let r = h.request(
-                Request::GetData(GetDataRequest {
-                    path: "/a".into(),
-                    watch: false,
-                }),
-                None,
-            );
+            let r = h.request(get_data("/a"), None);
             held.replies.push((ev, r));
         }
         Event::Persist => {
@@ -158,16 +151,7 @@ fn setup(mixed: bool) -> (Harness, Held) {
     h.cut();
     let mut auth_replies = Vec::new();
     for _ in 0..2 {
-        let (tx, rx) = oneshot::channel();
-        h.core.handle_command(
-            Command::AddAuth {
-                scheme: "digest".into(),
-                auth: Redacted(Bytes::from_static(b"u:p")),
-                reply: tx,
-            },
-            h.now,
-        );
-        auth_replies.push(rx);
+        auth_replies.push(h.add_auth(b"u:p"));
     }
     let held = Held {
         replies: Vec::new(),

@@ -9,14 +9,11 @@ use std::{
     time::Duration,
 };
 
-use bytes::Bytes;
 use tokio::sync::{broadcast::error::TryRecvError, oneshot};
-use zk_proto::{xid, GetDataRequest, OpCode, Request};
+use zk_proto::{xid, OpCode};
 
-use super::harness::{config, reply_frame, Harness};
+use super::harness::{config, get_data, reply_frame, Harness};
 use crate::{
-    command::Command,
-    redact::Redacted,
     session::{Action, End, Phase, Shared},
     state::{SessionEvent, SessionState},
     Error, ErrorCode,
@@ -24,26 +21,6 @@ use crate::{
 
 /// The error a server that enforces SASL answers with.
 const SASL_REQUIRED: i32 = -124;
-
-fn get_data(path: &str) -> Request {
-    Request::GetData(GetDataRequest {
-        path: path.into(),
-        watch: false,
-    })
-}
-
-fn add_auth(h: &mut Harness) -> oneshot::Receiver<Result<(), Error>> {
-    let (tx, rx) = oneshot::channel();
-    h.core.handle_command(
-        Command::AddAuth {
-            scheme: "digest".into(),
-            auth: Redacted(Bytes::from_static(b"u:p")),
-            reply: tx,
-        },
-        h.now,
-    );
-    rx
-}
 
 /// Records the session state at the moment a caller's answer arrives (the oneshot wakes its
 /// receiver inside `send`), so a test sees what a caller looking at the state would see.
@@ -124,7 +101,7 @@ fn a_refused_handshake_ends_the_session_as_auth_failed_without_another_server() 
     let mut events_rx = h.shared.publisher.subscribe();
     // Made before the first connection: they wait for it.
     let mut early = h.request(get_data("/a"), None);
-    let mut auth = add_auth(&mut h);
+    let mut auth = h.add_auth(b"u:p");
     let early_state = StateAtAnswer::watch(&mut early.0, &h.shared);
     let (host, _) = h.connect_action().expect("a first attempt");
     h.core
@@ -168,7 +145,7 @@ fn a_minus_124_reply_publishes_auth_failed_then_answers_everyone_once() {
     let mut h = Harness::connected();
     let mut events_rx = h.shared.publisher.subscribe();
     let mut first = h.request(get_data("/a"), None);
-    let mut auth = add_auth(&mut h);
+    let mut auth = h.add_auth(b"u:p");
     let mut second = h.request(get_data("/b"), None);
     h.take_written();
     let first_state = StateAtAnswer::watch(&mut first.0, &h.shared);

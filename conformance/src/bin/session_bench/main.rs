@@ -1,0 +1,251 @@
+//! Session benchmark: zk-session against the server-bound limit, the ZooKeeper Java client
+//! 3.8 and kazoo, on one standalone server, in one run.
+//!
+//! ```sh
+//! cargo run --release -p conformance --bin session_bench
+//! cargo run --release -p conformance --bin session_bench -- --secs 2 --reps 2 --only raw,ours
+//! cargo run --release -p conformance --bin session_bench -- --tls --only raw,ours --workloads get:1,get:64
+//! ```
+//!
+//! `--tls` gives the server a TLS port beside the plain one (so both are served by the Netty
+//! connection factory, not the default NIO one), runs a second zk-session client over mutual
+//! TLS after ours in every round, and adds a table of the two side by side.
+//!
+//! Workloads (each at its window: that many requests kept in flight on one session):
+//! - getData of a 100-byte znode at windows 1, 64 and 512;
+//! - create + delete pairs (100 bytes of data) at window 64; an op is one pair.
+//!
+//! Clients:
+//! - **raw**: one `TcpStream`, handshake by hand with zk-proto, then a blocking loop that keeps
+//!   `window` pre-encoded request frames in flight and counts reply frames by their length
+//!   prefix without decoding them (it only looks at the error field of each reply header, so
+//!   that a run of error replies cannot pass for throughput). The server-bound limit.
+//! - **ours**: a zk-session `Client` on a multi-threaded tokio runtime; `window` tasks, each
+//!   awaiting one request after another on a clone of the client.
+//! - **Java**: `conformance/java/JavaClientBench.java`, compiled here with the machine's
+//!   `javac` against Debian's jars; async API, a semaphore of `window` permits.
+//! - **kazoo**: `conformance/python/kazoo_bench.py`; `get_async` / `create_async` /
+//!   `delete_async`, a semaphore of `window` permits.
+//!
+//! Every measurement is a warm-up, then `--reps` timed repetitions of `--secs` seconds; the
+//! table shows the best repetition (noise from other processes only ever slows a run down).
+//! CPU time is the client process's own (all its threads), per op: for raw and ours this
+//! process's `CLOCK_PROCESS_CPUTIME_ID` (the server is another process), for Java the JVM's
+//! `getProcessCpuTime`, for kazoo `time.process_time_ns`.
+//!
+//! Targets (printed, not asserted): ours >= 90% of raw, >= 1.5x Java, >= 3x kazoo, and at
+//! most half of Java's CPU time per op.
+
+mod cpu;
+mod ours;
+mod peer_runs;
+mod raw;
+mod report;
+mod settings;
+mod workloads;
+
+use std::{
+    collections::HashMap,
+    env, fs, thread,
+    time::{Duration, Instant},
+};
+
+use conformance::{load_average, peers, ServerTls, Standalone, TestCerts};
+use zk_session::{Client, CreateOptions};
+
+use crate::{
+    ours::{ours_run, tls_connect},
+    peer_runs::{java_run, kazoo_run, PeerRun},
+    raw::raw_run,
+    report::{report, report_tls},
+    settings::{Paths, Settings},
+    workloads::{best, Measure, Outcome, Peer, Workload, WORKLOADS},
+};
+
+const JAVA_SOURCE: &str = include_str!("../../../java/JavaClientBench.java");
+const KAZOO_SOURCE: &str = include_str!("../../../python/kazoo_bench.py");
+
+/// Size of the znode read by getData, and of the data of each create.
+const DATA_LEN: usize = 100;
+/// Frames in the raw loop's ring of pre-encoded requests (at least twice the largest window).
+const RING_FRAMES: usize = 1024;
+const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+// ----- main -----
+
+fn main() {
+    let set = match Settings::from_args() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let started = Instant::now();
+    let load_before = load_average();
+    eprintln!("starting a standalone ZooKeeper server…");
+    let certs = set
+        .tls
+        .then(|| TestCerts::generate().expect("TLS certificates (openssl)"));
+    let mut server = Standalone::builder();
+    if let Some(c) = &certs {
+        server = server.tls(ServerTls::from_certs(c));
+    }
+    let zk = match server.start() {
+        Ok(zk) => zk,
+        Err(e) => {
+            eprintln!("cannot start ZooKeeper: {e}");
+            std::process::exit(1);
+        }
+    };
+    let connect = zk.connect_string();
+    let addr = zk.client_addr();
+    let rt = if set.current_thread {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    }
+    .enable_all()
+    .build()
+    .expect("tokio runtime");
+    let base = format!("/session-bench-{}", std::process::id());
+    let paths = Paths {
+        data: format!("{base}/data"),
+        cd_base: format!("{base}/cd"),
+        base,
+    };
+    let client = rt.block_on(async {
+        let client = Client::builder(&connect)
+            .session_timeout(SESSION_TIMEOUT)
+            .connect()
+            .await
+            .expect("connect");
+        let opts = CreateOptions::persistent();
+        client.create(&paths.base, b"", &opts).await.expect("base");
+        client
+            .create(&paths.data, &[7u8; DATA_LEN], &opts)
+            .await
+            .expect("data node");
+        client.create(&paths.cd_base, b"", &opts).await.expect("cd");
+        client
+    });
+    let tls_client = certs.as_ref().map(|c| rt.block_on(tls_connect(&zk, c)));
+    let tmp = peers::process_dir(&env::temp_dir(), "session-bench");
+
+    let mut results: HashMap<(Workload, Peer), Outcome> = HashMap::new();
+    let peers = set.peers.clone();
+
+    // The server's JIT warms up on the raw loop, unmeasured.
+    if peers.contains(&Peer::Raw) || peers.contains(&Peer::Ours) {
+        eprintln!("warming up the server…");
+        let warm = Settings {
+            warmup: 2.0,
+            secs: 0.5,
+            reps: 1,
+            ..set.clone()
+        };
+        for w in [WORKLOADS[1], WORKLOADS[3]] {
+            if let Err(e) = raw_run(addr, w, &paths, &warm) {
+                eprintln!("server warm-up: {e}");
+            }
+        }
+    }
+    // Raw and ours alternate, round after round, so that both see the same background load;
+    // each keeps its best repetition over all rounds.
+    let mut raw_reps: HashMap<Workload, Result<Vec<Measure>, String>> = HashMap::new();
+    let mut ours_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
+    let mut tls_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
+    for round in 0..set.rounds {
+        for w in set.workloads.iter().copied() {
+            if peers.contains(&Peer::Raw) {
+                eprintln!("round {round}: raw  {} window {}", w.label(), w.window);
+                let entry = raw_reps.entry(w).or_insert_with(|| Ok(Vec::new()));
+                if let Ok(v) = entry {
+                    match raw_run(addr, w, &paths, &set) {
+                        Ok(m) => v.extend(m),
+                        Err(e) => *entry = Err(format!("raw loop: {e}")),
+                    }
+                }
+            }
+            if peers.contains(&Peer::Ours) {
+                eprintln!("round {round}: ours {} window {}", w.label(), w.window);
+                let m = rt.block_on(ours_run(&client, w, &paths, &set));
+                ours_reps.entry(w).or_default().extend(m);
+                if let Some(tls) = &tls_client {
+                    eprintln!(
+                        "round {round}: ours over TLS {} window {}",
+                        w.label(),
+                        w.window
+                    );
+                    let m = rt.block_on(ours_run(tls, w, &paths, &set));
+                    tls_reps.entry(w).or_default().extend(m);
+                }
+            }
+        }
+    }
+    for (w, r) in raw_reps {
+        results.insert((w, Peer::Raw), r.and_then(|v| best(&v)));
+    }
+    for (w, v) in ours_reps {
+        results.insert((w, Peer::Ours), best(&v));
+    }
+    // The peers in other processes, one run each for all the workloads.
+    for (peer, label, run) in [
+        (Peer::Java, "java  (compile and run)", java_run as PeerRun),
+        (Peer::Kazoo, "kazoo", kazoo_run),
+    ] {
+        if !peers.contains(&peer) {
+            continue;
+        }
+        eprintln!("{label}");
+        let outcome = run(&connect, &paths, &set, &tmp);
+        for w in set.workloads.iter().copied() {
+            let r = match &outcome {
+                Ok(map) => map
+                    .get(&w)
+                    .map_or_else(|| Err("no result line".to_owned()), |v| best(v)),
+                Err(e) => Err(e.clone()),
+            };
+            results.insert((w, peer), r);
+        }
+    }
+    rt.block_on(async {
+        let _ = client.close().await;
+        if let Some(tls) = &tls_client {
+            let _ = tls.close().await;
+        }
+    });
+    drop(client);
+    drop(tls_client);
+    rt.shutdown_timeout(Duration::from_secs(2));
+    let _ = fs::remove_dir_all(&tmp);
+
+    println!(
+        "session_bench: best of {} repetitions of {} s (raw and ours: {} rounds of {}), \
+         {} s warm-up per workload (+{} s JIT warm-up for Java); zk-session on a {} tokio \
+         runtime; one standalone ZooKeeper 3.8 (forceSync=no) on {}",
+        set.reps * set.rounds,
+        set.secs,
+        set.rounds,
+        set.reps,
+        set.warmup,
+        set.jit_warmup,
+        if set.current_thread {
+            "current-thread".to_owned()
+        } else {
+            let workers = thread::available_parallelism().map_or(1, |n| n.get());
+            format!("multi-thread ({workers} workers)")
+        },
+        connect
+    );
+    println!(
+        "load average before: {load_before}; after: {}; total time {:.0} s",
+        load_average(),
+        started.elapsed().as_secs_f64()
+    );
+    report(&results, &set.workloads);
+    if set.tls {
+        report_tls(&results, &tls_reps, &set.workloads);
+    }
+    drop(zk);
+}

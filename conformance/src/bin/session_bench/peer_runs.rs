@@ -1,0 +1,100 @@
+//! The Java client and kazoo, run as child processes; their results read back from stdout.
+
+use std::{collections::HashMap, path::Path, time::Duration};
+
+use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
+
+use crate::{
+    settings::{Paths, Settings},
+    workloads::{Measure, Workload, WORKLOADS},
+    JAVA_SOURCE, KAZOO_SOURCE,
+};
+
+/// `RESULT SPEC REP OPS NANOS CPU_NANOS ERRORS` lines, per workload.
+pub(crate) fn parse_results(stdout: &str) -> HashMap<Workload, Vec<Measure>> {
+    let mut map: HashMap<Workload, Vec<Measure>> = HashMap::new();
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() != 7 || f[0] != "RESULT" {
+            continue;
+        }
+        let Some(w) = WORKLOADS.iter().copied().find(|w| w.spec() == f[1]) else {
+            continue;
+        };
+        let num = |s: &str| s.parse::<u64>().ok();
+        if let (Some(ops), Some(ns), Some(cpu), Some(errors)) =
+            (num(f[3]), num(f[4]), num(f[5]), num(f[6]))
+        {
+            map.entry(w).or_default().push(Measure {
+                ops,
+                elapsed: Duration::from_nanos(ns),
+                cpu: Duration::from_nanos(cpu),
+                errors,
+            });
+        }
+    }
+    map
+}
+
+pub(crate) fn child_limit(set: &Settings, extra: f64) -> Duration {
+    set.per_workload() * set.workloads.len() as u32 + Duration::from_secs_f64(extra + 60.0)
+}
+
+pub(crate) fn peer_args(paths: &Paths, connect: &str) -> Vec<String> {
+    vec![
+        connect.to_owned(),
+        paths.data.clone(),
+        paths.cd_base.clone(),
+    ]
+}
+
+pub(crate) fn timing_args(set: &Settings) -> Vec<String> {
+    vec![
+        set.warmup.to_string(),
+        set.secs.to_string(),
+        (set.reps * set.rounds).to_string(),
+    ]
+}
+
+/// [`java_run`] or [`kazoo_run`]: the repetitions of every workload, by workload.
+pub(crate) type PeerRun =
+    fn(&str, &Paths, &Settings, &Path) -> Result<HashMap<Workload, Vec<Measure>>, String>;
+
+pub(crate) fn java_run(
+    connect: &str,
+    paths: &Paths,
+    set: &Settings,
+    tmp: &Path,
+) -> Result<HashMap<Workload, Vec<Measure>>, String> {
+    let src = peers::write_file(tmp, "JavaClientBench.java", JAVA_SOURCE)?;
+    let java = JavaProgram::compile(
+        &src,
+        tmp,
+        peers::ZOOKEEPER_CLIENT_JARS,
+        "libzookeeper-java libslf4j-java",
+    )?;
+    let mut cmd = java.command();
+    let mut args = peer_args(paths, connect);
+    args.push(set.jit_warmup.to_string());
+    args.extend(timing_args(set));
+    args.extend(set.workloads.iter().map(|w| w.spec()));
+    cmd.args(args);
+    let out = run_child(&mut cmd, child_limit(set, set.jit_warmup))?;
+    Ok(parse_results(&out))
+}
+
+pub(crate) fn kazoo_run(
+    connect: &str,
+    paths: &Paths,
+    set: &Settings,
+    tmp: &Path,
+) -> Result<HashMap<Workload, Vec<Measure>>, String> {
+    let script = peers::write_file(tmp, "kazoo_bench.py", KAZOO_SOURCE)?;
+    let mut cmd = KazooProgram::prepare(script)?.command();
+    let mut args = peer_args(paths, connect);
+    args.extend(timing_args(set));
+    args.extend(set.workloads.iter().map(|w| w.spec()));
+    cmd.args(args);
+    let out = run_child(&mut cmd, child_limit(set, 0.0))?;
+    Ok(parse_results(&out))
+}

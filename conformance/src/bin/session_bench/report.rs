@@ -1,0 +1,174 @@
+//! The tables: throughput and CPU per op side by side, ratios and the targets met or missed.
+
+use std::{collections::HashMap, fmt};
+
+use crate::workloads::{best, Measure, Outcome, Peer, Workload};
+
+pub(crate) struct Cell<'a>(&'a Outcome);
+
+impl fmt::Display for Cell<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Ok(m) => write!(f, "{:.0}", m.ops_per_sec()),
+            Err(_) => f.write_str("n/a"),
+        }
+    }
+}
+
+pub(crate) fn ratio(a: &Outcome, b: &Outcome, value: fn(&Measure) -> f64) -> Option<f64> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Some(value(a) / value(b)),
+        _ => None,
+    }
+}
+
+pub(crate) fn show(r: Option<f64>) -> String {
+    r.map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}"))
+}
+
+pub(crate) fn cpu_cell(o: &Outcome) -> String {
+    o.as_ref().map_or_else(
+        |_| "n/a".to_owned(),
+        |m| format!("{:.1}", m.cpu_us_per_op()),
+    )
+}
+
+pub(crate) fn verdict(r: Option<f64>, ok: impl Fn(f64) -> bool) -> String {
+    match r {
+        Some(r) if ok(r) => format!("yes ({r:.2})"),
+        Some(r) => format!("NO ({r:.2})"),
+        None => "n/a".to_owned(),
+    }
+}
+
+pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[Workload]) {
+    let get = |w: Workload, p: Peer| -> Outcome {
+        results
+            .get(&(w, p))
+            .cloned()
+            .unwrap_or_else(|| Err("not run".to_owned()))
+    };
+    // Raw, ours, Java and kazoo on one workload: a row of each table.
+    let row = |w: Workload| {
+        (
+            get(w, Peer::Raw),
+            get(w, Peer::Ours),
+            get(w, Peer::Java),
+            get(w, Peer::Kazoo),
+        )
+    };
+    let tput = |m: &Measure| m.ops_per_sec();
+    let cpu = |m: &Measure| m.cpu_us_per_op();
+
+    println!();
+    println!(
+        "| workload | window | raw ops/s | ours ops/s | Java ops/s | kazoo ops/s | ours/raw \
+         | ours/Java | ours/kazoo | CPU µs/op raw | CPU µs/op ours | CPU µs/op Java \
+         | CPU µs/op kazoo | CPU ours/Java |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for &w in workloads {
+        let (raw, ours, java, kazoo) = row(w);
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            w.label(),
+            w.window,
+            Cell(&raw),
+            Cell(&ours),
+            Cell(&java),
+            Cell(&kazoo),
+            show(ratio(&ours, &raw, tput)),
+            show(ratio(&ours, &java, tput)),
+            show(ratio(&ours, &kazoo, tput)),
+            cpu_cell(&raw),
+            cpu_cell(&ours),
+            cpu_cell(&java),
+            cpu_cell(&kazoo),
+            show(ratio(&ours, &java, cpu)),
+        );
+    }
+
+    println!();
+    println!("Targets (printed, not asserted):");
+    println!();
+    println!(
+        "| workload | window | ours >= 0.90x raw | ours >= 1.5x Java | ours >= 3x kazoo \
+         | CPU/op <= 0.5x Java |"
+    );
+    println!("|---|---:|---|---|---|---|");
+    for &w in workloads {
+        let (raw, ours, java, kazoo) = row(w);
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            w.label(),
+            w.window,
+            verdict(ratio(&ours, &raw, tput), |r| r >= 0.9),
+            verdict(ratio(&ours, &java, tput), |r| r >= 1.5),
+            verdict(ratio(&ours, &kazoo, tput), |r| r >= 3.0),
+            verdict(ratio(&ours, &java, cpu), |r| r <= 0.5),
+        );
+    }
+
+    // Why anything is missing, and any error replies (a run with errors is suspect).
+    let mut notes = Vec::new();
+    for p in Peer::ALL {
+        let mut reasons: Vec<String> = Vec::new();
+        for &w in workloads {
+            match results.get(&(w, p)) {
+                Some(Err(e)) if !reasons.contains(e) => reasons.push(e.clone()),
+                Some(Ok(m)) if m.errors > 0 => notes.push(format!(
+                    "{} {} window {}: {} failed ops in the best repetition",
+                    p.name(),
+                    w.label(),
+                    w.window,
+                    m.errors
+                )),
+                _ => {}
+            }
+        }
+        for r in reasons {
+            notes.push(format!("{}: n/a: {r}", p.name()));
+        }
+    }
+    if !notes.is_empty() {
+        println!();
+        for n in notes {
+            println!("- {n}");
+        }
+    }
+}
+
+/// zk-session over plain TCP and over TLS, from the same run.
+pub(crate) fn report_tls(
+    results: &HashMap<(Workload, Peer), Outcome>,
+    tls_reps: &HashMap<Workload, Vec<Measure>>,
+    workloads: &[Workload],
+) {
+    println!();
+    println!("zk-session over TLS (mutual, TLS 1.2, the server's default) beside plain TCP:");
+    println!();
+    println!(
+        "| workload | window | ours plain ops/s | ours TLS ops/s | TLS/plain \
+         | CPU µs/op plain | CPU µs/op TLS |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for &w in workloads {
+        let plain = results
+            .get(&(w, Peer::Ours))
+            .cloned()
+            .unwrap_or_else(|| Err("not run".to_owned()));
+        let tls = tls_reps
+            .get(&w)
+            .map_or_else(|| Err("not run".to_owned()), |v| best(v));
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            w.label(),
+            w.window,
+            Cell(&plain),
+            Cell(&tls),
+            show(ratio(&tls, &plain, |m| m.ops_per_sec())),
+            cpu_cell(&plain),
+            cpu_cell(&tls),
+        );
+    }
+}
