@@ -6,7 +6,7 @@ mod ops_support;
 use std::time::Duration;
 
 use ops_support::{client, rand_suffix};
-use zk_session::{Acl, CreateOptions, Error, ErrorCode, Version};
+use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Version};
 
 fn unique(tag: &str) -> String {
     format!("/tree-{tag}-{}", rand_suffix())
