@@ -30,7 +30,7 @@
 //! Every measurement is a warm-up, then `--reps` timed repetitions of `--secs` seconds; the
 //! table shows the best repetition (noise from other processes only ever slows a run down).
 //! CPU time is the client process's own (all its threads), per op: for raw and ours this
-//! process's `CLOCK_PROCESS_CPUTIME_ID` (the server is another process), for Java the JVM's
+//! process's utime + stime from `/proc/self/stat` (the server is another process), for Java the JVM's
 //! `getProcessCpuTime`, for kazoo `time.process_time_ns`.
 //!
 //! Targets (printed, not asserted): ours >= 90% of raw, >= 1.5x Java, >= 3x kazoo, and at
