@@ -139,10 +139,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     w.release().await.unwrap();
     let g = soon("the new acquire", again).await.unwrap().unwrap();
     assert!(g.is_held() && g.fencing_token() > w_token);
-    assert_eq!(
-        owners(&admin, &path).await,
-        vec![(name_of(g.path()), new)]
-    );
+    assert_eq!(owners(&admin, &path).await, vec![(name_of(g.path()), new)]);
     g.fenced_multi([Op::set_data(&target, b"fresh", Version::Any)])
         .await
         .unwrap();
@@ -341,10 +338,7 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
 
     // a (auto-requeue) loses its session while leading: b takes over, a queues again.
     let (a_old, a_new) = expire_and_renew(&pa, &ca).await;
-    eventually("b leads", || async {
-        one_leader(&all, &st) == Some(1)
-    })
-    .await;
+    eventually("b leads", || async { one_leader(&all, &st) == Some(1) }).await;
     eventually("a is back in line on its new session", || async {
         let ps = c.participants().await.unwrap();
         ps.iter().any(|p| p.id == "a" && p.session_id == a_new)
@@ -364,10 +358,7 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
 
     // b (no auto-requeue) loses its session while leading: c takes over, b stays out.
     let (b_old, b_new) = expire_and_renew(&pb, &cb).await;
-    eventually("c leads", || async {
-        one_leader(&all, &st) == Some(2)
-    })
-    .await;
+    eventually("c leads", || async { one_leader(&all, &st) == Some(2) }).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let ps = c.participants().await.unwrap();
     assert!(
@@ -401,14 +392,20 @@ async fn latch_takes_part_again_on_the_new_session() {
     let (proxy, ca) = proxied().await;
     let cb = client(&shared()).await;
     let path = unique("rexp-latch");
-    let a = soon("a starts", LeaderLatch::builder(ca.clone(), &path).id("a").start())
-        .await
-        .unwrap();
+    let a = soon(
+        "a starts",
+        LeaderLatch::builder(ca.clone(), &path).id("a").start(),
+    )
+    .await
+    .unwrap();
     let mut changes = a.changes();
     soon("a leads", a.await_leadership()).await.unwrap();
-    let b = soon("b starts", LeaderLatch::builder(cb.clone(), &path).id("b").start())
-        .await
-        .unwrap();
+    let b = soon(
+        "b starts",
+        LeaderLatch::builder(cb.clone(), &path).id("b").start(),
+    )
+    .await
+    .unwrap();
     let old_path = a.our_path().unwrap();
     assert!(a.has_leadership() && !b.has_leadership());
 
