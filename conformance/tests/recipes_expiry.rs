@@ -447,3 +447,61 @@ async fn latch_takes_part_again_on_the_new_session() {
     })
     .await;
 }
+
+/// An acquire started between the expiry and the new session (the new session's handshake
+/// held back by the proxy) does not fail: it waits for the new session and takes the lock
+/// there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_started_before_the_new_session_waits_for_it() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let path = unique("rexp-gap");
+    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let old = c.session_id();
+    proxy.partition(true);
+    let mut state = c.watch_state();
+    soon(
+        "suspended",
+        state.wait_for(|s| *s == SessionState::Suspended),
+    )
+    .await
+    .unwrap();
+    expire_session(&shared(), &c).await;
+    // Hold every reply back as soon as the client has heard of the expiry, so that the new
+    // session's handshake waits in the proxy.
+    let stall = tokio::spawn({
+        let (c, mut state) = (c.clone(), c.watch_state());
+        async move {
+            let _ = state.wait_for(|s| *s == SessionState::Expired).await;
+            c.has_ended()
+        }
+    });
+    tokio::task::yield_now().await;
+    proxy.partition(false);
+    let ended = soon("the client hears of the expiry", stall).await.unwrap();
+    proxy.stall(recipes_support::Direction::ToClient, true);
+    assert!(!ended, "a new session follows");
+    let acquire = tokio::spawn({
+        let m = m.clone();
+        async move { m.acquire().await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    if acquire.is_finished() {
+        // The new session came before the stall: then the acquire must have the lock on it.
+        let g = acquire.await.unwrap().unwrap();
+        assert_ne!(c.session_id(), old);
+        g.release().await.unwrap();
+        proxy.stall(recipes_support::Direction::ToClient, false);
+        return;
+    }
+    proxy.stall(recipes_support::Direction::ToClient, false);
+    let g = soon("the acquire on the new session", acquire)
+        .await
+        .unwrap()
+        .unwrap();
+    let new = c.session_id();
+    assert!(new != old && new != 0);
+    assert_eq!(owners(&admin, &path).await, vec![(name_of(g.path()), new)]);
+    g.release().await.unwrap();
+    assert!(children(&admin, &path).await.is_empty());
+}
