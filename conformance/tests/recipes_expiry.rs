@@ -62,7 +62,7 @@ async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
     (old, new)
 }
 
-/// The children of `path` with their owning sessions, sorted by name.
+/// The children of `path` with their owning sessions, in line order (by sequence number).
 async fn owners(admin: &Client, path: &str) -> Vec<(String, i64)> {
     let mut out = Vec::new();
     for name in children(admin, path).await {
@@ -70,6 +70,7 @@ async fn owners(admin: &Client, path: &str) -> Vec<(String, i64)> {
             out.push((name, stat.ephemeral_owner));
         }
     }
+    out.sort_by_key(|(name, _)| name.rsplit('-').next().unwrap_or_default().to_owned());
     out
 }
 
