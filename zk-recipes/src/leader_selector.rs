@@ -399,7 +399,9 @@ impl LeaderSelector {
     }
 
     /// Why the selector stopped, once it has: [`RecipeError::Closed`] after
-    /// [`close`](Self::close), or what ended it (an expired session).
+    /// [`close`](Self::close), or what ended it (the client's end: closed, or a session
+    /// expired on a client built with [`OnExpiry::End`](zk_session::OnExpiry::End); an
+    /// expiry followed by a new session does not end it).
     ///
     /// See the example on [`requeue`](Self::requeue).
     pub fn ended(&self) -> Option<RecipeError> {
