@@ -3,8 +3,9 @@
 //! future is dropped), release, a connection drop (the fault proxy cuts it; the client
 //! reconnects to the same session), an outage (the connection cut after the k-th frame to
 //! come, and reconnects refused for a while) and a session expiry (the session taken over
-//! and closed from a second connection while the client is cut off) over 3 to 5
-//! contenders, each a client of its own behind its own proxy.
+//! and closed from a second connection while the client is cut off; the client goes on with
+//! a new session on the same handle) over 3 to 5 contenders, each a client of its own behind
+//! its own proxy.
 //!
 //! At every step: at most one contender holds a guard it trusts (`is_held`), and that
 //! contender's node is first in line on the server. At quiescence (every holder releases,
@@ -207,24 +208,35 @@ impl World {
         Ok(())
     }
 
-    /// Expires contender `i`'s session; once its client has heard, it gets a new one.
+    /// Expires contender `i`'s session; its client goes on with a new session on the same
+    /// handle (zk-session's default), and the contender keeps its client and mutex.
     async fn expire(&mut self, i: usize) -> Result<(), String> {
         let c = &mut self.cs[i];
         c.heal(true);
+        let old = c.client.session_id();
         c.proxy.partition(true);
         expire_session(&shared(), &c.client).await;
         c.proxy.partition(false);
         let mut state = c.client.watch_state();
-        tokio::time::timeout(SOON, state.wait_for(|s| *s == SessionState::Expired))
-            .await
-            .map_err(|_| "the client never heard of its expiry".to_owned())?
-            .map_err(|e| e.to_string())?;
+        let client = c.client.clone();
+        tokio::time::timeout(
+            SOON,
+            state.wait_for(|s| {
+                let id = client.session_id();
+                *s == SessionState::Connected && id != 0 && id != old
+            }),
+        )
+        .await
+        .map_err(|_| "the client never got a new session".to_owned())?
+        .map_err(|e| e.to_string())?;
+        c.old_sessions.push(old);
         if let Some(g) = &c.holding {
             tokio::time::timeout(SOON, g.lost())
                 .await
                 .map_err(|_| "the holder never heard it lost the lock".to_owned())?;
         }
-        // An acquire of the expired session must end, with an error (issue 14, defect 4).
+        // An acquire of the expired session must end, with an error (issue 14, defect 4),
+        // not carry on into the new session.
         if let Some(t) = c.waiting.take() {
             match tokio::time::timeout(SOON, t).await {
                 Ok(Ok(Err(_))) => {}
@@ -233,12 +245,8 @@ impl World {
                 Err(_) => return Err("an acquire of the expired session never ended".into()),
             }
         }
-        let old = c.client.session_id();
-        let mut fresh = Contender::new(&self.path).await;
-        fresh.old_sessions = std::mem::take(&mut c.old_sessions);
-        fresh.old_sessions.push(old);
-        // The old guard is dropped with the old contender: its session is gone anyway.
-        *c = fresh;
+        // The lost guard stays with the contender until a Release: the lock is had again
+        // only by a new acquire, after that.
         Ok(())
     }
 

@@ -16,7 +16,7 @@ use std::{
 use conformance::shared_standalone;
 use recipes_support::*;
 use zk_recipes::{leader_selector::LeaderSelector, Mutex, RecipeError};
-use zk_session::{Acl, Client, CreateOptions, Id, Perms, SessionState, Version};
+use zk_session::{Acl, Client, CreateOptions, Id, OnExpiry, Perms, SessionState, Version};
 
 /// A client through its own proxy, with a session of `secs` seconds.
 async fn proxied(secs: u64) -> (Proxy, Client) {
@@ -191,11 +191,18 @@ async fn acquire_timeout_ends_on_time_when_the_delete_stalls() {
 
 /// Defect 4: once the session is lost (no connection for the whole session timeout), a
 /// waiting acquire and a new one fail promptly with a typed error; after the session
-/// expired too.
+/// expired too, on a client that ends with it (`OnExpiry::End`; recipes_expiry.rs has the
+/// default, a new session).
 #[tokio::test]
 async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
     let admin = client(&shared()).await;
-    let (proxy, c) = proxied(4).await;
+    let proxy = Proxy::start(shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(4))
+        .on_session_expiry(OnExpiry::End)
+        .connect()
+        .await
+        .expect("connect");
     let path = unique("edge-lost");
     let holder = Mutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();

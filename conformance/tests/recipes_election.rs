@@ -24,7 +24,7 @@ use zk_recipes::{
     leader_selector::{LeaderSelector, Leadership},
     RecipeError,
 };
-use zk_session::{Client, SessionState, Version};
+use zk_session::{Client, OnExpiry, SessionState, Version};
 
 fn unique(tag: &str) -> String {
     unique_under("election", tag)
@@ -72,6 +72,17 @@ async fn expire(connect: &str, victim: &Client) {
             victim.state()
         );
     }
+}
+
+/// A client that ends with its session (`OnExpiry::End`), for the tests of that ending;
+/// recipes_expiry.rs has the default, a new session on the same handle.
+async fn ending_client(connect: &str) -> Client {
+    Client::builder(connect)
+        .session_timeout(Duration::from_secs(20))
+        .on_session_expiry(OnExpiry::End)
+        .connect()
+        .await
+        .expect("connect")
 }
 
 /// Once everyone has left: no participant nodes and no watches under `path`.
@@ -210,7 +221,7 @@ async fn latch_leader_losing_its_session_gives_exactly_one_new_leader() {
     let mut clients = Vec::new();
     let mut latches = Vec::new();
     for id in ["a", "b", "c", "d"] {
-        let c = client(&cs).await;
+        let c = ending_client(&cs).await;
         latches.push(latch(&c, &path, id).await);
         clients.push(c);
     }
@@ -425,7 +436,7 @@ async fn selector_leader_losing_its_session_is_cancelled_and_exactly_one_takes_o
     let mut clients = Vec::new();
     let mut selectors = Vec::new();
     for id in ["a", "b", "c"] {
-        let c = client(&cs).await;
+        let c = ending_client(&cs).await;
         let st = stage.clone();
         // Leaders lead until something takes it away.
         let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {

@@ -11,7 +11,7 @@ use recipes_support::*;
 use zk_recipes::{
     protected::new_protected_id, LostReason, Mutex, ProtectedCreate, RecipeError, Recovery,
 };
-use zk_session::{CreateOptions, Op, Version};
+use zk_session::{Client, CreateOptions, OnExpiry, Op, Version};
 
 /// Edge case 4: the reply to the create is lost (a proxy passes the create to the server,
 /// drops the reply and closes the connection). After the reconnect the client finds its node
@@ -112,10 +112,14 @@ async fn recovery_deletes_another_sessions_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn holder_session_expiry_hands_over() {
     let proxy = Proxy::start(shared_standalone().client_addr()).await;
-    let (h, w) = (
-        client(&proxy.connect_string()).await,
-        client(&shared()).await,
-    );
+    // A client that ends with its session (recipes_expiry.rs has the default, a new one).
+    let h = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .on_session_expiry(OnExpiry::End)
+        .connect()
+        .await
+        .expect("connect");
+    let w = client(&shared()).await;
     let path = unique("expiry");
     let target = format!("{path}-data");
     w.create(&target, b"", &CreateOptions::persistent())

@@ -4,7 +4,9 @@
 //!
 //! Every wait of the task also listens to the session state and to the close command, so
 //! leadership is dropped the moment the connection is suspended (policy permitting) or lost,
-//! even while a request is outstanding.
+//! even while a request is outstanding. When the session expires and the client goes on with
+//! a new one, the task forgets its node (gone with the old session) and takes part again on
+//! the new session; it ends only when the client does.
 
 use std::future::Future;
 
@@ -15,6 +17,7 @@ use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
     protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
+    session_scope::session_gone,
     RecipeError, Result,
 };
 
@@ -264,6 +267,15 @@ impl Engine {
                 self.set_leader(false, true);
                 Ok(false)
             }
+            // The client goes on with a new session: our node went with the old one; take
+            // part again once the new session is there (Curator's latch resets on reconnect).
+            SessionState::Expired if !self.cfg.client.has_ended() => {
+                if self.node.is_some() {
+                    self.drop_node();
+                }
+                self.set_leader(false, true);
+                Ok(false)
+            }
             other => Err(session_over(other)),
         }
     }
@@ -312,6 +324,10 @@ impl Engine {
         // A node of an earlier session is not ours any more, whatever its name says.
         if node.stat.ephemeral_owner != client.session_id() {
             self.drop_node();
+            // Gone with its session (the client has moved on to a new one): nothing to delete.
+            if session_gone(&client, node.stat.ephemeral_owner) {
+                return Ok(());
+            }
             return match guard(inp, delete_quietly(&client, &node.path)).await? {
                 Ok(()) => Ok(()),
                 Err(RecipeError::Session(e)) => self.on_error(inp, e).await,

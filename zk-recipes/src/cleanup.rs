@@ -10,7 +10,11 @@
 //!
 //! What is to be deleted is tracked in a [`Claim`] from the moment a create is sent until the
 //! node is handed over to its holder: by protected id while the create is unanswered, by path
-//! once it has answered.
+//! once it has answered, and by the session that owns it. The client carries on after an
+//! expiry with a new session; an ephemeral node of the old session is gone with it, so the
+//! task stops trying as soon as its session is over, sends nothing for it on the new session,
+//! and never deletes a node another session owns (a node of the new session is not ours to
+//! delete on the old one's behalf).
 
 use std::{
     sync::{Arc, Mutex as StdMutex},
@@ -20,7 +24,10 @@ use std::{
 use tokio::{runtime::Handle, sync::oneshot};
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::protected::{remove_protected, retry_delay};
+use crate::{
+    protected::{remove_protected_of, retry_delay},
+    session_scope::session_gone,
+};
 
 /// The nodes an operation in progress may have made and not handed over: the protected id
 /// of a create sent (any child of the parent carrying it may be ours), and the path of the
@@ -36,11 +43,21 @@ pub(crate) struct Target {
     pub(crate) id: Option<String>,
     /// The node made, once known.
     pub(crate) path: Option<String>,
+    /// The session owning the (ephemeral) node, when known: the node is gone with it.
+    pub(crate) session: Option<i64>,
 }
 
 impl Target {
     pub(crate) fn is_empty(&self) -> bool {
         self.id.is_none() && self.path.is_none()
+    }
+
+    /// Nothing left to do: the session owning the node is over, and the node with it.
+    fn gone_with_session(&self, client: &Client) -> bool {
+        match self.session {
+            Some(owner) => session_gone(client, owner),
+            None => client.has_ended(),
+        }
     }
 }
 
@@ -49,18 +66,23 @@ impl Claim {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A create with protected id `id` is about to be sent (it replaces what was claimed:
-    /// the caller has made sure that is gone).
-    pub(crate) fn sending(&self, id: &str) {
+    /// A create with protected id `id` is about to be sent, on `session` when it makes an
+    /// ephemeral node and the session is known (it replaces what was claimed: the caller has
+    /// made sure that is gone).
+    pub(crate) fn sending(&self, id: &str, session: Option<i64>) {
         *self.lock() = Target {
             id: Some(id.to_owned()),
             path: None,
+            session: session.filter(|s| *s != 0),
         };
     }
 
-    /// The create answered with `path`.
-    pub(crate) fn created(&self, path: &str) {
-        self.lock().path = Some(path.to_owned());
+    /// The create answered with `path`, an ephemeral node of session `owner` (0 for a
+    /// persistent node).
+    pub(crate) fn created(&self, path: &str, owner: i64) {
+        let mut t = self.lock();
+        t.path = Some(path.to_owned());
+        t.session = (owner != 0).then_some(owner);
     }
 
     /// Takes what is claimed, leaving nothing: the caller hands it over (to a holder, or to
@@ -91,8 +113,9 @@ impl Removal {
 }
 
 /// Deletes `target` in a background task on `handle` (or the current runtime), retrying
-/// until it is gone or the session is over. The task holds a client handle, so the session
-/// stays open until then.
+/// until it is gone or its session is over (the client may go on with a new session: then
+/// the task ends without a request). The task holds a client handle, so the session stays
+/// open until then.
 pub(crate) fn spawn_removal(
     handle: Option<&Handle>,
     client: Client,
@@ -107,8 +130,8 @@ pub(crate) fn spawn_removal(
         let mut tx = Some(tx);
         let mut retry = 0;
         loop {
-            // Over for good: the server deletes (or has deleted) the session's ephemerals.
-            if client.state().is_terminal() {
+            // Over: the server deletes (or has deleted) the session's ephemerals.
+            if target.gone_with_session(&client) {
                 break;
             }
             match remove_once(&client, &parent, &target).await {
@@ -121,7 +144,12 @@ pub(crate) fn spawn_removal(
                     retry += 1;
                 }
                 // The session ended meanwhile: the server deleted the node with it.
-                Err(Error::Code(ErrorCode::SessionExpired)) | Err(Error::Closed) => break,
+                Err(Error::Code(ErrorCode::SessionExpired)) if target.session.is_some() => break,
+                Err(Error::Code(ErrorCode::SessionExpired)) => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+                Err(Error::Closed) => break,
                 other => {
                     if let Some(tx) = tx.take() {
                         let _ = tx.send(other);
@@ -154,7 +182,7 @@ async fn remove_once(client: &Client, parent: &str, target: &Target) -> Result<(
         };
     }
     if let Some(id) = &target.id {
-        remove_protected(client, parent, id).await?;
+        remove_protected_of(client, parent, id, target.session).await?;
     }
     Ok(())
 }
@@ -167,18 +195,21 @@ mod tests {
     fn a_claim_follows_a_create_and_is_taken_once() {
         let claim = Claim::default();
         assert!(claim.take().is_empty());
-        claim.sending("id-1");
-        claim.created("/l/_c_id-1-lock-0000000001");
+        claim.sending("id-1", Some(0));
+        claim.created("/l/_c_id-1-lock-0000000001", 7);
         let shared = claim.clone();
         assert_eq!(
             shared.take(),
             Target {
                 id: Some("id-1".into()),
                 path: Some("/l/_c_id-1-lock-0000000001".into()),
+                session: Some(7),
             }
         );
         assert!(claim.take().is_empty());
-        claim.sending("id-2");
+        claim.sending("id-2", Some(9));
+        assert_eq!(claim.take().session, Some(9));
+        claim.sending("id-3", None);
         assert_eq!(claim.take().path, None);
     }
 

@@ -15,9 +15,14 @@
 //! - the leader keeps a watch on its own node: if someone deletes it, leadership ends at once
 //!   and the participant queues again with a new node (Curator's leader would not notice).
 //!
-//! An expired session cannot come back (a zk-session client ends with it): the latch then
-//! ends, [`LeaderLatch::await_leadership`] fails with [`RecipeError::Lost`], and a new
-//! client and latch are needed.
+//! When the session expires, leadership ends with it (the node is gone). By default the
+//! zk-session client then creates a new session on the same handle, and the latch takes
+//! part again on it with a new node, as Curator's latch resets on reconnecting after a loss:
+//! [`LeaderLatch::await_leadership`] keeps waiting, and [`LeaderLatch::our_path`] names the
+//! new node. With a client built with
+//! [`OnExpiry::End`](zk_session::OnExpiry::End) the expiry ends the latch:
+//! `await_leadership` fails with [`RecipeError::Lost`], and a new client and latch are
+//! needed.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -231,8 +236,8 @@ impl LeaderLatch {
     }
 
     /// Waits until this participant leads. Fails with [`RecipeError::Closed`] once the latch
-    /// is closed, or with the reason the latch ended (an expired session:
-    /// [`RecipeError::Lost`]).
+    /// is closed, or with the reason the latch ended (a session expired on a client that
+    /// does not go on with a new one: [`RecipeError::Lost`]).
     ///
     /// ```no_run
     /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) -> zk_recipes::Result<()> {

@@ -9,6 +9,13 @@
 //! The task is dropped *before* the node is released, so the next leader can only start after
 //! this one has stopped. With auto-requeue the participant queues again after each term.
 //!
+//! When the session expires and the client goes on with a new one (zk-session's default),
+//! the term ends as lost, and a selector with auto-requeue queues again on the new session;
+//! one without it stays out until [`LeaderSelector::requeue`]. A participant still waiting
+//! for its term when the session expires queues again on the new session (its place in line
+//! went with the old one). With a client built with
+//! [`OnExpiry::End`](zk_session::OnExpiry::End) the expiry ends the selector.
+//!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! use zk_recipes::leader_selector::{LeaderSelector, Leadership};
@@ -392,7 +399,9 @@ impl LeaderSelector {
     }
 
     /// Why the selector stopped, once it has: [`RecipeError::Closed`] after
-    /// [`close`](Self::close), or what ended it (an expired session).
+    /// [`close`](Self::close), or what ended it (the client's end: closed, or a session
+    /// expired on a client built with [`OnExpiry::End`](zk_session::OnExpiry::End); an
+    /// expiry followed by a new session does not end it).
     ///
     /// See the example on [`requeue`](Self::requeue).
     pub fn ended(&self) -> Option<RecipeError> {
@@ -521,9 +530,10 @@ impl Supervisor {
             let guard = match acquired {
                 Ok(g) => g,
                 Err(e) => {
-                    let state = self.client.state();
-                    if state.is_terminal() {
-                        break session_over(state);
+                    // Over for good; an expiry the client recovers from is not: the next
+                    // acquire runs on the new session.
+                    if self.client.has_ended() {
+                        break session_over(self.client.state());
                     }
                     match e {
                         RecipeError::Session(s)
@@ -553,10 +563,11 @@ impl Supervisor {
                     reply = r;
                     break RecipeError::Closed;
                 }
-                // The session is over for good: no point queueing with it.
+                // The client is over for good: no point queueing with it. (After an expiry
+                // with a new session to follow, the term ends like any other.)
                 TermEnd::Lost(
                     r @ (LostReason::Expired | LostReason::Closed | LostReason::AuthFailed),
-                ) => break RecipeError::Lost(r.as_str()),
+                ) if self.client.has_ended() => break RecipeError::Lost(r.as_str()),
                 TermEnd::Returned | TermEnd::Interrupted | TermEnd::Lost(_) => {
                     let requeue = self.auto_requeue;
                     self.status.send_modify(|s| s.queued = requeue);

@@ -12,7 +12,10 @@
 //!   expired, was closed, or failed authentication;
 //! - the lock node was deleted (by an administrator, or by the server with the session).
 //!
-//! Trust never comes back: a guard that has lost the lock stays lost until released.
+//! Trust never comes back: a guard that has lost the lock stays lost until released. That
+//! holds across session expiry too: the client carries on with a new session, but the lock
+//! node went with the old one, so the guard stays lost (its fenced writes are refused), and
+//! the lock is had again only by a new acquire, on the new session.
 //!
 //! Even a prompt signal comes too late for a write already on its way. Writes that must not
 //! happen after the lock is gone go through [`LockGuard::fenced_multi`]: one transaction whose
@@ -136,10 +139,11 @@ impl Holding {
         let task = {
             let (client, path, lost) = (client.clone(), node.path.clone(), lost.clone());
             let watching = watching.clone();
+            let owner = node.stat.ephemeral_owner;
             handle.spawn(async move {
                 let reason = tokio::select! {
                     r = own_node_gone(&client, &path, own_watch, &watching) => r,
-                    r = session_gone(&client, events, suspended_is_lost) => r,
+                    r = session_gone(&client, owner, events, suspended_is_lost) => r,
                 };
                 mark(&lost, reason);
             })
@@ -203,6 +207,7 @@ impl Holding {
             Target {
                 id: None,
                 path: Some(self.node.path.clone()),
+                session: Some(self.node.stat.ephemeral_owner).filter(|s| *s != 0),
             },
         )
     }
@@ -280,9 +285,12 @@ async fn own_node_gone(
     }
 }
 
-/// Resolves when the session state says the lock cannot be trusted.
+/// Resolves when the session state says the lock cannot be trusted. The session of the
+/// node (`owner`) being replaced by a new one counts as its expiry: the client carries on
+/// after an expiry, but the lock stays lost (the node went with the old session).
 async fn session_gone(
     client: &Client,
+    owner: i64,
     mut events: SessionEvents,
     suspended_is_lost: bool,
 ) -> LostReason {
@@ -290,6 +298,10 @@ async fn session_gone(
         return r;
     }
     loop {
+        // Also after a lagging event stream skipped the expiry itself.
+        if owner != 0 && crate::session_scope::session_gone(client, owner) {
+            return LostReason::Expired;
+        }
         let reason = match events.next().await {
             None => Some(LostReason::Closed),
             Some(SessionEvent::Suspended | SessionEvent::ConnectedReadOnly) => {
@@ -324,31 +336,6 @@ fn reason_for_error(client: &Client, e: &Error) -> LostReason {
         Error::Code(ErrorCode::SessionExpired) => LostReason::Expired,
         Error::Code(ErrorCode::AuthFailed) => LostReason::AuthFailed,
         _ => reason_for_state(client.state(), true).unwrap_or(LostReason::Closed),
-    }
-}
-
-/// Why nothing can be done on a session in `state` any more, if so: lost (no connection
-/// for the whole session timeout; the session fails requests at once then), or over.
-pub(crate) fn session_end(state: SessionState) -> Option<LostReason> {
-    match state {
-        SessionState::Lost => Some(LostReason::SessionLost),
-        SessionState::Expired => Some(LostReason::Expired),
-        SessionState::Closed => Some(LostReason::Closed),
-        SessionState::AuthFailed => Some(LostReason::AuthFailed),
-        _ => None,
-    }
-}
-
-/// Resolves when [`session_end`] says the session cannot serve us any more.
-pub(crate) async fn session_ended(client: &Client) -> LostReason {
-    let mut state = client.watch_state();
-    loop {
-        if let Some(r) = session_end(*state.borrow_and_update()) {
-            return r;
-        }
-        if state.changed().await.is_err() {
-            return LostReason::Closed;
-        }
     }
 }
 
@@ -778,20 +765,6 @@ mod tests {
             g.fenced_multi([]).await,
             Err(RecipeError::Lost("session expired"))
         ));
-    }
-
-    #[test]
-    fn session_end_policy() {
-        assert_eq!(session_end(SessionState::Suspended), None);
-        assert_eq!(session_end(SessionState::Connected), None);
-        assert_eq!(
-            session_end(SessionState::Lost),
-            Some(LostReason::SessionLost)
-        );
-        assert_eq!(
-            session_end(SessionState::Expired),
-            Some(LostReason::Expired)
-        );
     }
 
     #[test]

@@ -38,10 +38,11 @@ use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, Onesho
 
 use crate::{
     contender::ContenderNames,
-    lock_guard::{session_end, session_ended, Holding, Holds, LockGuard},
+    lock_guard::{Holding, Holds, LockGuard},
     pending::{data_watch, Pending},
     protected::{child_path, may_retry, retry_delay, ProtectedCreate, ProtectedNode},
-    RecipeError, Result,
+    session_scope::{client_over, SessionScope},
+    LostReason, RecipeError, Result,
 };
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
@@ -290,6 +291,13 @@ impl Mutex {
     /// [`RecipeError::Lost`]. Waits also while another task holds the lock through this
     /// handle (see [`Mutex`] for re-entrance).
     ///
+    /// An acquire belongs to the session current when it starts (or, between an expiry and
+    /// the client's new session, the next one). If that session expires while it waits, it
+    /// fails with `Lost("session expired")` even though the client goes on with a new
+    /// session, as Curator's acquire fails: its place in line went with the old session, and
+    /// the caller decides whether to try again. A new acquire then runs on the new session
+    /// (once a lost guard of this handle has been released or dropped).
+    ///
     /// Cancel-safe: dropping the future leaves no node behind.
     ///
     /// ```no_run
@@ -376,7 +384,7 @@ impl Mutex {
         wait: bool,
     ) -> Result<Option<LockGuard>> {
         let core = &self.core;
-        if let Some(reason) = session_end(core.client.state()) {
+        if let Some(reason) = client_over(&core.client) {
             return Err(RecipeError::Lost(reason.as_str()));
         }
         let permit = if !wait {
@@ -393,6 +401,11 @@ impl Mutex {
         };
         let mut pending = Pending::new(core.client.clone(), core.path.clone());
         let attempt = async {
+            // The acquire belongs to one session: when it ends, so does the acquire, even if
+            // the client goes on with a new one (the caller decides whether to try again).
+            let scope = SessionScope::enter(&core.client)
+                .await
+                .map_err(|r| RecipeError::Lost(r.as_str()))?;
             let attempt = async {
                 if core.fair {
                     self.attempt_fair(&mut pending, wait).await
@@ -403,17 +416,23 @@ impl Mutex {
             // Waiting for a reconnect is worth it while the session may live; not after.
             let r = tokio::select! {
                 r = attempt => r,
-                reason = session_ended(&core.client) => Err(RecipeError::Lost(reason.as_str())),
+                reason = scope.wait_ended() => Err(RecipeError::Lost(reason.as_str())),
             };
-            // A request that failed because the session ended says so in the session's
-            // words (ConnectionLoss once lost); the caller is owed the reason.
-            match (r, session_end(core.client.state())) {
+            match (r, scope.ended()) {
+                // A request that failed because the session ended says so in the session's
+                // words (ConnectionLoss once lost); the caller is owed the reason.
                 (Err(RecipeError::Session(e)), Some(reason))
                     if e.is_retryable()
                         || e.code() == Some(ErrorCode::SessionExpired)
                         || matches!(e, Error::Closed) =>
                 {
                     Err(RecipeError::Lost(reason.as_str()))
+                }
+                // The session was replaced before the answer came: the node (if it is of
+                // the new session) is left to `pending` to delete.
+                (Ok(Some(_)), Some(reason)) => Err(RecipeError::Lost(reason.as_str())),
+                (Ok(Some(a)), None) if a.node.stat.ephemeral_owner != scope.id() => {
+                    Err(RecipeError::Lost(LostReason::Expired.as_str()))
                 }
                 (r, _) => r,
             }

@@ -31,7 +31,10 @@ use bytes::Bytes;
 use tokio::runtime::Handle;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionState, Stat, Version};
 
-use crate::cleanup::{spawn_removal, Claim};
+use crate::{
+    cleanup::{spawn_removal, Claim},
+    session_scope::session_gone,
+};
 
 /// How many times a create may find its parent missing (reaped as an empty container right
 /// after we made it) before giving up.
@@ -248,7 +251,8 @@ impl ProtectedCreate {
             // From the moment the create is sent, a node with this id may exist; the claim
             // covers it until the node is handed to the caller, whatever happens in between
             // (the listing failing, or this future dropped while the listing is retried).
-            claim.sending(&id);
+            let ephemeral = self.options.mode().is_ephemeral();
+            claim.sending(&id, ephemeral.then_some(session));
             let create = client.create_with_stat(&path, &self.data, &self.options);
             let (created, listed) = if list {
                 let (c, l) = tokio::join!(create, client.get_children(&self.parent));
@@ -258,7 +262,7 @@ impl ProtectedCreate {
             };
             match created {
                 Ok((path, stat)) => {
-                    claim.created(&path);
+                    claim.created(&path, stat.ephemeral_owner);
                     let children = match listed {
                         Some(Ok(c)) => Some(c),
                         Some(Err(_)) => Some(list_retrying(client, &self.parent).await?),
@@ -278,12 +282,17 @@ impl ProtectedCreate {
                     create_parents(client, &self.parent).await?;
                 }
                 Err(e) if e.is_retryable() => {
+                    // A create belongs to one session: once it is over, so is the create
+                    // (the node, if made, went with it), even if the client has a new one.
+                    if session != 0 && session_gone(client, session) {
+                        return Err(Error::Code(ErrorCode::SessionExpired));
+                    }
                     // The create may or may not have happened: look for the node.
                     let mut retry = 0;
                     loop {
                         match self.recover_as(client, &id, session).await {
                             Ok((Recovery::Adopted(node), children)) => {
-                                claim.created(&node.path);
+                                claim.created(&node.path, node.stat.ephemeral_owner);
                                 return Ok((guard.hand_over(node), list.then_some(children)));
                             }
                             Ok((Recovery::NotFound, _)) => break,
@@ -426,6 +435,18 @@ pub async fn create_parents(client: &Client, path: &str) -> Result<(), Error> {
 /// # Ok(()) }
 /// ```
 pub async fn remove_protected(client: &Client, parent: &str, id: &str) -> Result<usize, Error> {
+    remove_protected_of(client, parent, id, None).await
+}
+
+/// [`remove_protected`], of the nodes session `owner` owns only when given: a node with the
+/// id under another session (a create of ours that went out on the client's next session)
+/// is not the one to delete.
+pub(crate) async fn remove_protected_of(
+    client: &Client,
+    parent: &str,
+    id: &str,
+    owner: Option<i64>,
+) -> Result<usize, Error> {
     // Sync for the same reason as in recovery: the create may have gone through another
     // server.
     match client.sync(parent).await {
@@ -440,7 +461,14 @@ pub async fn remove_protected(client: &Client, parent: &str, id: &str) -> Result
     let prefix = protected_prefix(id);
     let mut n = 0;
     for name in children.iter().filter(|c| c.starts_with(&prefix)) {
-        match client.delete(&child_path(parent, name), Version::Any).await {
+        let path = child_path(parent, name);
+        if let Some(owner) = owner {
+            match client.exists(&path).await? {
+                Some(stat) if stat.ephemeral_owner == owner => {}
+                _ => continue,
+            }
+        }
+        match client.delete(&path, Version::Any).await {
             Ok(()) => n += 1,
             Err(Error::Code(ErrorCode::NoNode)) => {}
             Err(e) => return Err(e),

@@ -190,6 +190,26 @@ impl Client {
         self.inner.shared.publisher.state()
     }
 
+    /// True once this client can serve no more requests: it was closed, authentication
+    /// failed, or its session expired and no new session follows
+    /// ([`OnExpiry::End`](crate::OnExpiry::End), or a session given with
+    /// [`resume_session`](crate::ClientBuilder::resume_session) that had already expired).
+    /// With the default [`OnExpiry::NewSession`](crate::OnExpiry::NewSession),
+    /// [`SessionState::Expired`] is only a passage to the next session, and this stays false.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) {
+    /// use zk_session::SessionState;
+    ///
+    /// if client.state() == SessionState::Expired && !client.has_ended() {
+    ///     println!("the session expired; a new one is on its way");
+    /// }
+    /// # }
+    /// ```
+    pub fn has_ended(&self) -> bool {
+        self.inner.shared.ended.load(Ordering::Acquire)
+    }
+
     /// A stream of connection state changes from now on.
     ///
     /// ```no_run

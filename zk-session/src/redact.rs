@@ -162,6 +162,7 @@ mod tests {
             passwd: Mutex::new(Bytes::from_static(SECRET.as_bytes())),
             last_connect_error: Mutex::new(None),
             server: Mutex::new(Some("127.0.0.1:2181".into())),
+            ended: Default::default(),
         }
     }
 

@@ -30,7 +30,7 @@ mod tests;
 use std::{
     collections::VecDeque,
     sync::{
-        atomic::{AtomicI64, AtomicU64},
+        atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
         Arc, Mutex,
     },
     time::Duration,
@@ -88,6 +88,8 @@ pub(crate) struct Shared {
     pub last_connect_error: Mutex<Option<String>>,
     /// The server of the current connection, `host:port`.
     pub server: Mutex<Option<String>>,
+    /// True once the session is over for good (set before the final state is published).
+    pub ended: AtomicBool,
 }
 
 impl Shared {
@@ -100,6 +102,7 @@ impl Shared {
             passwd: Mutex::new(Bytes::new()),
             last_connect_error: Mutex::new(None),
             server: Mutex::new(None),
+            ended: AtomicBool::new(false),
         }
     }
 }
@@ -357,6 +360,8 @@ impl SessionCore {
 
     /// Publishes the state the session ends in, once.
     fn announce_end(&self, end: End) {
+        // Before the state: whoever sees the final state must also see that it is final.
+        self.shared.ended.store(true, Ordering::Release);
         let (state, event) = end.state();
         if self.shared.publisher.state() != state {
             self.publish(state, event);
