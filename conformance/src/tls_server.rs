@@ -10,7 +10,8 @@ use crate::{ServerTls, Standalone, TestCerts};
 pub struct TlsStandalone {
     /// The CA, server and client certificates of this run.
     pub certs: TestCerts,
-    /// The server; [`Standalone::secure_connect_string`] reaches its TLS port.
+    /// The server; [`ZkServer::secure_connect_string`](crate::ZkServer::secure_connect_string)
+    /// reaches its TLS port.
     pub zk: Standalone,
 }
 
