@@ -12,11 +12,14 @@
 //! Prints the fault timeline as it goes, then the figures (faults by kind, operations, lock
 //! acquisitions, leader changes, memory) and each invariant with its violations, and the seed.
 //! Exit code: 0 when every invariant held, 1 on any violation, 2 when the run itself could
-//! not be carried out (no ZooKeeper, bad arguments). Worker logs are kept (in `--dir`, or a
+//! not be carried out (no ZooKeeper, bad arguments), 3 when every invariant held on the copy
+//! a majority of the members holds but a member's copy differs: a server fault, reported
+//! apart from the client invariants (see [`replicas`]). Worker logs are kept (in `--dir`, or a
 //! directory under the system temp dir) when something failed or with `--keep`.
 //!
 //! The same program runs the client processes, started as `soak worker …` (see [`worker`]).
-//! See [`invariants`] for what is checked and how; [`faults`] for the schedule.
+//! See [`invariants`] for what is checked and how; [`snapshot`] for how the server's record
+//! is read; [`faults`] for the schedule.
 //!
 //! Network partitions: where the machine allows it (root, iproute2), the last client process
 //! runs in a network namespace of its own, joined to the host by a veth pair, and the servers
@@ -24,17 +27,19 @@
 //! Elsewhere the partition faults are skipped, and the report says why.
 
 mod faults;
+mod figures;
 mod invariants;
+mod ledger;
 mod netns;
+mod procs;
 mod records;
+mod replicas;
+mod snapshot;
 mod worker;
 
 use std::{
     fs,
-    io::{BufRead, BufReader, Write},
     path::PathBuf,
-    process::{Child, ChildStdin, Command, ExitStatus, Stdio},
-    sync::{Arc, Mutex as StdMutex},
     thread,
     time::{Duration, Instant},
 };
@@ -43,8 +48,9 @@ use conformance::Ensemble;
 use zk_session::{Client, CreateOptions, Error, ErrorCode};
 
 use crate::{
-    faults::{Live, WorkerView},
+    faults::WorkerView,
     invariants::{Inputs, WorkerResult},
+    procs::{spawn_worker, stop_workers},
     records::{now_us, read_log, Record},
 };
 
@@ -105,7 +111,8 @@ const USAGE: &str =
   --sessions M  ZooKeeper sessions per client process (default 2)
   --dir DIR     where worker logs go (default: a new directory under the temp dir)
   --keep        keep the logs also when every invariant held
-exit code: 0 all invariants held, 1 violations, 2 the run could not be carried out";
+exit code: 0 all invariants held, 1 violations, 2 the run could not be carried out,
+  3 every invariant held on the quorum's record but the members' copies differ (a server fault)";
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
     let mut o = Opts {
@@ -180,178 +187,6 @@ async fn setup(hosts: &str) -> Result<(), Error> {
         }
     }
     c.close().await
-}
-
-struct WorkerProc {
-    id: usize,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    view: WorkerView,
-    log: PathBuf,
-    err: PathBuf,
-    died: Option<ExitStatus>,
-    reader: Option<thread::JoinHandle<()>>,
-}
-
-impl WorkerProc {
-    fn stderr_tail(&self) -> String {
-        let text = fs::read_to_string(&self.err).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(8)..].join(" | ")
-    }
-}
-
-impl Drop for WorkerProc {
-    fn drop(&mut self) {
-        if self.died.is_none() && matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn spawn_worker(
-    o: &Opts,
-    id: usize,
-    hosts: &str,
-    dir: &std::path::Path,
-    netns: Option<&netns::Netns>,
-) -> Result<WorkerProc, String> {
-    let args = worker::Args {
-        id,
-        hosts: hosts.to_owned(),
-        seed: o.seed,
-        sessions: o.sessions,
-        log: dir.join(format!("worker-{id}.log")),
-        session_timeout: SESSION_TIMEOUT,
-    };
-    let err = dir.join(format!("worker-{id}.stderr"));
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = match netns {
-        Some(ns) => ns.command(&exe),
-        None => Command::new(exe),
-    };
-    cmd.args(args.to_argv())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(
-            fs::File::create(&err).map_err(|e| format!("{}: {e}", err.display()))?,
-        ));
-    // Tied to this process: a worker never outlives the driver, even a frozen one.
-    let mut child = conformance::spawner::spawn_tied_to_process(cmd)
-        .map_err(|e| format!("cannot start worker {id}: {e}"))?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let stdin = child.stdin.take();
-    let live = Arc::new(StdMutex::new(Live::default()));
-    let reader = {
-        let live = live.clone();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let mut l = live.lock().unwrap_or_else(|e| e.into_inner());
-                let f: Vec<&str> = line.split_whitespace().collect();
-                let num = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok());
-                match f.first().copied() {
-                    Some("READY") => l.ready = true,
-                    Some("DONE") => l.done = true,
-                    Some("HOLD") => {
-                        if let (Some(ledger), Some(t)) = (f.get(1), num(2)) {
-                            l.holds.insert((ledger.to_string(), t));
-                        }
-                    }
-                    Some("FREE") => {
-                        if let (Some(ledger), Some(t)) = (f.get(1), num(2)) {
-                            l.holds.remove(&(ledger.to_string(), t));
-                        }
-                    }
-                    Some("LEAD") => {
-                        if let Some(t) = num(1) {
-                            l.leading.insert(t);
-                        }
-                    }
-                    Some("UNLEAD") => {
-                        if let Some(t) = num(1) {
-                            l.leading.remove(&t);
-                        }
-                    }
-                    Some("RSS") => l.last_rss_kb = num(1).unwrap_or(0),
-                    _ => {}
-                }
-            }
-        })
-    };
-    Ok(WorkerProc {
-        id,
-        view: WorkerView {
-            id,
-            pid: child.id(),
-            live,
-        },
-        child,
-        stdin,
-        log: args.log,
-        err,
-        died: None,
-        reader: Some(reader),
-    })
-}
-
-/// Tells every worker to stop and waits for them; returns (clean, note, seconds) per worker.
-fn stop_workers(procs: &mut [WorkerProc]) -> Vec<(bool, String, f64)> {
-    let asked = Instant::now();
-    for p in procs.iter_mut() {
-        if let Some(mut stdin) = p.stdin.take() {
-            let _ = stdin.write_all(b"stop\n");
-            // Dropped: end of input, which also means stop.
-        }
-    }
-    let mut out: Vec<Option<(bool, String, f64)>> = vec![None; procs.len()];
-    while out.iter().any(Option::is_none) && asked.elapsed() < STOP_DEADLINE {
-        for (i, p) in procs.iter_mut().enumerate() {
-            if out[i].is_some() {
-                continue;
-            }
-            if let Some(st) = p.died {
-                out[i] = Some((false, format!("died before the stop: {st}"), 0.0));
-                continue;
-            }
-            match p.child.try_wait() {
-                Ok(Some(st)) => {
-                    let secs = asked.elapsed().as_secs_f64();
-                    out[i] = Some(if st.success() {
-                        (true, String::new(), secs)
-                    } else {
-                        (
-                            false,
-                            format!("exited with {st}: {}", p.stderr_tail()),
-                            secs,
-                        )
-                    });
-                }
-                Ok(None) => {}
-                Err(e) => out[i] = Some((false, format!("cannot wait: {e}"), 0.0)),
-            }
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-    for (i, p) in procs.iter_mut().enumerate() {
-        if out[i].is_none() {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
-            out[i] = Some((
-                false,
-                format!(
-                    "did not exit within {STOP_DEADLINE:?} of being told to stop (killed); \
-                     stderr: {}",
-                    p.stderr_tail()
-                ),
-                STOP_DEADLINE.as_secs_f64(),
-            ));
-        }
-        if let Some(r) = p.reader.take() {
-            let _ = r.join();
-        }
-    }
-    out.into_iter().map(Option::unwrap_or_default).collect()
 }
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
@@ -511,7 +346,7 @@ fn drive(o: Opts) -> i32 {
     let stops = stop_workers(&mut procs);
     let elapsed = t0.elapsed();
     println!("checking the server's record …");
-    let snap = rt.block_on(invariants::snapshot(&ens, SESSION_TIMEOUT));
+    let snap = rt.block_on(snapshot::snapshot(&ens, SESSION_TIMEOUT));
     let mut results = Vec::new();
     for (p, (clean, note, secs)) in procs.iter().zip(stops) {
         let (records, bad_lines, note) = match read_log(&p.log) {
@@ -549,14 +384,19 @@ fn drive(o: Opts) -> i32 {
     );
     report.print();
     let n = report.violations();
+    let diverged = report.server_faults.len();
     println!("\ninvariant violations: {n}");
+    if diverged > 0 {
+        println!("server faults (members' copies differ): {diverged}");
+    }
     println!(
         "seed: {} (replay: cargo run --release -p conformance --bin soak -- --seconds {} \
          --seed {} --clients {} --sessions {})",
         o.seed, o.seconds, o.seed, o.clients, o.sessions
     );
     drop(procs);
-    if n > 0 {
+    let failed = n > 0 || diverged > 0;
+    if failed {
         // The servers' side of the story: zoo.cfg, server.log, transaction logs, snapshots.
         for i in 0..ens.len() {
             let to = dir.join(format!("server-{i}"));
@@ -566,14 +406,33 @@ fn drive(o: Opts) -> i32 {
         }
         println!("server files kept beside the worker logs (server-N/)");
     }
-    if n == 0 && !o.keep && o.dir.is_none() {
+    if !failed && !o.keep && o.dir.is_none() {
         let _ = fs::remove_dir_all(&dir);
     } else {
         println!("worker logs: {}", dir.display());
     }
-    if n == 0 {
-        0
-    } else {
-        1
+    exit_code(n, diverged)
+}
+
+/// 1 for a client invariant violated, 3 for members that disagree while every client
+/// invariant held on the quorum's copy, 0 for neither.
+fn exit_code(violations: usize, server_faults: usize) -> i32 {
+    match (violations, server_faults) {
+        (0, 0) => 0,
+        (0, _) => 3,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_code;
+
+    #[test]
+    fn a_server_fault_alone_exits_3_and_a_client_violation_always_1() {
+        assert_eq!(exit_code(0, 0), 0);
+        assert_eq!(exit_code(0, 2), 3);
+        assert_eq!(exit_code(1, 0), 1);
+        assert_eq!(exit_code(4, 1), 1);
     }
 }
