@@ -50,7 +50,7 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode};
 use crate::{
     faults::WorkerView,
     invariants::{Inputs, WorkerResult},
-    procs::{spawn_worker, stop_workers},
+    procs::{spawn_worker, stop_workers, WorkerProc},
     records::{now_us, read_log, Record},
 };
 
@@ -221,24 +221,7 @@ fn drive(o: Opts) -> i32 {
         SESSION_TIMEOUT.as_millis(),
         dir.display()
     );
-    // The partitioned client lives in its own network namespace; without one (not root, no
-    // iproute2) every client shares the host's and partition faults are skipped.
-    let netns = match netns::Netns::create(std::process::id()) {
-        Ok(ns) => {
-            println!(
-                "network partitions: worker {} runs in network namespace {} (servers reached \
-                 at {})",
-                o.clients - 1,
-                ns.name(),
-                ns.host_addr
-            );
-            Some(ns)
-        }
-        Err(e) => {
-            println!("network partitions: not available here ({e}); those faults are skipped");
-            None
-        }
-    };
+    let netns = partition_namespace(&o);
     println!("starting a 3-node ZooKeeper ensemble (tickTime 200 ms) …");
     let mut builder = Ensemble::builder().size(3);
     if netns.is_some() {
@@ -267,29 +250,13 @@ fn drive(o: Opts) -> i32 {
         eprintln!("soak: cannot create the soak's znodes: {e}");
         return 2;
     }
-    let mut procs = Vec::new();
-    for id in 0..o.clients {
-        let ns = netns.as_ref().filter(|_| id == o.clients - 1);
-        let hosts = match ns {
-            Some(ns) => hosts.replace("127.0.0.1", &ns.host_addr.to_string()),
-            None => hosts.clone(),
-        };
-        match spawn_worker(&o, id, &hosts, &dir, ns) {
-            Ok(p) => procs.push(p),
-            Err(e) => {
-                eprintln!("soak: {e}");
-                return 2;
-            }
+    let mut procs = match start_workers(&o, &hosts, &dir, netns.as_ref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("soak: {e}");
+            return 2;
         }
-    }
-    let ready_by = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < ready_by
-        && procs
-            .iter()
-            .any(|p| !p.view.live.lock().unwrap_or_else(|e| e.into_inner()).ready)
-    {
-        thread::sleep(Duration::from_millis(100));
-    }
+    };
     let t0 = Instant::now();
     let warmup =
         Duration::from_secs(o.seconds / 6).clamp(Duration::from_secs(10), Duration::from_secs(120));
@@ -347,26 +314,7 @@ fn drive(o: Opts) -> i32 {
     let elapsed = t0.elapsed();
     println!("checking the server's record …");
     let snap = rt.block_on(snapshot::snapshot(&ens, SESSION_TIMEOUT));
-    let mut results = Vec::new();
-    for (p, (clean, note, secs)) in procs.iter().zip(stops) {
-        let (records, bad_lines, note) = match read_log(&p.log) {
-            Ok((r, bad)) => (r, bad, note),
-            Err(e) => (Vec::new(), 0, format!("{note}; log unreadable: {e}")),
-        };
-        let finished = records.iter().any(|r| matches!(r, Record::Exit { .. }));
-        results.push(WorkerResult {
-            id: p.id,
-            clean_exit: clean && finished,
-            exit_note: if clean && !finished {
-                "exited without finishing its log".into()
-            } else {
-                note
-            },
-            records,
-            bad_lines,
-            stop_secs: secs,
-        });
-    }
+    let results = worker_results(&procs, stops);
     let report = invariants::check(
         &Inputs {
             seed: o.seed,
@@ -382,6 +330,18 @@ fn drive(o: Opts) -> i32 {
         },
         &snap,
     );
+    conclude(&o, &dir, &ens, &report, procs)
+}
+
+/// Prints the report and the seed, keeps the servers' files and the logs when something
+/// failed; the exit code.
+fn conclude(
+    o: &Opts,
+    dir: &std::path::Path,
+    ens: &Ensemble,
+    report: &invariants::Report,
+    procs: Vec<WorkerProc>,
+) -> i32 {
     report.print();
     let n = report.violations();
     let diverged = report.server_faults.len();
@@ -407,11 +367,85 @@ fn drive(o: Opts) -> i32 {
         println!("server files kept beside the worker logs (server-N/)");
     }
     if !failed && !o.keep && o.dir.is_none() {
-        let _ = fs::remove_dir_all(&dir);
+        let _ = fs::remove_dir_all(dir);
     } else {
         println!("worker logs: {}", dir.display());
     }
     exit_code(n, diverged)
+}
+
+/// The partitioned client lives in its own network namespace; without one (not root, no
+/// iproute2) every client shares the host's and partition faults are skipped.
+fn partition_namespace(o: &Opts) -> Option<netns::Netns> {
+    match netns::Netns::create(std::process::id()) {
+        Ok(ns) => {
+            println!(
+                "network partitions: worker {} runs in network namespace {} (servers reached \
+                 at {})",
+                o.clients - 1,
+                ns.name(),
+                ns.host_addr
+            );
+            Some(ns)
+        }
+        Err(e) => {
+            println!("network partitions: not available here ({e}); those faults are skipped");
+            None
+        }
+    }
+}
+
+/// Starts the client processes (the last in the partition namespace, if any) and waits up to
+/// a minute for each to say it is ready.
+fn start_workers(
+    o: &Opts,
+    hosts: &str,
+    dir: &std::path::Path,
+    netns: Option<&netns::Netns>,
+) -> Result<Vec<WorkerProc>, String> {
+    let mut procs = Vec::new();
+    for id in 0..o.clients {
+        let ns = netns.filter(|_| id == o.clients - 1);
+        let hosts = match ns {
+            Some(ns) => hosts.replace("127.0.0.1", &ns.host_addr.to_string()),
+            None => hosts.to_owned(),
+        };
+        procs.push(spawn_worker(o, id, &hosts, dir, ns)?);
+    }
+    let ready_by = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < ready_by
+        && procs
+            .iter()
+            .any(|p| !p.view.live.lock().unwrap_or_else(|e| e.into_inner()).ready)
+    {
+        thread::sleep(Duration::from_millis(100));
+    }
+    Ok(procs)
+}
+
+/// Each worker's log read back, with how it stopped.
+fn worker_results(procs: &[WorkerProc], stops: Vec<(bool, String, f64)>) -> Vec<WorkerResult> {
+    let mut results = Vec::new();
+    for (p, (clean, note, secs)) in procs.iter().zip(stops) {
+        let (records, bad_lines, note) = match read_log(&p.log) {
+            Ok((r, bad)) => (r, bad, note),
+            Err(e) => (Vec::new(), 0, format!("{note}; log unreadable: {e}")),
+        };
+        let finished = records.iter().any(|r| matches!(r, Record::Exit { .. }));
+        results.push(WorkerResult {
+            id: p.id,
+            clean_exit: clean && finished,
+            exit_note: if clean && !finished {
+                "exited without finishing its log".into()
+            } else {
+                note
+            },
+            records,
+            bad_lines,
+            stop_secs: secs,
+        });
+    }
+    results
 }
 
 /// 1 for a client invariant violated, 3 for members that disagree while every client
