@@ -12,8 +12,10 @@
 //! - a key-value task: writes to its own ephemeral register and reads it back (several reads
 //!   pipelined), checking each read against what the session wrote.
 //!
-//! When the session ends (expired after a pause, say), the slot starts a new one with a new
-//! writer name. Every write and hold is logged (see [`crate::records`]); a few live events go
+//! When the session ends (expired after a pause, say), the slot goes on with a new one and a
+//! new writer name: even slots with a new client, odd slots on the same client, which
+//! re-creates its session itself (`OnExpiry::NewSession`), keeping the slot's mutexes and
+//! leader selector (see [`slots`]). Every write and hold is logged (see [`crate::records`]); a few live events go
 //! to stdout for the driver (`HOLD`, `FREE`, `LEAD`, `UNLEAD`, `RSS`, `READY`, `DONE`).
 //! A line `stop` on stdin (or its end) makes the worker leave everything, close its sessions
 //! and exit.
@@ -29,7 +31,7 @@ use std::{
     time::Duration,
 };
 
-use rand::{rngs::SmallRng, RngExt, SeedableRng};
+use rand::{rngs::SmallRng, RngExt};
 use tokio::sync::watch;
 use zk_recipes::{
     leader_selector::{LeaderSelector, Leadership},
@@ -37,10 +39,11 @@ use zk_recipes::{
 };
 use zk_session::{Client, OnExpiry};
 
-use crate::records::{now_us, HoldRec, LogFile, Outcome, Record, RequestsRec, SessionRec};
+use crate::records::{now_us, HoldRec, LogFile, Outcome, Record, RequestsRec};
 
 mod fenced;
 mod register;
+mod slots;
 
 use fenced::{Fence, LedgerWriter};
 use register::kv_task;
@@ -194,11 +197,11 @@ async fn run(args: Args, log: LogFile) {
         storage: tokio::sync::Mutex::new(None),
     });
     let sampler = tokio::spawn(sample_rss(w.clone()));
-    let mut slots = tokio::task::JoinSet::new();
+    let mut tasks = tokio::task::JoinSet::new();
     for slot in 0..w.args.sessions {
-        slots.spawn(slot_loop(w.clone(), slot));
+        tasks.spawn(slots::run(w.clone(), slot));
     }
-    while let Some(r) = slots.join_next().await {
+    while let Some(r) = tasks.join_next().await {
         if let Err(e) = r {
             w.violation(format!("worker {} slot task failed: {e}", w.args.id));
         }
@@ -252,6 +255,9 @@ struct Sess {
     w: Arc<Worker>,
     writer: String,
     client: Client,
+    /// The session this writer is: a re-created session (`OnExpiry::NewSession`) is a new
+    /// writer on the same client.
+    session_id: i64,
     seq: AtomicU64,
     rng: StdMutex<SmallRng>,
     req: Counters,
@@ -271,6 +277,14 @@ impl Drop for Unanswered<'_> {
     }
 }
 
+/// The writer's request counts go to the log when the last task using it lets go of it: a
+/// leader's term can outlive its session's turn in the slot.
+impl Drop for Sess {
+    fn drop(&mut self) {
+        self.w.log.emit(&Record::Requests(self.requests_record()));
+    }
+}
+
 impl Sess {
     fn rand<T, R>(&self, range: R) -> T
     where
@@ -287,9 +301,12 @@ impl Sess {
         tokio::time::sleep(Duration::from_millis(self.rand(lo_ms..hi_ms)))
     }
 
-    /// Stop (driver's order) or a session that can never come back.
+    /// Stop (driver's order), a session that can never come back, or a client that has moved
+    /// on to a new session.
     fn should_end(&self) -> bool {
-        self.w.stopping() || self.client.state().is_terminal()
+        self.w.stopping()
+            || self.client.state().is_terminal()
+            || self.client.session_id() != self.session_id
     }
 
     /// Issues one call, counting it as issued and then answered (or cancelled, when the
@@ -337,86 +354,16 @@ impl Sess {
     }
 }
 
-async fn slot_loop(w: Arc<Worker>, slot: usize) {
-    let mut generation = 0u64;
-    while !w.stopping() {
-        let client = match Client::builder(&w.args.hosts)
-            .session_timeout(w.args.session_timeout)
-            // One client per session: each session's writes are checked as its own writer,
-            // and "the session lives" means this client is not terminal.
-            .on_session_expiry(OnExpiry::End)
-            .request_timeout(REQUEST_TIMEOUT)
-            .connect()
-            .await
-        {
-            Ok(c) => c,
-            Err(_) => {
-                // The ensemble may have no quorum just now.
-                tokio::time::sleep(Duration::from_millis(300)).await;
-                continue;
-            }
-        };
-        let writer = format!("w{}s{slot}g{generation}", w.args.id);
-        generation += 1;
-        let session_id = client.session_id();
-        w.log.emit(&Record::Session(SessionRec {
-            writer: writer.clone(),
-            event: "Connected".into(),
-            at_us: now_us(),
-            session_id,
-        }));
-        let events = {
-            let mut events = client.session_events();
-            let (w, writer) = (w.clone(), writer.clone());
-            tokio::spawn(async move {
-                while let Some(ev) = events.next().await {
-                    w.log.emit(&Record::Session(SessionRec {
-                        writer: writer.clone(),
-                        event: format!("{ev:?}"),
-                        at_us: now_us(),
-                        session_id,
-                    }));
-                }
-            })
-        };
-        let seed = w.args.seed
-            ^ (w.args.id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            ^ ((slot as u64) << 32)
-            ^ generation.wrapping_mul(0xd6e8_feb8_6659_fd93);
-        let s = Arc::new(Sess {
-            w: w.clone(),
-            writer,
-            client,
-            seq: AtomicU64::new(0),
-            rng: StdMutex::new(SmallRng::seed_from_u64(seed)),
-            req: Counters::default(),
-        });
-        let selector = start_selector(&s);
-        if !w.ready.swap(true, Ordering::Relaxed) {
-            say("READY");
-        }
-        tokio::join!(lock_task(s.clone()), kv_task(s.clone()));
-        s.counted("leaving the election", selector.close()).await;
-        drop(selector);
-        if s.counted("closing the session", s.client.close())
-            .await
-            .is_none()
-        {
-            s.error();
-        }
-        w.log.emit(&Record::Requests(s.requests_record()));
-        // Let the last state change reach the log, then stop listening.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        events.abort();
-    }
-}
-
 // ----- the lock task -----
 
-async fn lock_task(s: Arc<Sess>) {
-    let mutexes: Vec<Mutex> = (0..crate::LOCK_COUNT)
-        .map(|i| Mutex::new(s.client.clone(), crate::lock_path(i)))
-        .collect();
+/// One mutex per lock path, on `client`.
+fn mutexes(client: &Client) -> Vec<Mutex> {
+    (0..crate::LOCK_COUNT)
+        .map(|i| Mutex::new(client.clone(), crate::lock_path(i)))
+        .collect()
+}
+
+async fn lock_task(s: Arc<Sess>, mutexes: &[Mutex]) {
     while !s.should_end() {
         let i = s.rand(0..mutexes.len());
         let wait = Duration::from_millis(s.rand(500..3000));
@@ -499,19 +446,21 @@ async fn hold(s: &Sess, ledger: &str, guard: LockGuard) {
 
 // ----- the election -----
 
-fn start_selector(s: &Arc<Sess>) -> LeaderSelector {
-    let sess = s.clone();
-    LeaderSelector::builder(
-        s.client.clone(),
-        crate::ELECTION,
-        move |lead: Leadership| {
-            let s = sess.clone();
-            async move { term(s, lead).await }
-        },
-    )
-    .id(s.writer.clone())
+/// A selector whose terms are written by the slot's current writer (`current` is swapped
+/// when the client moves on to a new session).
+fn start_selector(client: &Client, current: Arc<StdMutex<Arc<Sess>>>) -> LeaderSelector {
+    let id = lock(&current).writer.clone();
+    LeaderSelector::builder(client.clone(), crate::ELECTION, move |lead: Leadership| {
+        let s = lock(&current).clone();
+        async move { term(s, lead).await }
+    })
+    .id(id)
     .auto_requeue(true)
     .start()
+}
+
+fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Logs a term when it ends, also when the selector cancels (drops) the task.

@@ -53,9 +53,11 @@ pub(super) async fn kv_task(s: Arc<Sess>) {
             Some(Err(Error::Code(ErrorCode::NoNode))) => {
                 s.error();
                 if !s.should_end() {
-                    // Possible only if the session ended meanwhile.
+                    // Possible only if the session ended meanwhile (the client ended, or
+                    // went on with a new session and sent this on it).
                     tokio::time::sleep(Duration::from_millis(200)).await;
-                    if !s.client.state().is_terminal() {
+                    let same_session = s.client.session_id() == s.session_id;
+                    if !s.client.state().is_terminal() && same_session {
                         s.w.violation(format!(
                             "{}: own ephemeral {path} vanished while the session lives",
                             s.writer
