@@ -207,10 +207,7 @@ async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
     let holder = Mutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
     let m = Arc::new(Mutex::new(c.clone(), &path));
-    let waiter = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let waiter = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
     proxy.partition(true);
     until_state(&c, SessionState::Lost).await;
