@@ -16,6 +16,8 @@
 //! and every JVM is spawned with a parent-death signal so it dies with the test process even
 //! when that is SIGKILLed (see [`spawner`]).
 //!
+//! [`bench`] holds what the benchmark programs share.
+//!
 //! [`peers`] compiles and runs the other clients the tests and benchmarks compare with
 //! (Curator and the ZooKeeper Java client, kazoo).
 //!
@@ -29,6 +31,7 @@
 //! println!("{}", ens.connect_string()); // 127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3
 //! ```
 
+pub mod bench;
 pub mod certs;
 pub mod config;
 pub mod ensemble;

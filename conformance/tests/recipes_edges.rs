@@ -29,84 +29,91 @@ async fn proxied(secs: u64) -> (Proxy, Client) {
     (proxy, c)
 }
 
-/// The lock path exists, and the next acquire through `proxy` has its create answered while
-/// the listing sent behind it is cut off with the connection, and no reconnect is let in:
-/// the acquire is left retrying the listing with its node made.
-async fn cut_the_listing(proxy: &Proxy, admin: &Client, path: &str) {
-    zk_recipes::protected::create_parents(admin, path)
-        .await
-        .unwrap();
-    proxy.refuse(true);
-    proxy.cut_reply(OP_GET_CHILDREN, path);
+/// A client through its own proxy whose next acquire on `path` has its create answered while
+/// the listing sent behind it is cut off with the connection, and no reconnect is let in: the
+/// acquire is left retrying the listing with its node made. `admin` watches from outside.
+struct ListingCut {
+    admin: Client,
+    proxy: Proxy,
+    c: Client,
+    path: String,
 }
 
-/// Lets the client back in and waits until no node is left under `path`.
-async fn reconnect_and_expect_no_node(proxy: &Proxy, c: &Client, admin: &Client, path: &str) {
-    proxy.refuse(false);
-    until_state(c, SessionState::Connected).await;
-    eventually("the given-up acquire's node is deleted", || async {
-        children(admin, path).await.is_empty()
-    })
-    .await;
+impl ListingCut {
+    /// Sets it up on a lock path tagged `tag`, which exists.
+    async fn new(tag: &str) -> ListingCut {
+        let admin = client(&shared()).await;
+        let (proxy, c) = proxied(20).await;
+        let path = unique(tag);
+        zk_recipes::protected::create_parents(&admin, &path)
+            .await
+            .unwrap();
+        proxy.refuse(true);
+        proxy.cut_reply(OP_GET_CHILDREN, &path);
+        ListingCut {
+            admin,
+            proxy,
+            c,
+            path,
+        }
+    }
+
+    /// Lets the client back in and waits until no node is left under the lock path.
+    async fn reconnect_and_expect_no_node(&self) {
+        self.proxy.refuse(false);
+        until_state(&self.c, SessionState::Connected).await;
+        eventually("the given-up acquire's node is deleted", || async {
+            children(&self.admin, &self.path).await.is_empty()
+        })
+        .await;
+    }
 }
 
 /// Defect 1: `acquire_timeout` gives up while the listing after a successful create is
 /// being retried: the node must still go.
 #[tokio::test]
 async fn acquire_timeout_during_the_listing_retry_leaves_no_node() {
-    let admin = client(&shared()).await;
-    let (proxy, c) = proxied(20).await;
-    let path = unique("edge-timeout-listing");
-    cut_the_listing(&proxy, &admin, &path).await;
-    let m = Mutex::new(c.clone(), &path);
+    let t = ListingCut::new("edge-timeout-listing").await;
+    let m = Mutex::new(t.c.clone(), &t.path);
     let r = m.acquire_timeout(Duration::from_millis(1500)).await;
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
     assert_eq!(
-        children(&admin, &path).await.len(),
+        children(&t.admin, &t.path).await.len(),
         1,
         "the create went through"
     );
-    reconnect_and_expect_no_node(&proxy, &c, &admin, &path).await;
+    t.reconnect_and_expect_no_node().await;
 }
 
 /// Defect 1: the acquire future is dropped in the same place.
 #[tokio::test]
 async fn dropped_acquire_during_the_listing_retry_leaves_no_node() {
-    let admin = client(&shared()).await;
-    let (proxy, c) = proxied(20).await;
-    let path = unique("edge-drop-listing");
-    cut_the_listing(&proxy, &admin, &path).await;
-    let m = Mutex::new(c.clone(), &path);
+    let t = ListingCut::new("edge-drop-listing").await;
+    let m = Mutex::new(t.c.clone(), &t.path);
     let r = tokio::time::timeout(Duration::from_millis(1500), m.acquire()).await;
     assert!(r.is_err(), "{r:?}");
-    reconnect_and_expect_no_node(&proxy, &c, &admin, &path).await;
+    t.reconnect_and_expect_no_node().await;
 }
 
 /// Defect 1: the same through `try_acquire`.
 #[tokio::test]
 async fn dropped_try_acquire_during_the_listing_retry_leaves_no_node() {
-    let admin = client(&shared()).await;
-    let (proxy, c) = proxied(20).await;
-    let path = unique("edge-try-listing");
-    cut_the_listing(&proxy, &admin, &path).await;
-    let m = Mutex::new(c.clone(), &path);
+    let t = ListingCut::new("edge-try-listing").await;
+    let m = Mutex::new(t.c.clone(), &t.path);
     let r = tokio::time::timeout(Duration::from_millis(1500), m.try_acquire()).await;
     assert!(r.is_err(), "{r:?}");
-    reconnect_and_expect_no_node(&proxy, &c, &admin, &path).await;
+    t.reconnect_and_expect_no_node().await;
 }
 
 /// Defect 1: a LeaderSelector closed while it queues, in the same place.
 #[tokio::test]
 async fn selector_closed_during_the_listing_retry_leaves_no_node() {
-    let admin = client(&shared()).await;
-    let (proxy, c) = proxied(20).await;
-    let path = unique("edge-selector-listing");
-    cut_the_listing(&proxy, &admin, &path).await;
-    let selector = LeaderSelector::builder(c.clone(), &path, |_lead| async {}).start();
-    until_children(&admin, &path, 1).await;
-    until_state(&c, SessionState::Suspended).await;
+    let t = ListingCut::new("edge-selector-listing").await;
+    let selector = LeaderSelector::builder(t.c.clone(), &t.path, |_lead| async {}).start();
+    until_children(&t.admin, &t.path, 1).await;
+    until_state(&t.c, SessionState::Suspended).await;
     soon("close", selector.close()).await;
-    reconnect_and_expect_no_node(&proxy, &c, &admin, &path).await;
+    t.reconnect_and_expect_no_node().await;
 }
 
 /// Defect 1: the listing after a successful create fails for good (the lock path lets
@@ -207,10 +214,7 @@ async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
     let holder = Mutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
     let m = Arc::new(Mutex::new(c.clone(), &path));
-    let waiter = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let waiter = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
     proxy.partition(true);
     until_state(&c, SessionState::Lost).await;

@@ -18,7 +18,7 @@ use std::{
 use conformance::{four_letter_word, shared_standalone, Standalone, ZkServer};
 // The helpers the mutex tests use too (same SOON); `watches_under` stays here, shaped for
 // elections.
-use recipes_support::{client, eventually, soon, unique_under, SOON};
+use recipes_support::{client, eventually, participant_ids, soon, unique_under, SOON};
 use zk_recipes::{
     leader_latch::{CloseMode, LeaderLatch, LeadershipEvent, SuspendPolicy},
     leader_selector::{LeaderSelector, Leadership},
@@ -196,13 +196,7 @@ async fn latch_leader_whose_node_is_deleted_steps_down_and_queues_again() {
     soon("b leads", b.await_leadership()).await.unwrap();
     // a is back in line, behind b.
     eventually("a queued again", || async {
-        let ids: Vec<String> = a
-            .participants()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|p| p.id)
-            .collect();
+        let ids = participant_ids(a.participants().await.unwrap());
         ids == ["b", "a"]
     })
     .await;

@@ -18,8 +18,8 @@ use std::{
 };
 
 use recipes_support::{
-    children, client, eventually, expire_session, name_of, shared, soon, unique, until_children,
-    until_some, Proxy,
+    children, client, eventually, expire_session, name_of, participant_ids, shared, soon,
+    spawn_acquire, unique, until_children, until_some, until_state, Proxy,
 };
 use zk_recipes::{
     leader_latch::{CloseMode, LeaderLatch, LeadershipEvent},
@@ -43,23 +43,28 @@ async fn proxied() -> (Proxy, Client) {
 /// same handle is connected with a new session. Returns the old and the new session ids.
 async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
     let old = victim.session_id();
-    proxy.partition(true);
-    let mut state = victim.watch_state();
-    soon(
-        "suspended",
-        state.wait_for(|s| *s == SessionState::Suspended),
-    )
-    .await
-    .unwrap();
+    cut_off(proxy, victim).await;
     expire_session(&shared(), victim).await;
+    let new = let_back_renewed(proxy, victim, old).await;
+    assert!(!victim.has_ended());
+    (old, new)
+}
+
+/// Cuts `victim` off at `proxy` and waits until it knows (Suspended).
+async fn cut_off(proxy: &Proxy, victim: &Client) {
+    proxy.partition(true);
+    until_state(victim, SessionState::Suspended).await;
+}
+
+/// Lets `victim`, whose session `old` has been expired, back through `proxy` and waits until
+/// the same handle is connected with a new session; returns its id.
+async fn let_back_renewed(proxy: &Proxy, victim: &Client, old: i64) -> i64 {
     proxy.partition(false);
-    let new = until_some("a new session on the same handle", || async {
+    until_some("a new session on the same handle", || async {
         let id = victim.session_id();
         (victim.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
     })
-    .await;
-    assert!(!victim.has_ended());
-    (old, new)
+    .await
 }
 
 /// The children of `path` with their owning sessions, in line order (by sequence number).
@@ -95,10 +100,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     );
     let old_guard = m.acquire().await.unwrap();
     let mw = Arc::new(Mutex::new(admin.clone(), &path));
-    let waiter = tokio::spawn({
-        let mw = mw.clone();
-        async move { mw.acquire().await }
-    });
+    let waiter = spawn_acquire(&mw);
     until_children(&admin, &path, 2).await;
 
     let (old, new) = expire_and_renew(&proxy, &c).await;
@@ -127,10 +129,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     );
 
     // A new acquire on the same Mutex and Client queues on the new session.
-    let again = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let again = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
     let line = owners(&admin, &path).await;
     assert!(line.iter().all(|(_, s)| *s != old), "{line:?}");
@@ -161,10 +160,7 @@ async fn an_acquire_in_flight_during_the_expiry_fails_lost_and_a_retry_works() {
     let holder = Mutex::new(admin.clone(), &path);
     let h = holder.acquire().await.unwrap();
     let m = Arc::new(Mutex::new(c.clone(), &path));
-    let waiting = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let waiting = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
 
     let (_old, new) = expire_and_renew(&proxy, &c).await;
@@ -182,10 +178,7 @@ async fn an_acquire_in_flight_during_the_expiry_fails_lost_and_a_retry_works() {
     assert!(h.is_held() && !m.is_held());
 
     // The caller's retry runs on the new session.
-    let retry = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let retry = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
     h.release().await.unwrap();
     let g = soon("the retry acquires", retry).await.unwrap().unwrap();
@@ -208,38 +201,20 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
     let holder = Mutex::new(admin.clone(), &p2);
     let h = holder.acquire().await.unwrap();
     let m2 = Arc::new(Mutex::new(c.clone(), &p2));
-    let waiting = tokio::spawn({
-        let m2 = m2.clone();
-        async move { m2.acquire().await }
-    });
+    let waiting = spawn_acquire(&m2);
     until_children(&admin, &p2, 2).await;
     // Cut off: the release and the dropped acquire leave their deletions to the background.
-    proxy.partition(true);
-    let mut state = c.watch_state();
-    soon(
-        "suspended",
-        state.wait_for(|s| *s == SessionState::Suspended),
-    )
-    .await
-    .unwrap();
+    cut_off(&proxy, &c).await;
     g1.release().await.unwrap();
     waiting.abort();
     let _ = waiting.await;
     let old = c.session_id();
     expire_session(&shared(), &c).await;
-    proxy.partition(false);
-    let new = until_some("a new session on the same handle", || async {
-        let id = c.session_id();
-        (c.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
-    })
-    .await;
+    let new = let_back_renewed(&proxy, &c, old).await;
 
     // New-session nodes on both paths, of the same handles.
     let g1 = soon("acquire again", m1.acquire()).await.unwrap();
-    let again = tokio::spawn({
-        let m2 = m2.clone();
-        async move { m2.acquire().await }
-    });
+    let again = spawn_acquire(&m2);
     until_children(&admin, &p2, 2).await;
     // Longer than the cleanup's longest pause between tries (1 s).
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -347,13 +322,7 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
     })
     .await;
     assert!(a.ended().is_none());
-    let ids: Vec<String> = c
-        .participants()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.id)
-        .collect();
+    let ids = participant_ids(c.participants().await.unwrap());
     assert_eq!(ids, ["b", "c", "a"]);
     assert_eq!(one_leader(&all, &st), Some(1));
 
@@ -380,10 +349,17 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
     }
     assert_eq!(st.now.load(Ordering::SeqCst), 0);
     assert!(st.most.load(Ordering::SeqCst) <= 1);
-    eventually("no node left", || async {
-        children(&cc, &path).await.is_empty()
-    })
-    .await;
+    until_children(&cc, &path, 0).await;
+}
+
+/// A latch of `c` on `path` with `id`, started.
+async fn start_latch(c: &Client, path: &str, id: &str) -> LeaderLatch {
+    soon(
+        &format!("{id} starts"),
+        LeaderLatch::builder(c.clone(), path).id(id).start(),
+    )
+    .await
+    .unwrap()
 }
 
 /// A latch whose leader's session expires steps down, takes part again with a new node of
@@ -393,20 +369,10 @@ async fn latch_takes_part_again_on_the_new_session() {
     let (proxy, ca) = proxied().await;
     let cb = client(&shared()).await;
     let path = unique("rexp-latch");
-    let a = soon(
-        "a starts",
-        LeaderLatch::builder(ca.clone(), &path).id("a").start(),
-    )
-    .await
-    .unwrap();
+    let a = start_latch(&ca, &path, "a").await;
     let mut changes = a.changes();
     soon("a leads", a.await_leadership()).await.unwrap();
-    let b = soon(
-        "b starts",
-        LeaderLatch::builder(cb.clone(), &path).id("b").start(),
-    )
-    .await
-    .unwrap();
+    let b = start_latch(&cb, &path, "b").await;
     let old_path = a.our_path().unwrap();
     assert!(a.has_leadership() && !b.has_leadership());
 
@@ -443,10 +409,7 @@ async fn latch_takes_part_again_on_the_new_session() {
         ]
     );
     a.close(CloseMode::Silent).await;
-    eventually("no node left", || async {
-        children(&cb, &path).await.is_empty()
-    })
-    .await;
+    until_children(&cb, &path, 0).await;
 }
 
 /// An acquire started between the expiry and the new session (the new session's handshake
@@ -459,14 +422,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     let path = unique("rexp-gap");
     let m = Arc::new(Mutex::new(c.clone(), &path));
     let old = c.session_id();
-    proxy.partition(true);
-    let mut state = c.watch_state();
-    soon(
-        "suspended",
-        state.wait_for(|s| *s == SessionState::Suspended),
-    )
-    .await
-    .unwrap();
+    cut_off(&proxy, &c).await;
     expire_session(&shared(), &c).await;
     // Hold every reply back as soon as the client has heard of the expiry, so that the new
     // session's handshake waits in the proxy.
@@ -482,10 +438,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     let ended = soon("the client hears of the expiry", stall).await.unwrap();
     proxy.stall(recipes_support::Direction::ToClient, true);
     assert!(!ended, "a new session follows");
-    let acquire = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let acquire = spawn_acquire(&m);
     tokio::time::sleep(Duration::from_millis(500)).await;
     if acquire.is_finished() {
         // The new session came before the stall: then the acquire must have the lock on it.

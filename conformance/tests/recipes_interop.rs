@@ -191,10 +191,7 @@ async fn mutual_exclusion(kind: Kind) {
         ours.try_acquire().await.unwrap().is_none(),
         "the peer holds it"
     );
-    let waiter = tokio::spawn({
-        let ours = ours.clone();
-        async move { ours.acquire().await }
-    });
+    let waiter = spawn_acquire(&ours);
     until_children(&admin, &path, 2).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -227,10 +224,7 @@ async fn mutual_exclusion(kind: Kind) {
     let mut peer = Peer::start(kind, &["hold", &connect, &path, "120000"]).await;
     until_children(&admin, &path, 2).await;
     let other = Arc::new(Mutex::new(admin.clone(), &path));
-    let third = tokio::spawn({
-        let other = other.clone();
-        async move { other.acquire().await }
-    });
+    let third = spawn_acquire(&other);
     until_children(&admin, &path, 3).await;
     first.release().await.unwrap();
     peer.expect("ACQUIRED").await;

@@ -228,10 +228,7 @@ async fn own_node_deleted_while_waiting() {
     let path = unique("own-deleted");
     let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
     let mw = Arc::new(Mutex::new(w.clone(), &path));
-    let waiter = tokio::spawn({
-        let mw = mw.clone();
-        async move { mw.acquire().await }
-    });
+    let waiter = spawn_acquire(&mw);
     let kids = until_children(&admin, &path, 2).await;
     let first = kids.into_iter().find(|k| *k != name_of(hg.path())).unwrap();
     admin
@@ -268,10 +265,7 @@ async fn dropped_waiters_leave_no_node() {
         assert!(r.is_err(), "cannot have acquired");
     }
     let m = Arc::new(Mutex::new(w.clone(), &path));
-    let task = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let task = spawn_acquire(&m);
     until_children(&h, &path, 2).await;
     task.abort();
     eventually("every dropped waiter's node is deleted", || async {
@@ -333,10 +327,7 @@ async fn foreign_children_and_other_clients_names() {
             .await
             .unwrap();
         assert!(m.try_acquire().await.unwrap().is_none(), "{foreign} holds");
-        let waiter = tokio::spawn({
-            let m = m.clone();
-            async move { m.acquire().await }
-        });
+        let waiter = spawn_acquire(&m);
         eventually("the waiter queues", || async {
             watches_of(shared_standalone(), c.session_id()).contains(&foreign)
         })

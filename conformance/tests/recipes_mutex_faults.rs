@@ -28,10 +28,7 @@ async fn lost_create_reply_adopts_the_node() {
     let hg = holder.acquire().await.unwrap();
     proxy.cut_reply(OP_CREATE2, &format!("{path}/_c_"));
     let m = Arc::new(Mutex::new(c.clone(), &path));
-    let waiter = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let waiter = spawn_acquire(&m);
     let kids = until_children(&admin, &path, 2).await;
     hg.release().await.unwrap();
     let g = soon("the waiter acquires", waiter).await.unwrap().unwrap();
@@ -131,10 +128,7 @@ async fn holder_session_expiry_hands_over() {
         .build();
     let old = mh.acquire().await.unwrap();
     let mw = Arc::new(Mutex::new(w.clone(), &path));
-    let waiter = tokio::spawn({
-        let mw = mw.clone();
-        async move { mw.acquire().await }
-    });
+    let waiter = spawn_acquire(&mw);
     until_children(&w, &path, 2).await;
     proxy.partition(true);
     expire_session(&shared(), &h).await;
@@ -299,10 +293,7 @@ async fn predecessor_gone_between_list_and_watch() {
         .unwrap();
     let mut held = proxy.hold_reply(OP_GET_CHILDREN, &path);
     let mw = Arc::new(Mutex::new(w.clone(), &path));
-    let waiter = tokio::spawn({
-        let mw = mw.clone();
-        async move { mw.acquire().await }
-    });
+    let waiter = spawn_acquire(&mw);
     let go = arrived(&mut held).await;
     admin.delete(&middle, Version::Any).await.unwrap();
     go.send(()).unwrap();
@@ -323,10 +314,7 @@ async fn predecessor_gone_between_list_and_watch() {
     let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
     let lists = proxy.count(OP_GET_CHILDREN);
     let mut held = proxy.hold_reply(OP_GET_CHILDREN, &path);
-    let waiter = tokio::spawn({
-        let mw = mw.clone();
-        async move { mw.acquire().await }
-    });
+    let waiter = spawn_acquire(&mw);
     let go = arrived(&mut held).await;
     hg.release().await.unwrap();
     go.send(()).unwrap();
@@ -353,10 +341,7 @@ async fn uncontended_acquire_pipelines_the_listing() {
     let before = proxy.counts();
     let mut held = proxy.hold_reply(OP_CREATE2, &path);
     let m = Arc::new(Mutex::new(c.clone(), &path));
-    let acquire = tokio::spawn({
-        let m = m.clone();
-        async move { m.acquire().await }
-    });
+    let acquire = spawn_acquire(&m);
     let go = arrived(&mut held).await;
     eventually(
         "the listing is sent before the create is answered",

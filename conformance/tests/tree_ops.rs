@@ -3,8 +3,9 @@
 
 mod ops_support;
 
-use std::time::Duration;
+use std::{future::Future, time::Duration};
 
+use conformance::sweep::{poll_then_drop, sweep, Pause, SweepPlan};
 use ops_support::{client, rand_suffix};
 use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Version};
 
@@ -227,49 +228,19 @@ async fn tree(c: &Client, base: &str) -> Vec<String> {
     out
 }
 
-/// `create_with_parents` dropped after k polls, for every k until it completes: what is left
-/// is some of the missing parents, top down (each a create already sent), never a stray
-/// znode, and the same call then completes on the same handle.
-#[tokio::test]
-async fn create_with_parents_dropped_at_any_point_leaves_a_prefix_and_can_be_redone() {
-    use conformance::sweep::{poll_then_drop, sweep, SweepPlan};
+/// Runs `step(client, base, k, pause)` for every drop point k of the default sweep plan, each
+/// on a fresh base path tagged `{tag}-{k}`, and asserts that no step found a violation, that
+/// the swept call completed at some k, and that it was dropped before that.
+async fn sweep_drops<S, Fut>(tag: &str, step: S)
+where
+    S: Fn(Client, String, u32, Pause) -> Fut,
+    Fut: Future<Output = Result<bool, String>>,
+{
     let c = client().await;
     // 1 ms between polls: replies arrive in between, so the drop lands after each step.
     let plan = SweepPlan::default();
     let report = sweep(&plan, |k| {
-        let (c, plan) = (c.clone(), &plan);
-        async move {
-            let base = unique(&format!("mkdirs-drop-{k}"));
-            let deep = format!("{base}/a/b/c");
-            let done = poll_then_drop(
-                c.create_with_parents(&deep, b"leaf", &CreateOptions::persistent()),
-                k,
-                plan.pause,
-            )
-            .await;
-            if let Some(r) = &done {
-                r.as_ref().map_err(|e| format!("completed with {e}"))?;
-            }
-            // Whatever was sent has been applied once this sync is answered (one session).
-            c.sync(&deep).await.map_err(|e| e.to_string())?;
-            let chain = [
-                base.clone(),
-                format!("{base}/a"),
-                format!("{base}/a/b"),
-                deep.clone(),
-            ];
-            let left = tree(&c, &base).await;
-            if left[..] != chain[..left.len()] {
-                return Err(format!("left {left:?}, not a top-down prefix of {chain:?}"));
-            }
-            if done.is_none() && left.len() < chain.len() {
-                c.create_with_parents(&deep, b"leaf", &CreateOptions::persistent())
-                    .await
-                    .map_err(|e| format!("redo: {e}"))?;
-            }
-            c.delete_all(&base).await.map_err(|e| e.to_string())?;
-            Ok(done.is_some())
-        }
+        step(c.clone(), unique(&format!("{tag}-{k}")), k, plan.pause)
     })
     .await;
     eprintln!("{report:?}");
@@ -278,56 +249,83 @@ async fn create_with_parents_dropped_at_any_point_leaves_a_prefix_and_can_be_red
     assert!(report.drops > 0, "{report:?}");
 }
 
+/// `create_with_parents` dropped after k polls, for every k until it completes: what is left
+/// is some of the missing parents, top down (each a create already sent), never a stray
+/// znode, and the same call then completes on the same handle.
+#[tokio::test]
+async fn create_with_parents_dropped_at_any_point_leaves_a_prefix_and_can_be_redone() {
+    sweep_drops("mkdirs-drop", |c, base, k, pause| async move {
+        let deep = format!("{base}/a/b/c");
+        let done = poll_then_drop(
+            c.create_with_parents(&deep, b"leaf", &CreateOptions::persistent()),
+            k,
+            pause,
+        )
+        .await;
+        if let Some(r) = &done {
+            r.as_ref().map_err(|e| format!("completed with {e}"))?;
+        }
+        // Whatever was sent has been applied once this sync is answered (one session).
+        c.sync(&deep).await.map_err(|e| e.to_string())?;
+        let chain = [
+            base.clone(),
+            format!("{base}/a"),
+            format!("{base}/a/b"),
+            deep.clone(),
+        ];
+        let left = tree(&c, &base).await;
+        if left[..] != chain[..left.len()] {
+            return Err(format!("left {left:?}, not a top-down prefix of {chain:?}"));
+        }
+        if done.is_none() && left.len() < chain.len() {
+            c.create_with_parents(&deep, b"leaf", &CreateOptions::persistent())
+                .await
+                .map_err(|e| format!("redo: {e}"))?;
+        }
+        c.delete_all(&base).await.map_err(|e| e.to_string())?;
+        Ok(done.is_some())
+    })
+    .await;
+}
+
 /// `delete_all` dropped after k polls: what is left is still one tree under the root (children
 /// only ever go before their parents), and `delete_all` then removes the rest.
 #[tokio::test]
 async fn delete_all_dropped_at_any_point_leaves_a_tree_and_can_be_redone() {
-    use conformance::sweep::{poll_then_drop, sweep, SweepPlan};
-    let c = client().await;
-    // 1 ms between polls: replies arrive in between, so the drop lands after each step.
-    let plan = SweepPlan::default();
-    let report = sweep(&plan, |k| {
-        let (c, plan) = (c.clone(), &plan);
-        async move {
-            let base = unique(&format!("deleteall-drop-{k}"));
-            for leaf in ["x/1", "x/2", "y/1/deep", "z"] {
-                c.create_with_parents(&format!("{base}/{leaf}"), b"", &CreateOptions::persistent())
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            let done = poll_then_drop(c.delete_all(&base), k, plan.pause).await;
-            if let Some(r) = &done {
-                r.as_ref().map_err(|e| format!("completed with {e}"))?;
-            }
-            c.sync(&base).await.map_err(|e| e.to_string())?;
-            let left = tree(&c, &base).await;
-            // A znode whose parent is gone cannot exist; so every one left must hang from
-            // `base` through znodes that are also left.
-            for p in &left {
-                if p != &base {
-                    let parent = &p[..p.rfind('/').unwrap()];
-                    if !left.iter().any(|q| q == parent) {
-                        return Err(format!("{p} left without {parent}"));
-                    }
+    sweep_drops("deleteall-drop", |c, base, k, pause| async move {
+        for leaf in ["x/1", "x/2", "y/1/deep", "z"] {
+            c.create_with_parents(&format!("{base}/{leaf}"), b"", &CreateOptions::persistent())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let done = poll_then_drop(c.delete_all(&base), k, pause).await;
+        if let Some(r) = &done {
+            r.as_ref().map_err(|e| format!("completed with {e}"))?;
+        }
+        c.sync(&base).await.map_err(|e| e.to_string())?;
+        let left = tree(&c, &base).await;
+        // A znode whose parent is gone cannot exist; so every one left must hang from
+        // `base` through znodes that are also left.
+        for p in &left {
+            if p != &base {
+                let parent = &p[..p.rfind('/').unwrap()];
+                if !left.iter().any(|q| q == parent) {
+                    return Err(format!("{p} left without {parent}"));
                 }
             }
-            if done.is_some() && !left.is_empty() {
-                return Err(format!("completed but left {left:?}"));
-            }
-            if !left.is_empty() {
-                c.delete_all(&base)
-                    .await
-                    .map_err(|e| format!("redo: {e}"))?;
-            }
-            if !tree(&c, &base).await.is_empty() {
-                return Err("the redo left znodes".into());
-            }
-            Ok(done.is_some())
         }
+        if done.is_some() && !left.is_empty() {
+            return Err(format!("completed but left {left:?}"));
+        }
+        if !left.is_empty() {
+            c.delete_all(&base)
+                .await
+                .map_err(|e| format!("redo: {e}"))?;
+        }
+        if !tree(&c, &base).await.is_empty() {
+            return Err("the redo left znodes".into());
+        }
+        Ok(done.is_some())
     })
     .await;
-    eprintln!("{report:?}");
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    assert!(report.completed_at.is_some(), "never completed: {report:?}");
-    assert!(report.drops > 0, "{report:?}");
 }

@@ -1,5 +1,6 @@
-//! Helpers of the operation tests (session_ops.rs, session_watches.rs, tree_ops.rs): clients
-//! of the shared server, unique base paths, bounded waits and clients behind a fault proxy.
+//! Helpers of the operation tests (session_ops.rs, session_auth.rs, session_lifecycle.rs,
+//! session_watches.rs, tree_ops.rs): clients of the shared server, unique base paths, bounded
+//! waits and clients behind a fault proxy.
 
 // Each test binary uses a part of these.
 #![allow(dead_code)]

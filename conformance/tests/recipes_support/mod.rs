@@ -6,7 +6,10 @@
 use std::{
     collections::HashMap,
     future::Future,
-    sync::atomic::{AtomicU32, Ordering},
+    sync::{
+        atomic::{AtomicU32, Ordering},
+        Arc,
+    },
     time::{Duration, Instant},
 };
 
@@ -15,7 +18,8 @@ pub use conformance::fault_proxy::{
     OP_GET_CHILDREN2, OP_GET_DATA,
 };
 use conformance::ZkServer;
-use tokio::sync::oneshot;
+use tokio::{sync::oneshot, task::JoinHandle};
+use zk_recipes::{leader_latch::Participant, LockGuard, Mutex};
 use zk_session::{Client, SessionState};
 
 /// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
@@ -184,4 +188,15 @@ pub async fn arrived(held: &mut HeldReply) -> oneshot::Sender<()> {
     soon("the held reply", held.arrived())
         .await
         .expect("proxy gone")
+}
+
+/// `m.acquire()` on a task of its own, so that the test can go on while it waits in line.
+pub fn spawn_acquire(m: &Arc<Mutex>) -> JoinHandle<zk_recipes::Result<LockGuard>> {
+    let m = m.clone();
+    tokio::spawn(async move { m.acquire().await })
+}
+
+/// The ids of an election's participants, in line order.
+pub fn participant_ids(participants: Vec<Participant>) -> Vec<String> {
+    participants.into_iter().map(|p| p.id).collect()
 }

@@ -48,12 +48,12 @@ mod report;
 mod results;
 mod settings;
 
-use std::{
-    env, fs, thread,
-    time::{Duration, Instant},
-};
+use std::{env, fs, thread, time::Duration};
 
-use conformance::{load_average, peers, Standalone};
+use conformance::{
+    bench::{self, RunStart},
+    peers, Standalone,
+};
 use zk_session::CreateOptions;
 
 use crate::{
@@ -74,26 +74,9 @@ const NONE: u64 = u64::MAX;
 // ----- main -----
 
 fn main() {
-    let set = match Settings::from_args() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
-    let started = Instant::now();
-    let load_before = load_average();
-    eprintln!("starting a standalone ZooKeeper server…");
-    let zk = match Standalone::builder()
-        .max_session_timeout(SESSION_TIMEOUT)
-        .start()
-    {
-        Ok(zk) => zk,
-        Err(e) => {
-            eprintln!("cannot start ZooKeeper: {e}");
-            std::process::exit(1);
-        }
-    };
+    let set = bench::or_exit(Settings::from_args());
+    let start = RunStart::now();
+    let zk = bench::start_server(Standalone::builder().max_session_timeout(SESSION_TIMEOUT));
     let connect = zk.connect_string();
     let addr = zk.client_addr();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -144,7 +127,7 @@ fn main() {
         .collect();
     let mut elect_runs: [Vec<ElectOutcome>; 2] = Default::default();
     let last = set.contenders.len().saturating_sub(1);
-    for round in 0..set.rounds {
+    for round in 0..set.timing.rounds {
         for (i, &n) in set.contenders.iter().enumerate() {
             let mut order = Peer::ALL;
             if round % 2 == 1 {
@@ -160,7 +143,13 @@ fn main() {
                         eprintln!("round {round}: ours     {n} contenders");
                         let path = format!("{base}/ours/lock-{tag}");
                         let run = counting(addr, || {
-                            rt.block_on(ours_lock(&connect, &path, n, set.warmup, set.secs))
+                            rt.block_on(ours_lock(
+                                &connect,
+                                &path,
+                                n,
+                                set.timing.warmup,
+                                set.timing.secs,
+                            ))
                         });
                         if i == last {
                             eprintln!("round {round}: ours     election");
@@ -235,17 +224,13 @@ fn main() {
         "recipes_bench: {} rounds; per mutex workload {} s measured after {} s warm-up (+{} s \
          JIT warm-up per JVM); one standalone ZooKeeper 3.8 (forceSync=no, tickTime 200) on \
          {connect}; zk-recipes on a multi-threaded tokio runtime ({} workers)",
-        set.rounds,
-        set.secs,
-        set.warmup,
-        set.jit_warmup,
+        set.timing.rounds,
+        set.timing.secs,
+        set.timing.warmup,
+        set.timing.jit_warmup,
         thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!(
-        "load average before: {load_before}; after: {}; total time {:.0} s",
-        load_average(),
-        started.elapsed().as_secs_f64()
-    );
+    start.print_load();
     report(
         &Results {
             locks,

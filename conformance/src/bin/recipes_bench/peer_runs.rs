@@ -118,13 +118,13 @@ impl Curator {
         let mut cmd = self.0.command();
         cmd.arg(connect)
             .arg(base)
-            .arg(set.warmup.to_string())
-            .arg(set.secs.to_string())
-            .arg(set.jit_warmup.to_string())
+            .arg(set.timing.warmup.to_string())
+            .arg(set.timing.secs.to_string())
+            .arg(set.timing.jit_warmup.to_string())
             .args(workloads);
         let limit = Duration::from_secs_f64(
-            90.0 + set.jit_warmup
-                + (set.warmup + set.secs) * workloads.len() as f64
+            90.0 + set.timing.jit_warmup
+                + (set.timing.warmup + set.timing.secs) * workloads.len() as f64
                 + (set.hold_ms as f64 / 1000.0 + 1.0) * set.election_terms() as f64,
         );
         match run_child(&mut cmd, limit) {
@@ -150,10 +150,10 @@ impl Kazoo {
         let mut cmd = self.0.command();
         cmd.arg(connect)
             .arg(base)
-            .arg(set.warmup.to_string())
-            .arg(set.secs.to_string())
+            .arg(set.timing.warmup.to_string())
+            .arg(set.timing.secs.to_string())
             .arg(format!("lock:{n}"));
-        let limit = Duration::from_secs_f64(90.0 + set.warmup + set.secs);
+        let limit = Duration::from_secs_f64(90.0 + set.timing.warmup + set.timing.secs);
         let out = run_child(&mut cmd, limit).map_err(|e| format!("kazoo program: {e}"))?;
         PeerOutput::parse(&out).lock(n)
     }

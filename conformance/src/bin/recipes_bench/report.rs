@@ -82,15 +82,7 @@ pub(crate) fn best_lock(runs: &[LockOutcome]) -> LockOutcome {
         .filter_map(|r| r.as_ref().ok())
         .max_by(|a, b| a.per_sec().total_cmp(&b.per_sec()))
         .cloned()
-        .map_or_else(
-            || {
-                Err(runs
-                    .iter()
-                    .find_map(|r| r.clone().err())
-                    .unwrap_or_default())
-            },
-            Ok,
-        )
+        .ok_or_else(|| first_error(runs).unwrap_or_default())
 }
 
 /// The round with the lowest median failover, else the first failure.
@@ -100,15 +92,12 @@ pub(crate) fn best_elect(runs: &[ElectOutcome]) -> ElectOutcome {
         .filter(|r| !r.failovers.is_empty())
         .min_by_key(|r| percentile(&r.failovers, 50.0))
         .cloned()
-        .map_or_else(
-            || {
-                Err(runs
-                    .iter()
-                    .find_map(|r| r.clone().err())
-                    .unwrap_or_else(|| "no failover measured".to_owned()))
-            },
-            Ok,
-        )
+        .ok_or_else(|| first_error(runs).unwrap_or_else(|| "no failover measured".to_owned()))
+}
+
+/// Why the first failed round failed.
+fn first_error<T>(runs: &[Result<T, String>]) -> Option<String> {
+    runs.iter().find_map(|r| r.as_ref().err().cloned())
 }
 
 pub(crate) fn report(all: &Results, set: &Settings) {
@@ -124,7 +113,7 @@ pub(crate) fn report(all: &Results, set: &Settings) {
     println!(
         "Mutex: acquisitions per second over {} s (best of {} rounds), and handoff latency in \
          that round (release called → next holder's acquire returns), median / p99 in ms:",
-        set.secs, set.rounds
+        set.timing.secs, set.timing.rounds
     );
     println!();
     println!(
@@ -197,7 +186,7 @@ pub(crate) fn report(all: &Results, set: &Settings) {
         "Leader failover ({} participants, auto-requeue; the leader's task returns after {} ms; \
          time to the next leader's task starting; {} failovers after {} unmeasured, the round \
          with the lower median of {}), ms:",
-        set.participants, set.hold_ms, set.terms, set.skip_terms, set.rounds
+        set.participants, set.hold_ms, set.terms, set.skip_terms, set.timing.rounds
     );
     println!();
     println!("| | ours | Curator | ours/Curator |");

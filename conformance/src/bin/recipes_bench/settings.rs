@@ -1,6 +1,6 @@
 //! The command line and the peers (ours, Curator, kazoo) a run measures.
 
-use std::env;
+use conformance::bench::{self, Timing};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Peer {
@@ -31,12 +31,9 @@ impl Peer {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    /// Measured seconds per lock workload.
-    pub(crate) secs: f64,
-    /// Unmeasured seconds before each lock workload.
-    pub(crate) warmup: f64,
-    /// Extra unmeasured seconds for the JVM's JIT, in each JVM's first workload.
-    pub(crate) jit_warmup: f64,
+    /// Per lock workload: measured and unmeasured seconds; the JIT's extra warm-up in each
+    /// JVM's first workload; rounds of every workload (the table shows each client's best).
+    pub(crate) timing: Timing,
     pub(crate) contenders: Vec<usize>,
     pub(crate) participants: usize,
     /// Measured failovers.
@@ -44,37 +41,38 @@ pub(crate) struct Settings {
     /// Failovers left out before them.
     pub(crate) skip_terms: usize,
     pub(crate) hold_ms: u64,
-    /// Rounds of every workload; the table shows each client's best.
-    pub(crate) rounds: usize,
     pub(crate) peers: Vec<Peer>,
     /// Print every election term to stderr.
     pub(crate) verbose: bool,
 }
 
+const USAGE: &str = "usage: recipes_bench [--secs S] [--warmup S] [--jit-warmup S] \
+                     [--contenders 1,4,16] [--participants N] [--terms N] \
+                     [--skip-terms N] [--hold-ms MS] [--rounds N] [--only ours,curator,kazoo] [--verbose]";
+
 impl Settings {
     pub(crate) fn from_args() -> Result<Settings, String> {
         let mut s = Settings {
-            secs: 4.0,
-            warmup: 1.5,
-            jit_warmup: 2.5,
+            timing: Timing {
+                secs: 4.0,
+                warmup: 1.5,
+                jit_warmup: 2.5,
+                rounds: 2,
+            },
             contenders: vec![1, 4, 16],
             participants: 3,
             terms: 20,
             skip_terms: 2,
             hold_ms: 100,
-            rounds: 2,
             peers: Peer::ALL.to_vec(),
             verbose: false,
         };
-        let mut args = env::args().skip(1);
-        while let Some(a) = args.next() {
-            let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
-            let float = |v: String| v.parse::<f64>().map_err(|e| format!("{v}: {e}"));
-            let int = |v: &str| v.parse::<usize>().map_err(|e| format!("{v}: {e}"));
-            match a.as_str() {
-                "--secs" => s.secs = float(value()?)?,
-                "--warmup" => s.warmup = float(value()?)?,
-                "--jit-warmup" => s.jit_warmup = float(value()?)?,
+        let int = |v: &str| v.parse::<usize>().map_err(|e| format!("{v}: {e}"));
+        bench::parse_flags(USAGE, |flag, value| {
+            if s.timing.flag(flag, value)? {
+                return Ok(true);
+            }
+            match flag {
                 "--contenders" => {
                     s.contenders = value()?
                         .split(',')
@@ -85,30 +83,12 @@ impl Settings {
                 "--terms" => s.terms = int(&value()?)?.max(1),
                 "--skip-terms" => s.skip_terms = int(&value()?)?,
                 "--hold-ms" => s.hold_ms = int(&value()?)? as u64,
-                "--rounds" => s.rounds = int(&value()?)?.max(1),
-                "--only" => {
-                    s.peers = value()?
-                        .split(',')
-                        .map(|p| {
-                            Peer::ALL
-                                .into_iter()
-                                .find(|x| x.name() == p)
-                                .ok_or_else(|| format!("unknown client {p}"))
-                        })
-                        .collect::<Result<_, _>>()?
-                }
+                "--only" => s.peers = bench::pick(&value()?, &Peer::ALL, Peer::name, "client")?,
                 "--verbose" => s.verbose = true,
-                "-h" | "--help" => {
-                    return Err(
-                        "usage: recipes_bench [--secs S] [--warmup S] [--jit-warmup S] \
-                         [--contenders 1,4,16] [--participants N] [--terms N] \
-                         [--skip-terms N] [--hold-ms MS] [--rounds N] [--only ours,curator,kazoo] [--verbose]"
-                            .to_owned(),
-                    )
-                }
-                other => return Err(format!("unknown argument {other}")),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         Ok(s)
     }
 

@@ -44,13 +44,12 @@ mod report;
 mod settings;
 mod workloads;
 
-use std::{
-    collections::HashMap,
-    env, fs, thread,
-    time::{Duration, Instant},
-};
+use std::{collections::HashMap, env, fs, thread, time::Duration};
 
-use conformance::{load_average, peers, ServerTls, Standalone, TestCerts};
+use conformance::{
+    bench::{self, RunStart, Timing},
+    peers, ServerTls, Standalone, TestCerts,
+};
 use zk_session::{Client, CreateOptions};
 
 use crate::{
@@ -74,16 +73,8 @@ const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 // ----- main -----
 
 fn main() {
-    let set = match Settings::from_args() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
-    let started = Instant::now();
-    let load_before = load_average();
-    eprintln!("starting a standalone ZooKeeper server…");
+    let set = bench::or_exit(Settings::from_args());
+    let start = RunStart::now();
     let certs = set
         .tls
         .then(|| TestCerts::generate().expect("TLS certificates (openssl)"));
@@ -91,13 +82,7 @@ fn main() {
     if let Some(c) = &certs {
         server = server.tls(ServerTls::from_certs(c));
     }
-    let zk = match server.start() {
-        Ok(zk) => zk,
-        Err(e) => {
-            eprintln!("cannot start ZooKeeper: {e}");
-            std::process::exit(1);
-        }
-    };
+    let zk = bench::start_server(server);
     let connect = zk.connect_string();
     let addr = zk.client_addr();
     let rt = if set.current_thread {
@@ -139,8 +124,11 @@ fn main() {
     if peers.contains(&Peer::Raw) || peers.contains(&Peer::Ours) {
         eprintln!("warming up the server…");
         let warm = Settings {
-            warmup: 2.0,
-            secs: 0.5,
+            timing: Timing {
+                warmup: 2.0,
+                secs: 0.5,
+                ..set.timing
+            },
             reps: 1,
             ..set.clone()
         };
@@ -155,7 +143,7 @@ fn main() {
     let mut raw_reps: HashMap<Workload, Result<Vec<Measure>, String>> = HashMap::new();
     let mut ours_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
     let mut tls_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
-    for round in 0..set.rounds {
+    for round in 0..set.timing.rounds {
         for w in set.workloads.iter().copied() {
             if peers.contains(&Peer::Raw) {
                 eprintln!("round {round}: raw  {} window {}", w.label(), w.window);
@@ -224,12 +212,12 @@ fn main() {
         "session_bench: best of {} repetitions of {} s (raw and ours: {} rounds of {}), \
          {} s warm-up per workload (+{} s JIT warm-up for Java); zk-session on a {} tokio \
          runtime; one standalone ZooKeeper 3.8 (forceSync=no) on {}",
-        set.reps * set.rounds,
-        set.secs,
-        set.rounds,
+        set.reps * set.timing.rounds,
+        set.timing.secs,
+        set.timing.rounds,
         set.reps,
-        set.warmup,
-        set.jit_warmup,
+        set.timing.warmup,
+        set.timing.jit_warmup,
         if set.current_thread {
             "current-thread".to_owned()
         } else {
@@ -238,11 +226,7 @@ fn main() {
         },
         connect
     );
-    println!(
-        "load average before: {load_before}; after: {}; total time {:.0} s",
-        load_average(),
-        started.elapsed().as_secs_f64()
-    );
+    start.print_load();
     report(&results, &set.workloads);
     if set.tls {
         report_tls(&results, &tls_reps, &set.workloads);

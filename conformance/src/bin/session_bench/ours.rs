@@ -63,11 +63,11 @@ pub(crate) async fn ours_run(
             process_cpu(),
         )
     };
-    tokio::time::sleep(Duration::from_secs_f64(set.warmup)).await;
+    tokio::time::sleep(Duration::from_secs_f64(set.timing.warmup)).await;
     let mut out = Vec::new();
     for _ in 0..set.reps {
         let a = snapshot();
-        tokio::time::sleep(Duration::from_secs_f64(set.secs)).await;
+        tokio::time::sleep(Duration::from_secs_f64(set.timing.secs)).await;
         let b = snapshot();
         out.push(Measure {
             ops: b.0 - a.0,

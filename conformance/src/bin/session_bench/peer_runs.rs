@@ -50,9 +50,9 @@ pub(crate) fn peer_args(paths: &Paths, connect: &str) -> Vec<String> {
 
 pub(crate) fn timing_args(set: &Settings) -> Vec<String> {
     vec![
-        set.warmup.to_string(),
-        set.secs.to_string(),
-        (set.reps * set.rounds).to_string(),
+        set.timing.warmup.to_string(),
+        set.timing.secs.to_string(),
+        (set.reps * set.timing.rounds).to_string(),
     ]
 }
 
@@ -75,11 +75,11 @@ pub(crate) fn java_run(
     )?;
     let mut cmd = java.command();
     let mut args = peer_args(paths, connect);
-    args.push(set.jit_warmup.to_string());
+    args.push(set.timing.jit_warmup.to_string());
     args.extend(timing_args(set));
     args.extend(set.workloads.iter().map(|w| w.spec()));
     cmd.args(args);
-    let out = run_child(&mut cmd, child_limit(set, set.jit_warmup))?;
+    let out = run_child(&mut cmd, child_limit(set, set.timing.jit_warmup))?;
     Ok(parse_results(&out))
 }
 

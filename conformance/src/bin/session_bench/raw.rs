@@ -137,7 +137,7 @@ pub(crate) fn raw_run(
     let mut errors: u64 = 0;
     let mut stopping = false;
     let mut rep: isize = -1;
-    let mut phase_end = Instant::now() + Duration::from_secs_f64(set.warmup);
+    let mut phase_end = Instant::now() + Duration::from_secs_f64(set.timing.warmup);
     let mut mark = (0u64, 0u64, Instant::now(), process_cpu());
     let mut out = Vec::new();
     loop {
@@ -186,7 +186,7 @@ pub(crate) fn raw_run(
                 }
             } else {
                 mark = (replies, errors, now, process_cpu());
-                phase_end = now + Duration::from_secs_f64(set.secs);
+                phase_end = now + Duration::from_secs_f64(set.timing.secs);
             }
         }
         if stopping {
