@@ -1,15 +1,18 @@
 //! The `tracing` feature against a real server: a session's story (attempts, connections,
-//! state changes, expiry and the new session, digest and SASL auth, failed requests, failed
-//! attempts) appears in the events, and no secret (password, auth data, session password,
-//! znode data) appears in any field of any event.
+//! state changes, expiry and the new session, digest and SASL auth, failed requests with
+//! their znode path, failed attempts) appears in the events, each inside the `connection`
+//! span of its attempt and the `session` span of its session, and no secret (password, auth
+//! data, session password, znode data, ACL id) appears in any field of any event or span.
 //!
-//! The events are caught by a small subscriber of our own, installed once for the binary;
-//! the tests run side by side, so each looks for its own session's events and checks every
-//! event caught so far for every secret.
+//! The events are caught by a small subscriber of our own, installed once for the binary,
+//! which also keeps every span and which spans each thread is in; the tests run side by
+//! side, so each looks for its own session's events and checks every event caught so far
+//! for every secret.
 
 mod recipes_support;
 
 use std::{
+    cell::RefCell,
     collections::BTreeMap,
     fmt,
     sync::{Mutex, Once},
@@ -24,19 +27,24 @@ use tracing::{
     span, Event, Level, Metadata, Subscriber,
 };
 use zk_session::{
-    Client, CreateOptions, Error, ErrorCode, SaslConfig, SessionEvent, SessionState, Version,
+    Acl, Client, CreateOptions, Error, ErrorCode, Id, Perms, SaslConfig, SessionEvent,
+    SessionState, Version,
 };
 
 const ALICE_PASSWORD: &str = "alice-digest-pw-7Qx";
 const BOB_PASSWORD: &str = "bob-sasl-pw-9Kz";
 const WRONG_PASSWORD: &str = "wrong-sasl-pw-3Jd";
 const DATA: &str = "payload-never-logged-5Vt";
+/// The id of a digest ACL entry (`user:base64(sha1(user:password))` in real life).
+const ACL_ID: &str = "carol:acl-digest-never-logged-8Rw=";
 
-/// One event (or span) as it was emitted: its level and every field printed.
+/// One event (or span, or values recorded on a span) as it was emitted: its level, every
+/// field printed and, for an event, the innermost span it was in.
 #[derive(Debug, Clone)]
 struct Captured {
     level: Level,
     fields: BTreeMap<String, String>,
+    span: Option<u64>,
 }
 
 impl Captured {
@@ -50,6 +58,36 @@ impl Captured {
 }
 
 static CAUGHT: Mutex<Vec<Captured>> = Mutex::new(Vec::new());
+
+/// A span: its name, its fields as they are now, and the span it is in.
+#[derive(Debug, Clone)]
+struct SpanRec {
+    name: &'static str,
+    fields: BTreeMap<String, String>,
+    parent: Option<u64>,
+}
+
+impl SpanRec {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
+}
+
+/// Every span made, span id `n` at index `n - 1`.
+static SPANS: Mutex<Vec<SpanRec>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// The spans this thread is in, innermost last.
+    static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+fn spans() -> std::sync::MutexGuard<'static, Vec<SpanRec>> {
+    SPANS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn current_span() -> Option<u64> {
+    STACK.with(|s| s.borrow().last().copied())
+}
 
 /// Keeps every event and every span's fields, at every level.
 struct Capture;
@@ -66,11 +104,17 @@ impl Visit for Fields<'_> {
     }
 }
 
-fn keep(level: Level, record: impl FnOnce(&mut Fields<'_>)) {
+fn keep(level: Level, span: Option<u64>, record: impl FnOnce(&mut Fields<'_>)) -> Captured {
     let mut fields = BTreeMap::new();
     record(&mut Fields(&mut fields));
+    let c = Captured {
+        level,
+        fields,
+        span,
+    };
     let mut caught = CAUGHT.lock().unwrap_or_else(|e| e.into_inner());
-    caught.push(Captured { level, fields });
+    caught.push(c.clone());
+    c
 }
 
 impl Subscriber for Capture {
@@ -79,24 +123,94 @@ impl Subscriber for Capture {
     }
 
     fn new_span(&self, span: &span::Attributes<'_>) -> span::Id {
-        keep(*span.metadata().level(), |f| span.record(f));
-        span::Id::from_u64(1)
+        let parent = if span.is_root() {
+            None
+        } else if let Some(p) = span.parent() {
+            Some(p.into_u64())
+        } else {
+            current_span()
+        };
+        let c = keep(*span.metadata().level(), None, |f| span.record(f));
+        let mut all = spans();
+        all.push(SpanRec {
+            name: span.metadata().name(),
+            fields: c.fields,
+            parent,
+        });
+        span::Id::from_u64(all.len() as u64)
     }
 
     fn record(&self, span: &span::Id, values: &span::Record<'_>) {
-        let _ = span;
-        keep(Level::TRACE, |f| values.record(f));
+        let c = keep(Level::TRACE, None, |f| values.record(f));
+        let mut all = spans();
+        all[span.into_u64() as usize - 1].fields.extend(c.fields);
     }
 
     fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
 
     fn event(&self, event: &Event<'_>) {
-        keep(*event.metadata().level(), |f| event.record(f));
+        let span = if event.is_root() {
+            None
+        } else if let Some(p) = event.parent() {
+            Some(p.into_u64())
+        } else {
+            current_span()
+        };
+        keep(*event.metadata().level(), span, |f| event.record(f));
     }
 
-    fn enter(&self, _: &span::Id) {}
+    fn enter(&self, span: &span::Id) {
+        STACK.with(|s| s.borrow_mut().push(span.into_u64()));
+    }
 
-    fn exit(&self, _: &span::Id) {}
+    fn exit(&self, span: &span::Id) {
+        STACK.with(|s| {
+            let mut s = s.borrow_mut();
+            if let Some(i) = s.iter().rposition(|&id| id == span.into_u64()) {
+                s.remove(i);
+            }
+        });
+    }
+}
+
+/// The nearest span named `name` that `c` was in, as it is now.
+fn enclosing(c: &Captured, name: &str) -> Option<SpanRec> {
+    let all = spans();
+    let mut at = c.span;
+    while let Some(id) = at {
+        let s = &all[id as usize - 1];
+        if s.name == name {
+            return Some(s.clone());
+        }
+        at = s.parent;
+    }
+    None
+}
+
+/// `c` was in a `connection` span for `server` inside a `session` span with `session_id`
+/// (as it is now) and `connect_string`; returns the two spans.
+fn assert_in_spans(
+    c: &Captured,
+    server: &str,
+    session_id: &str,
+    connect_string: &str,
+) -> (SpanRec, SpanRec) {
+    let conn =
+        enclosing(c, "connection").unwrap_or_else(|| panic!("not in a connection span: {c:?}"));
+    assert_eq!(conn.field("server"), Some(server), "{conn:?} around {c:?}");
+    assert!(
+        conn.field("attempt")
+            .is_some_and(|a| a.parse::<u64>().is_ok_and(|a| a >= 1)),
+        "{conn:?}"
+    );
+    let session = enclosing(c, "session").unwrap_or_else(|| panic!("not in a session span: {c:?}"));
+    assert_eq!(session.field("session_id"), Some(session_id), "{session:?}");
+    assert_eq!(
+        session.field("connect_string"),
+        Some(connect_string),
+        "{session:?}"
+    );
+    (conn, session)
 }
 
 fn install() {
@@ -149,7 +263,7 @@ fn password_forms(password: &Bytes) -> Vec<String> {
 }
 
 fn text_secrets() -> Vec<String> {
-    [ALICE_PASSWORD, BOB_PASSWORD, WRONG_PASSWORD, DATA]
+    [ALICE_PASSWORD, BOB_PASSWORD, WRONG_PASSWORD, DATA, ACL_ID]
         .iter()
         .map(|s| s.to_string())
         .collect()
@@ -194,7 +308,8 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     c.create(&path, DATA.as_bytes(), &CreateOptions::persistent())
         .await
         .unwrap();
-    let missing = c.get_data(&format!("{path}/missing")).await;
+    let missing_path = format!("{path}/missing");
+    let missing = c.get_data(&missing_path).await;
     assert!(
         matches!(missing, Err(Error::Code(ErrorCode::NoNode))),
         "{missing:?}"
@@ -243,11 +358,39 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     let failed = expect(
         Level::DEBUG,
         "request failed",
-        &[("op", "GetData"), ("err", "NoNode")],
+        &[
+            ("op", "GetData"),
+            ("err", "NoNode"),
+            ("path", &missing_path),
+        ],
     );
     assert!(failed
         .field("xid")
         .is_some_and(|x| x.parse::<i32>().is_ok_and(|x| x > 0)));
+    assert_in_spans(&failed, &server_addr, &old_hex, &server_addr);
+
+    // Connecting, the handshake (SASL) and the digest auth of the first connection all
+    // happen inside its connection span, in the first session's span.
+    let connecting = expect(Level::DEBUG, "connecting", &[("server", &server_addr)]);
+    let (first_conn, old_session) =
+        assert_in_spans(&connecting, &server_addr, &old_hex, &server_addr);
+    let sasl = expect(
+        Level::INFO,
+        "SASL authenticated",
+        &[("session_id", &old_hex)],
+    );
+    let (sasl_conn, _) = assert_in_spans(&sasl, &server_addr, &old_hex, &server_addr);
+    assert_eq!(sasl_conn.field("attempt"), first_conn.field("attempt"));
+    assert_in_spans(&first, &server_addr, &old_hex, &server_addr);
+    assert_in_spans(&accepted[0], &server_addr, &old_hex, &server_addr);
+    // The new session after the expiry has a span of its own, with its own id.
+    let renewed = expect(
+        Level::INFO,
+        "connected",
+        &[("session_id", &new_hex), ("new_session", "true")],
+    );
+    let (_, new_session) = assert_in_spans(&renewed, &server_addr, &new_hex, &server_addr);
+    assert_ne!(old_session.fields, new_session.fields);
     for state in ["Connected", "Suspended", "Expired"] {
         expect(
             Level::INFO,
@@ -364,5 +507,59 @@ async fn failed_connection_attempts_are_told_with_their_reason() {
         &[("last_server", &addr), ("servers", "1")],
     );
     assert!(every.field("reason").is_some(), "{every:?}");
+    assert_no_secret(&text_secrets());
+}
+
+/// A failed request names its znode as the caller gave it (under the chroot, without it),
+/// with its op and error, inside the connection's span; never its data or its ACL.
+#[tokio::test]
+async fn a_failed_request_names_its_path_under_the_chroot_but_not_its_data_or_acl() {
+    install();
+    let server = sasl_server();
+    let chroot = recipes_support::unique("tracing-chroot");
+    let connect_string = format!("{}{chroot}", server.connect_string());
+    let c = soon("connect", Client::builder(&connect_string).connect())
+        .await
+        .expect("connect");
+    let session_id = hex(c.session_id());
+    // Nothing exists under the chroot: every one of these fails with NoNode.
+    let leaf = recipes_support::unique("missing");
+    let got = c.get_data(&leaf).await;
+    assert!(
+        matches!(got, Err(Error::Code(ErrorCode::NoNode))),
+        "{got:?}"
+    );
+    let set = c.set_data(&leaf, DATA.as_bytes(), Version::Any).await;
+    assert!(
+        matches!(set, Err(Error::Code(ErrorCode::NoNode))),
+        "{set:?}"
+    );
+    let child = format!("{leaf}/child");
+    let acl = vec![Acl::new(Perms::ALL, Id::new("digest", ACL_ID))];
+    let created = c
+        .create(
+            &child,
+            DATA.as_bytes(),
+            &CreateOptions::persistent().with_acl(acl),
+        )
+        .await;
+    assert!(
+        matches!(created, Err(Error::Code(ErrorCode::NoNode))),
+        "{created:?}"
+    );
+    c.close().await.unwrap();
+
+    let addr = server.connect_string();
+    for (op, path) in [("GetData", &leaf), ("SetData", &leaf), ("Create", &child)] {
+        let failed = expect(
+            Level::DEBUG,
+            "request failed",
+            &[("op", op), ("path", path), ("err", "NoNode")],
+        );
+        assert_in_spans(&failed, &addr, &session_id, &connect_string);
+    }
+    // The server's path (chroot included) is nowhere: the caller never wrote it.
+    let server_path = format!("{chroot}{leaf}");
+    assert_no_secret(&[server_path]);
     assert_no_secret(&text_secrets());
 }

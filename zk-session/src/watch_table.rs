@@ -269,7 +269,6 @@ impl WatchTable {
 mod tests {
     use super::*;
     use crate::watch::{stream_channel, DEFAULT_PERSISTENT_WATCH_BUFFER};
-    use tokio::sync::mpsc;
 
     pub(super) fn oneshot_pair() -> (OneshotTx, oneshot::Receiver<Result<WatchedEvent, Error>>) {
         oneshot::channel()
