@@ -1,141 +1,35 @@
 //! The `tracing` feature against a real server: a session's story (attempts, connections,
-//! state changes, expiry and the new session, digest and SASL auth, failed requests, failed
-//! attempts) appears in the events, and no secret (password, auth data, session password,
-//! znode data) appears in any field of any event.
+//! state changes, expiry and the new session, digest and SASL auth, failed requests with
+//! their znode path, failed attempts) appears in the events, each inside the `connection`
+//! span of its attempt and the `session` span of its session, and no secret (password, auth
+//! data, session password, znode data, ACL id) appears in any field of any event or span.
 //!
-//! The events are caught by a small subscriber of our own, installed once for the binary;
-//! the tests run side by side, so each looks for its own session's events and checks every
-//! event caught so far for every secret.
+//! The events are caught by a small subscriber of our own (tracing_support), installed once
+//! for the binary, which also keeps every span and which spans each thread is in; the tests
+//! run side by side, so each looks for its own session's events and checks every event
+//! caught so far for every secret.
 
 mod recipes_support;
+mod tracing_support;
 
-use std::{
-    collections::BTreeMap,
-    fmt,
-    sync::{Mutex, Once},
-    time::Duration,
-};
+use std::time::Duration;
 
 use bytes::Bytes;
 use conformance::{SaslServer, Standalone};
 use recipes_support::{expire_session, soon, until_state, Proxy};
-use tracing::{
-    field::{Field, Visit},
-    span, Event, Level, Metadata, Subscriber,
-};
+use tracing::Level;
+use tracing_support::{assert_in_spans, assert_no_secret, expect, find, install};
 use zk_session::{
-    Client, CreateOptions, Error, ErrorCode, SaslConfig, SessionEvent, SessionState, Version,
+    Acl, Client, CreateOptions, Error, ErrorCode, Id, Perms, SaslConfig, SessionEvent,
+    SessionState, Version,
 };
 
 const ALICE_PASSWORD: &str = "alice-digest-pw-7Qx";
 const BOB_PASSWORD: &str = "bob-sasl-pw-9Kz";
 const WRONG_PASSWORD: &str = "wrong-sasl-pw-3Jd";
 const DATA: &str = "payload-never-logged-5Vt";
-
-/// One event (or span) as it was emitted: its level and every field printed.
-#[derive(Debug, Clone)]
-struct Captured {
-    level: Level,
-    fields: BTreeMap<String, String>,
-}
-
-impl Captured {
-    fn message(&self) -> &str {
-        self.fields.get("message").map_or("", String::as_str)
-    }
-
-    fn field(&self, name: &str) -> Option<&str> {
-        self.fields.get(name).map(String::as_str)
-    }
-}
-
-static CAUGHT: Mutex<Vec<Captured>> = Mutex::new(Vec::new());
-
-/// Keeps every event and every span's fields, at every level.
-struct Capture;
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
-
-fn keep(level: Level, record: impl FnOnce(&mut Fields<'_>)) {
-    let mut fields = BTreeMap::new();
-    record(&mut Fields(&mut fields));
-    let mut caught = CAUGHT.lock().unwrap_or_else(|e| e.into_inner());
-    caught.push(Captured { level, fields });
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-
-    fn new_span(&self, span: &span::Attributes<'_>) -> span::Id {
-        keep(*span.metadata().level(), |f| span.record(f));
-        span::Id::from_u64(1)
-    }
-
-    fn record(&self, span: &span::Id, values: &span::Record<'_>) {
-        let _ = span;
-        keep(Level::TRACE, |f| values.record(f));
-    }
-
-    fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
-
-    fn event(&self, event: &Event<'_>) {
-        keep(*event.metadata().level(), |f| event.record(f));
-    }
-
-    fn enter(&self, _: &span::Id) {}
-
-    fn exit(&self, _: &span::Id) {}
-}
-
-fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| tracing::subscriber::set_global_default(Capture).expect("no other"));
-}
-
-fn caught() -> Vec<Captured> {
-    CAUGHT.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// The events with `message` whose fields include every `(name, value)` of `with`.
-fn find(message: &str, with: &[(&str, &str)]) -> Vec<Captured> {
-    caught()
-        .into_iter()
-        .filter(|c| c.message() == message && with.iter().all(|(k, v)| c.field(k) == Some(*v)))
-        .collect()
-}
-
-/// Exactly what [`find`] finds, but at least one, at `level`.
-fn expect(level: Level, message: &str, with: &[(&str, &str)]) -> Captured {
-    let found = find(message, with);
-    let Some(first) = found.first() else {
-        panic!("no event {message:?} with {with:?} in {:#?}", caught());
-    };
-    assert_eq!(first.level, level, "{first:?}");
-    first.clone()
-}
-
-/// No field of any event caught so far shows any of `secrets`.
-fn assert_no_secret(secrets: &[String]) {
-    for c in caught() {
-        for (name, value) in &c.fields {
-            for s in secrets {
-                assert!(!value.contains(s.as_str()), "{name} shows a secret: {c:?}");
-            }
-        }
-    }
-}
+/// The id of a digest ACL entry (`user:base64(sha1(user:password))` in real life).
+const ACL_ID: &str = "carol:acl-digest-never-logged-8Rw=";
 
 /// A session password in every form a log line could print it.
 fn password_forms(password: &Bytes) -> Vec<String> {
@@ -149,7 +43,7 @@ fn password_forms(password: &Bytes) -> Vec<String> {
 }
 
 fn text_secrets() -> Vec<String> {
-    [ALICE_PASSWORD, BOB_PASSWORD, WRONG_PASSWORD, DATA]
+    [ALICE_PASSWORD, BOB_PASSWORD, WRONG_PASSWORD, DATA, ACL_ID]
         .iter()
         .map(|s| s.to_string())
         .collect()
@@ -194,7 +88,8 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     c.create(&path, DATA.as_bytes(), &CreateOptions::persistent())
         .await
         .unwrap();
-    let missing = c.get_data(&format!("{path}/missing")).await;
+    let missing_path = format!("{path}/missing");
+    let missing = c.get_data(&missing_path).await;
     assert!(
         matches!(missing, Err(Error::Code(ErrorCode::NoNode))),
         "{missing:?}"
@@ -243,11 +138,39 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     let failed = expect(
         Level::DEBUG,
         "request failed",
-        &[("op", "GetData"), ("err", "NoNode")],
+        &[
+            ("op", "GetData"),
+            ("err", "NoNode"),
+            ("path", &missing_path),
+        ],
     );
     assert!(failed
         .field("xid")
         .is_some_and(|x| x.parse::<i32>().is_ok_and(|x| x > 0)));
+    assert_in_spans(&failed, &server_addr, &old_hex, &server_addr);
+
+    // Connecting, the handshake (SASL) and the digest auth of the first connection all
+    // happen inside its connection span, in the first session's span.
+    let connecting = expect(Level::DEBUG, "connecting", &[("server", &server_addr)]);
+    let (first_conn, old_session) =
+        assert_in_spans(&connecting, &server_addr, &old_hex, &server_addr);
+    let sasl = expect(
+        Level::INFO,
+        "SASL authenticated",
+        &[("session_id", &old_hex)],
+    );
+    let (sasl_conn, _) = assert_in_spans(&sasl, &server_addr, &old_hex, &server_addr);
+    assert_eq!(sasl_conn.field("attempt"), first_conn.field("attempt"));
+    assert_in_spans(&first, &server_addr, &old_hex, &server_addr);
+    assert_in_spans(&accepted[0], &server_addr, &old_hex, &server_addr);
+    // The new session after the expiry has a span of its own, with its own id.
+    let renewed = expect(
+        Level::INFO,
+        "connected",
+        &[("session_id", &new_hex), ("new_session", "true")],
+    );
+    let (_, new_session) = assert_in_spans(&renewed, &server_addr, &new_hex, &server_addr);
+    assert_ne!(old_session.fields, new_session.fields);
     for state in ["Connected", "Suspended", "Expired"] {
         expect(
             Level::INFO,
@@ -364,5 +287,59 @@ async fn failed_connection_attempts_are_told_with_their_reason() {
         &[("last_server", &addr), ("servers", "1")],
     );
     assert!(every.field("reason").is_some(), "{every:?}");
+    assert_no_secret(&text_secrets());
+}
+
+/// A failed request names its znode as the caller gave it (under the chroot, without it),
+/// with its op and error, inside the connection's span; never its data or its ACL.
+#[tokio::test]
+async fn a_failed_request_names_its_path_under_the_chroot_but_not_its_data_or_acl() {
+    install();
+    let server = sasl_server();
+    let chroot = recipes_support::unique("tracing-chroot");
+    let connect_string = format!("{}{chroot}", server.connect_string());
+    let c = soon("connect", Client::builder(&connect_string).connect())
+        .await
+        .expect("connect");
+    let session_id = hex(c.session_id());
+    // Nothing exists under the chroot: every one of these fails with NoNode.
+    let leaf = recipes_support::unique("missing");
+    let got = c.get_data(&leaf).await;
+    assert!(
+        matches!(got, Err(Error::Code(ErrorCode::NoNode))),
+        "{got:?}"
+    );
+    let set = c.set_data(&leaf, DATA.as_bytes(), Version::Any).await;
+    assert!(
+        matches!(set, Err(Error::Code(ErrorCode::NoNode))),
+        "{set:?}"
+    );
+    let child = format!("{leaf}/child");
+    let acl = vec![Acl::new(Perms::ALL, Id::new("digest", ACL_ID))];
+    let created = c
+        .create(
+            &child,
+            DATA.as_bytes(),
+            &CreateOptions::persistent().with_acl(acl),
+        )
+        .await;
+    assert!(
+        matches!(created, Err(Error::Code(ErrorCode::NoNode))),
+        "{created:?}"
+    );
+    c.close().await.unwrap();
+
+    let addr = server.connect_string();
+    for (op, path) in [("GetData", &leaf), ("SetData", &leaf), ("Create", &child)] {
+        let failed = expect(
+            Level::DEBUG,
+            "request failed",
+            &[("op", op), ("path", path), ("err", "NoNode")],
+        );
+        assert_in_spans(&failed, &addr, &session_id, &connect_string);
+    }
+    // The server's path (chroot included) is nowhere: the caller never wrote it.
+    let server_path = format!("{chroot}{leaf}");
+    assert_no_secret(&[server_path]);
     assert_no_secret(&text_secrets());
 }

@@ -18,6 +18,7 @@ use crate::{
     connection::{self, ConnectFailure, Connection, Handshake, SaslOption},
     jitter,
     session::{Action, Config, Phase, SessionCore, Shared},
+    trace::{self, Spans},
     transport::Security,
 };
 
@@ -26,6 +27,9 @@ type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> +
 /// Starts the session task for `cfg`; it runs until the session has ended and every handle
 /// is gone.
 pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedReceiver<Command>) {
+    // Made here, in the caller's context, so that the session span goes under the caller's;
+    // before the shuffle, so that it shows the connect string as given.
+    let spans = Spans::new(&cfg.hosts, &cfg.chroot, cfg.resume.as_ref().map(|r| r.0));
     // Shuffled, as the reference client does, so clients spread over the ensemble.
     cfg.hosts.shuffle(&mut jitter::rng());
     let hosts = cfg.hosts.clone();
@@ -46,6 +50,7 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         attempt: None,
         attempt_host: 0,
         probe: None,
+        spans,
     };
     tokio::spawn(driver.run());
 }
@@ -63,6 +68,8 @@ struct Driver {
     attempt: Option<Attempt>,
     attempt_host: usize,
     probe: Option<JoinHandle<usize>>,
+    /// Entered around every call into the core, so its events land in the right span.
+    spans: Spans,
 }
 
 /// Most commands taken in one go, so that one write carries many requests but reads and
@@ -77,7 +84,9 @@ impl Driver {
         loop {
             self.run_actions().await;
             if self.core.is_ended() {
-                self.attempt = None;
+                if self.attempt.take().is_some() {
+                    self.spans.connection_over();
+                }
                 if !self.rx_open {
                     break;
                 }
@@ -114,21 +123,21 @@ impl Driver {
                 r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
                     let now = Instant::now();
                     match r {
-                        Ok(0) | Err(_) => self.core.handle_disconnected(now),
-                        Ok(_) => {
-                            let c = self.conn.as_mut().expect("connected");
-                            self.core.handle_input(&mut c.rbuf, now);
-                        }
+                        Ok(0) | Err(_) => self.in_span(|d| d.core.handle_disconnected(now)),
+                        Ok(_) => self.in_span(|d| {
+                            let c = d.conn.as_mut().expect("connected");
+                            d.core.handle_input(&mut c.rbuf, now);
+                        }),
                     }
                 }
                 r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
-                    Ok(_) => self.core.handle_written(Instant::now()),
-                    Err(_) => self.core.handle_disconnected(Instant::now()),
+                    Ok(_) => self.in_span(|d| d.core.handle_written(Instant::now())),
+                    Err(_) => self.in_span(|d| d.core.handle_disconnected(Instant::now())),
                 },
                 cmd = rx.recv(), if take_commands => self.commands(cmd).await,
                 _ = &mut timer, if armed.is_some() => {
                     armed = None;
-                    self.core.handle_timeout(Instant::now());
+                    self.in_span(|d| d.core.handle_timeout(Instant::now()));
                 }
                 r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
                     self.attempt = None;
@@ -137,11 +146,17 @@ impl Driver {
                 found = async { probe.as_mut().unwrap().await }, if probe.is_some() => {
                     self.probe = None;
                     if let Ok(host) = found {
-                        self.core.handle_read_write_found(host, Instant::now());
+                        self.in_span(|d| d.core.handle_read_write_found(host, Instant::now()));
                     }
                 }
             }
         }
+    }
+
+    /// Runs `f` inside the current connection's span (or the session's between connections).
+    fn in_span<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let span = self.spans.current();
+        span.in_scope(|| f(self))
     }
 
     /// Runs what the core asked for.
@@ -162,12 +177,24 @@ impl Driver {
                         xid,
                     };
                     let security = self.security.clone();
-                    self.attempt = Some(Box::pin(connection::connect(
-                        addr, handshake, timeout, codec, security,
-                    )));
+                    let span = self
+                        .spans
+                        .connection_started(&addr, handshake.request.session_id);
+                    span.in_scope(|| {
+                        trace::debug!(
+                            server = %trace::Server(&addr),
+                            session_id = %trace::SessionId(handshake.request.session_id),
+                            last_zxid_seen = handshake.request.last_zxid_seen,
+                            timeout_ms = timeout.as_millis() as u64,
+                            "connecting"
+                        );
+                    });
+                    let attempt = connection::connect(addr, handshake, timeout, codec, security);
+                    self.attempt = Some(Box::pin(self.spans.instrument(attempt)));
                     self.attempt_host = host;
                 }
                 Action::Disconnect => {
+                    self.spans.connection_over();
                     if let Some(p) = self.probe.take() {
                         p.abort();
                     }
@@ -179,20 +206,30 @@ impl Driver {
                 }
                 Action::ProbeReadWrite { skip } => {
                     let hosts = self.hosts.clone();
-                    self.probe = Some(tokio::spawn(connection::find_read_write_server(
-                        hosts,
-                        skip,
-                        self.security.clone(),
-                    )));
+                    let probe =
+                        connection::find_read_write_server(hosts, skip, self.security.clone());
+                    self.probe = Some(tokio::spawn(self.spans.instrument(probe)));
                 }
             }
         }
     }
 
+    /// Hands the end of a connection attempt to the core, inside the attempt's span.
     fn attempted(&mut self, r: Result<Connection, ConnectFailure>) {
+        self.in_span(|d| d.attempt_ended(r));
+        if self.conn.is_none() {
+            self.spans.connection_over();
+        }
+    }
+
+    fn attempt_ended(&mut self, r: Result<Connection, ConnectFailure>) {
         let now = Instant::now();
         match r {
             Ok(mut c) => {
+                // Known before the core tells of it: its events show the id in their span.
+                if c.response.timeout > 0 {
+                    self.spans.session_known(c.response.session_id);
+                }
                 self.core.handle_connected(&c.response, c.next_xid, now);
                 if matches!(self.core.phase(), Phase::Connected { .. }) {
                     // Bytes that came in behind the connect response are frames like any other.
@@ -223,10 +260,10 @@ impl Driver {
             match next.take() {
                 None => {
                     self.rx_open = false;
-                    self.core.handle_handles_gone(now);
+                    self.in_span(|d| d.core.handle_handles_gone(now));
                     return;
                 }
-                Some(cmd) => self.core.handle_command(cmd, now),
+                Some(cmd) => self.in_span(|d| d.core.handle_command(cmd, now)),
             }
             taken += 1;
             self.core.owed = self.core.owed.saturating_sub(1);

@@ -8,11 +8,40 @@
 //! Feature `tls` (off by default): connections over TLS with rustls, configured by
 //! `TlsConfig` and `ClientBuilder::tls`.
 //!
-//! Feature `tracing` (off by default): `tracing` events for connection attempts, state
-//! changes, session expiry and the new session, auth results and failed requests, with
-//! `session_id` (hex), `server`, `xid` and `zxid` fields. No znode data, password, auth data,
-//! certificate or session password is ever in them. Install a subscriber in the application
-//! to see them (for example `tracing_subscriber::fmt::init()`).
+//! Feature `tracing` (off by default; without it nothing of this is compiled in): spans and
+//! events through the `tracing` crate. Install a subscriber in the application to see them
+//! (for example `tracing_subscriber::fmt::init()`).
+//!
+//! Spans (level `info`):
+//! - `session`, one per ZooKeeper session (a new one when the ensemble expires the session
+//!   and the handle creates the next), under the caller's span when the client was built:
+//!   `connect_string` (the servers and chroot as parsed, no credentials) and `session_id`
+//!   (hex, recorded once the server has given it).
+//! - `connection`, inside it, one per connection attempt, lasting as long as the connection
+//!   it makes: `server` (`host:port`) and `attempt` (1, 2, … over the handle's life). The
+//!   handshake, SASL, auth replies, requests and their failures, the state change and the
+//!   end of that connection are told inside it; backoff waits between connections are in
+//!   the session span alone.
+//!
+//! Events, with their fields (`session_id` in hex as the server logs it, `server` as
+//! `host:port`):
+//! - `debug`: "connecting" (`server`, `session_id`, `last_zxid_seen`, `timeout_ms`),
+//!   "connect failed" (`server`, `reason`), "waiting before the next connection attempt"
+//!   (`server`, `backoff_ms`), "connection ended" (`server`, `session_id`, `reconnect`),
+//!   "request failed" (`xid`, `zxid`, `op`, `path`: the znode path as the caller gave it,
+//!   under the chroot, absent for multi; `err`, e.g. `NoNode`).
+//! - `info`: "connected" (`server`, `session_id`, `timeout_ms`, `read_only`, `new_session`,
+//!   `after_expiry`), "SASL authenticated" (`server`, `session_id`, `mechanism`), "auth
+//!   accepted" (`scheme`), "session state changed" (`session_id`, `state`, `event`), "the
+//!   server says the session is expired" and "session expired: creating a new session on
+//!   the same handle" (`session_id`).
+//! - `warn`: "connect failed on every server" (`servers`, `passes`, `last_server`,
+//!   `reason`), "authentication failed: the session ends" (`server`, `reason`), "auth
+//!   refused" (`scheme`, `err`), "the server requires SASL authentication: the session
+//!   ends" (`xid`, `err`), "reply out of order: reconnecting" (`xid`, `expected_xid`).
+//!
+//! No znode data, ACL, password, digest, auth data, certificate, key or session password is
+//! ever in a span or event.
 //!
 //! ```no_run
 //! # async fn f() -> zk_session::Result<()> {

@@ -1,11 +1,15 @@
 //! Log events through the `tracing` crate when the `tracing` feature is on; without it the
-//! macros expand to nothing, so call sites need no `cfg` and cost nothing.
+//! macros expand to nothing and the spans ([`Spans`]) are empty, so call sites need no `cfg`
+//! and cost nothing.
 //!
 //! Fields use ZooKeeper's words: `session_id` (hex, as the server logs it), `server`
-//! (`host:port`), `xid`, `zxid`, `op`, `err`. What is never logged: znode data, passwords,
-//! auth data, certificates and keys, session passwords. Levels: `info` for state changes,
-//! expiry and new sessions, `warn` for refused credentials and a pass over every server that
-//! all failed, `debug` for each attempt, each failed attempt and each failed request.
+//! (`host:port`), `xid`, `zxid`, `op`, `path` (the znode path as the caller gave it, under
+//! the chroot), `err`. What is never logged: znode data, ACLs, passwords, auth data,
+//! certificates and keys, session passwords. Levels: `info` for state changes, expiry and new
+//! sessions, `warn` for refused credentials and a pass over every server that all failed,
+//! `debug` for each attempt, each failed attempt and each failed request. The events go in a
+//! `session` span and, while a connection is tried or up, its `connection` span (see
+//! [`Spans`]); the crate documentation lists them all.
 
 #[cfg(feature = "tracing")]
 macro_rules! debug {
@@ -34,8 +38,46 @@ macro_rules! warn_event {
     ($($event:tt)*) => {};
 }
 
+mod spans;
+
+pub(crate) use spans::Spans;
+
 // `warn` alone would be ambiguous with the built-in attribute.
 pub(crate) use {debug, info, warn_event as warn};
+
+/// The znode path `request` is about, as the server sees it (chroot included); `None` for
+/// requests without one (multi, reconfig, the session's own). Never data or ACLs.
+#[cfg(feature = "tracing")]
+pub(crate) fn znode_path(request: &zk_proto::Request) -> Option<&str> {
+    use zk_proto::Request as R;
+    match request {
+        R::Create(r) | R::Create2(r) | R::CreateContainer(r) => Some(&r.path),
+        R::CreateTtl(r) => Some(&r.path),
+        R::Delete(r) => Some(&r.path),
+        R::Exists(r) => Some(&r.path),
+        R::GetData(r) => Some(&r.path),
+        R::SetData(r) => Some(&r.path),
+        R::GetAcl(r) => Some(&r.path),
+        R::SetAcl(r) => Some(&r.path),
+        R::GetChildren(r) | R::GetChildren2(r) => Some(&r.path),
+        R::Sync(r) => Some(&r.path),
+        R::Check(r) => Some(&r.path),
+        R::CheckWatches(r) | R::RemoveWatches(r) => Some(&r.path),
+        R::GetEphemerals(r) => Some(&r.prefix_path),
+        R::GetAllChildrenNumber(r) => Some(&r.path),
+        R::AddWatch(r) => Some(&r.path),
+        R::Multi(_)
+        | R::MultiRead(_)
+        | R::Reconfig(_)
+        | R::Auth(_)
+        | R::SetWatches(_)
+        | R::SetWatches2(_)
+        | R::Sasl(_)
+        | R::WhoAmI
+        | R::Ping
+        | R::CloseSession => None,
+    }
+}
 
 /// A session id as ZooKeeper logs it: `0x1000a2b3c4d0001`.
 #[cfg(feature = "tracing")]

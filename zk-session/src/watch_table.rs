@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use tokio::sync::oneshot;
-use zk_proto::{EventType, Request, SetWatches, SetWatches2, WatcherType};
+use zk_proto::{EventType, WatcherType};
 
 use crate::{
     chroot::Chroot,
@@ -12,15 +12,9 @@ use crate::{
     Error, WatchedEvent,
 };
 
+mod set_watches;
+
 pub(crate) type OneshotTx = oneshot::Sender<Result<WatchedEvent, Error>>;
-
-/// SetWatches batches stay under this much path text, as the Java client's do, so that no
-/// batch comes near the server's frame limit.
-pub(crate) const SET_WATCHES_MAX_PATH_BYTES: usize = 128 * 1024;
-
-/// Bytes of a SetWatches2 frame body besides its paths: request header (8), relative zxid
-/// (8) and five vector counts (20). Each path adds its own 4-byte length.
-const SET_WATCHES_FIXED_BYTES: usize = 36;
 
 /// Watches by server path (chroot included).
 #[derive(Debug, Default)]
@@ -269,116 +263,14 @@ impl WatchTable {
             && self.persistent.is_empty()
             && self.recursive.is_empty()
     }
-
-    /// The SetWatches/SetWatches2 requests that re-register every live watch after a
-    /// reconnect, each under [`SET_WATCHES_MAX_PATH_BYTES`] of path text and each a frame
-    /// of at most `max_frame_len` bytes. A watch whose path cannot fit in any frame is ended
-    /// here (one-shot watches with [`Error::InvalidArgument`], streams closed) rather than
-    /// silently forgotten: the server could never be told about it.
-    pub fn set_watches(&mut self, relative_zxid: i64, max_frame_len: usize) -> Vec<Request> {
-        self.prune();
-        let fits = |path: &str| SET_WATCHES_FIXED_BYTES + 4 + path.len() <= max_frame_len;
-        self.end_unfit(&fits);
-        let mut out = Vec::new();
-        let mut batch = SetWatches2 {
-            relative_zxid,
-            data_watches: Vec::new(),
-            exist_watches: Vec::new(),
-            child_watches: Vec::new(),
-            persistent_watches: Vec::new(),
-            persistent_recursive_watches: Vec::new(),
-        };
-        let mut text = 0;
-        let mut frame = SET_WATCHES_FIXED_BYTES;
-        let lists: [(usize, Vec<&String>); 5] = [
-            (0, self.data.keys().collect()),
-            (1, self.exist.keys().collect()),
-            (2, self.child.keys().collect()),
-            (3, self.persistent.keys().collect()),
-            (4, self.recursive.keys().collect()),
-        ];
-        for (which, keys) in lists {
-            for path in keys {
-                let full = text + path.len() > SET_WATCHES_MAX_PATH_BYTES
-                    || frame + 4 + path.len() > max_frame_len;
-                if full && text > 0 {
-                    out.push(finish_batch(&mut batch, relative_zxid));
-                    text = 0;
-                    frame = SET_WATCHES_FIXED_BYTES;
-                }
-                text += path.len();
-                frame += 4 + path.len();
-                let list = match which {
-                    0 => &mut batch.data_watches,
-                    1 => &mut batch.exist_watches,
-                    2 => &mut batch.child_watches,
-                    3 => &mut batch.persistent_watches,
-                    _ => &mut batch.persistent_recursive_watches,
-                };
-                list.push(path.clone());
-            }
-        }
-        if text > 0 {
-            out.push(finish_batch(&mut batch, relative_zxid));
-        }
-        out
-    }
-
-    /// Ends the watches on paths for which `fits` says no.
-    fn end_unfit(&mut self, fits: &dyn Fn(&str) -> bool) {
-        let err = Error::InvalidArgument(
-            "watch path too long to re-register within the maximum frame length".into(),
-        );
-        for map in [&mut self.data, &mut self.exist, &mut self.child] {
-            map.retain(|path, list| {
-                if fits(path) {
-                    return true;
-                }
-                for tx in list.drain(..) {
-                    let _ = tx.send(Err(err.clone()));
-                }
-                false
-            });
-        }
-        for map in [&mut self.persistent, &mut self.recursive] {
-            map.retain(|path, _| fits(path));
-        }
-    }
-}
-
-/// Turns a filled batch into a request: SetWatches when it has no persistent watches (the
-/// opcode every 3.x server knows), SetWatches2 otherwise.
-fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
-    let b = std::mem::replace(
-        batch,
-        SetWatches2 {
-            relative_zxid,
-            data_watches: Vec::new(),
-            exist_watches: Vec::new(),
-            child_watches: Vec::new(),
-            persistent_watches: Vec::new(),
-            persistent_recursive_watches: Vec::new(),
-        },
-    );
-    if b.persistent_watches.is_empty() && b.persistent_recursive_watches.is_empty() {
-        Request::SetWatches(SetWatches {
-            relative_zxid,
-            data_watches: b.data_watches,
-            exist_watches: b.exist_watches,
-            child_watches: b.child_watches,
-        })
-    } else {
-        Request::SetWatches2(b)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::watch::{stream_channel, DEFAULT_PERSISTENT_WATCH_BUFFER};
-    use tokio::sync::mpsc;
 
-    fn oneshot_pair() -> (OneshotTx, oneshot::Receiver<Result<WatchedEvent, Error>>) {
+    pub(super) fn oneshot_pair() -> (OneshotTx, oneshot::Receiver<Result<WatchedEvent, Error>>) {
         oneshot::channel()
     }
 
@@ -492,104 +384,6 @@ mod tests {
         assert_eq!(t.end_registration("/q"), vec![]);
         assert_eq!(t.end_registration("/q"), vec![WatchKind::Data]);
         assert_eq!(t.end_registration("/q"), vec![]);
-    }
-
-    /// The paths of a SetWatches or SetWatches2 batch, and its relative zxid.
-    fn batch_paths(r: &Request) -> (Vec<&String>, i64) {
-        match r {
-            Request::SetWatches(s) => (
-                s.data_watches
-                    .iter()
-                    .chain(&s.exist_watches)
-                    .chain(&s.child_watches)
-                    .collect(),
-                s.relative_zxid,
-            ),
-            Request::SetWatches2(s) => (
-                s.data_watches
-                    .iter()
-                    .chain(&s.exist_watches)
-                    .chain(&s.child_watches)
-                    .chain(&s.persistent_watches)
-                    .chain(&s.persistent_recursive_watches)
-                    .collect(),
-                s.relative_zxid,
-            ),
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-
-    #[test]
-    fn set_watches_batches_stay_under_the_limit() {
-        let mut t = WatchTable::default();
-        let mut keep = Vec::new();
-        for i in 0..3000 {
-            let (tx, rx) = oneshot_pair();
-            keep.push(rx);
-            t.add_oneshot(WatchKind::Data, format!("/{}/{i:08}", "x".repeat(90)), tx);
-        }
-        let (tx, _rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::Persistent, "/p".into(), tx);
-        let reqs = t.set_watches(42, zk_proto::DEFAULT_MAX_FRAME_LEN);
-        assert!(reqs.len() >= 3);
-        let mut total = 0;
-        let mut saw_v2 = false;
-        for r in &reqs {
-            saw_v2 |= matches!(r, Request::SetWatches2(_));
-            let (paths, zxid) = batch_paths(r);
-            assert_eq!(zxid, 42);
-            assert!(paths.iter().map(|p| p.len()).sum::<usize>() <= SET_WATCHES_MAX_PATH_BYTES);
-            total += paths.len();
-        }
-        assert!(saw_v2);
-        assert_eq!(total, 3001);
-    }
-
-    /// With a small frame limit, every batch encodes within it, and a watch whose path could
-    /// never fit is told so instead of being dropped without a word.
-    #[test]
-    fn set_watches_frames_fit_the_max_frame_len() {
-        const MAX: usize = 4096;
-        let mut t = WatchTable::default();
-        let mut keep = Vec::new();
-        for i in 0..200 {
-            let (tx, rx) = oneshot_pair();
-            keep.push(rx);
-            t.add_oneshot(WatchKind::Exist, format!("/{}/{i:04}", "e".repeat(120)), tx);
-        }
-        let (tx, _stream) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::PersistentRecursive, "/r".into(), tx);
-        // Exactly as long as one frame allows, and one byte longer.
-        let longest = format!("/{}", "a".repeat(MAX - SET_WATCHES_FIXED_BYTES - 4 - 1));
-        let too_long = format!("/{}", "b".repeat(MAX - SET_WATCHES_FIXED_BYTES - 4));
-        let (tx, mut fits_rx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Data, longest.clone(), tx);
-        let (tx, mut unfit_rx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Child, too_long.clone(), tx);
-        let (tx, mut unfit_stream) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::Persistent, too_long.clone(), tx);
-
-        let codec = zk_proto::FrameCodec::with_max_frame_len(MAX);
-        let mut sent = Vec::new();
-        for r in t.set_watches(7, MAX) {
-            let mut buf = bytes::BytesMut::new();
-            codec
-                .encode_with(&mut buf, |b| r.encode(-8, b))
-                .unwrap_or_else(|e| panic!("{e}"));
-            sent.extend(batch_paths(&r).0.into_iter().cloned());
-        }
-        assert_eq!(sent.len(), 202);
-        assert!(sent.contains(&longest) && sent.contains(&"/r".to_string()));
-        assert!(!sent.contains(&too_long));
-        assert!(fits_rx.try_recv().is_err(), "the fitting watch stays armed");
-        assert!(matches!(
-            unfit_rx.try_recv().unwrap(),
-            Err(Error::InvalidArgument(_))
-        ));
-        assert!(matches!(
-            unfit_stream.try_recv(),
-            Err(mpsc::error::TryRecvError::Disconnected)
-        ));
     }
 
     #[test]

@@ -103,13 +103,7 @@ impl SessionCore {
             .cfg
             .connect_timeout
             .unwrap_or_else(|| (self.timeout / n.max(3) as u32).max(Duration::from_millis(500)));
-        trace::debug!(
-            server = %trace::Server(&self.cfg.hosts[host]),
-            session_id = %trace::SessionId(request.session_id),
-            last_zxid_seen = request.last_zxid_seen,
-            timeout_ms = timeout.as_millis() as u64,
-            "connecting"
-        );
+        // The driver tells of the attempt ("connecting"), inside the attempt's span.
         self.phase = Phase::Connecting { host };
         self.actions.push_back(Action::Connect {
             host,

@@ -33,6 +33,10 @@ pub(super) struct InFlight {
     /// `None` for the session's own requests (removeWatches after a drop, closeSession).
     pub reply: Option<ReplyTx>,
     pub watch: Option<WatchReg>,
+    /// The znode path (the server's), kept only while debug events are on: the
+    /// request-failed event names it.
+    #[cfg(feature = "tracing")]
+    pub path: Option<String>,
 }
 
 /// A request that came while there was no connection.
@@ -133,6 +137,17 @@ impl Requests {
     }
 }
 
+/// The path of `request` for its failure event, when that event would be seen: the
+/// allocation is spared otherwise.
+#[cfg(feature = "tracing")]
+fn failure_path(request: &Request) -> Option<String> {
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        trace::znode_path(request).map(str::to_owned)
+    } else {
+        None
+    }
+}
+
 /// A request that never went out ends its registration: nothing reached the server for it,
 /// so nothing dropped meanwhile has to be removed on its account.
 fn end_unsent_registration(watches: &mut WatchTable, cmd: &RequestCmd) {
@@ -164,6 +179,8 @@ impl SessionCore {
                 op,
                 reply: Some(rc.reply),
                 watch: rc.watch,
+                #[cfg(feature = "tracing")]
+                path: failure_path(&rc.request),
             }),
             Err(e) => {
                 self.registration_failed(&rc);
@@ -195,6 +212,8 @@ impl SessionCore {
                 op: req.op_code(),
                 reply: None,
                 watch: None,
+                #[cfg(feature = "tracing")]
+                path: failure_path(&req),
             });
         }
     }
@@ -296,7 +315,15 @@ impl SessionCore {
         let is_close = p.op == OpCode::CloseSession;
         let result = if header.err != 0 {
             let code = ErrorCode::from_code(header.err);
-            trace::debug!(xid = got, zxid = header.zxid, op = ?p.op, err = ?code, "request failed");
+            // The path as the caller gave it, under the chroot.
+            trace::debug!(
+                xid = got,
+                zxid = header.zxid,
+                op = ?p.op,
+                path = p.path.as_deref().map(|s| self.cfg.chroot.to_client(s)).as_deref(),
+                err = ?code,
+                "request failed"
+            );
             Err(Error::Code(code))
         } else {
             match Response::decode(p.op, &mut r) {

@@ -1,0 +1,267 @@
+//! Creating, reading, writing, deleting and syncing one znode.
+
+use super::*;
+
+impl Client {
+    fn create_request(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions,
+    ) -> Result<Request, Error> {
+        let mode = options.mode();
+        let kind = if mode.is_sequential() {
+            PathKind::Sequential
+        } else {
+            PathKind::Plain
+        };
+        let path = self.server_path(path, kind)?;
+        let data = Some(Bytes::copy_from_slice(data));
+        let acl = options.acl().to_vec();
+        if mode.is_ttl() {
+            let ttl = options
+                .ttl_duration()
+                .ok_or_else(|| Error::InvalidArgument("a TTL mode needs a TTL".into()))?;
+            let ttl = ttl.as_millis();
+            if ttl == 0 || ttl > (1u128 << 40) {
+                return Err(Error::InvalidArgument(format!(
+                    "TTL of {ttl} ms is out of range"
+                )));
+            }
+            return Ok(Request::CreateTtl(CreateTtlRequest {
+                path,
+                data,
+                acl,
+                mode,
+                ttl: ttl as i64,
+            }));
+        }
+        if options.ttl_duration().is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{mode:?} does not take a TTL"
+            )));
+        }
+        Ok(Request::Create2(CreateRequest {
+            path,
+            data,
+            acl,
+            mode,
+        }))
+    }
+
+    /// Creates a znode and returns its path (with the sequence suffix for sequential modes).
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{CreateOptions, Error, ErrorCode};
+    ///
+    /// match client.create("/app/config", b"v1", &CreateOptions::persistent()).await {
+    ///     Ok(path) => assert_eq!(path, "/app/config"),
+    ///     Err(Error::Code(ErrorCode::NodeExists)) => println!("someone else created it first"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// let sequential = CreateOptions::persistent_sequential();
+    /// let job = client.create("/app/jobs/job-", b"", &sequential).await?;
+    /// println!("{job}"); // e.g. /app/jobs/job-0000000007
+    /// # Ok(()) }
+    /// ```
+    pub async fn create(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions,
+    ) -> Result<String, Error> {
+        let mut req = self.create_request(path, data, options)?;
+        // Plain modes use opcode 1, which returns no Stat.
+        if let Request::Create2(r) = req {
+            req = if r.mode == CreateMode::Container {
+                Request::CreateContainer(r)
+            } else {
+                Request::Create(r)
+            };
+        }
+        match self.call(req, None).await? {
+            Response::Create(r) => Ok(self.client_path(&r.path)),
+            Response::Create2(r) => Ok(self.client_path(&r.path)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Creates a znode and returns its path and Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::CreateOptions;
+    ///
+    /// let options = CreateOptions::ephemeral_sequential();
+    /// let (path, stat) = client.create_with_stat("/app/workers/w-", b"host-1", &options).await?;
+    /// assert_eq!(stat.ephemeral_owner, client.session_id()); // ephemeral: ours
+    /// println!("{path} created by zxid {:#x}", stat.czxid);
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_with_stat(
+        &self,
+        path: &str,
+        data: &[u8],
+        options: &CreateOptions,
+    ) -> Result<(String, Stat), Error> {
+        let mut req = self.create_request(path, data, options)?;
+        if let Request::Create2(r) = req {
+            req = if r.mode == CreateMode::Container {
+                Request::CreateContainer(r)
+            } else {
+                Request::Create2(r)
+            };
+        }
+        match self.call(req, None).await? {
+            Response::Create2(r) => Ok((self.client_path(&r.path), r.stat)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Deletes a znode if its version matches.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode, Version};
+    ///
+    /// let (_data, stat) = client.get_data("/app/lease").await?;
+    /// match client.delete("/app/lease", Version::Exact(stat.version)).await {
+    ///     Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => println!("gone"),
+    ///     Err(Error::Code(ErrorCode::BadVersion)) => println!("changed since we read it: kept"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete(&self, path: &str, version: Version) -> Result<(), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::Delete(DeleteRequest {
+            path,
+            version: version.as_i32(),
+        });
+        self.call(req, None).await.map(drop)
+    }
+
+    /// The znode's Stat, or `None` if it does not exist.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// match client.exists("/app/ready").await? {
+    ///     Some(stat) => println!("ready since zxid {:#x}", stat.czxid),
+    ///     None => println!("not ready yet"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn exists(&self, path: &str) -> Result<Option<Stat>, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::Exists(ExistsRequest { path, watch: false });
+        exists_result(self.call(req, None).await)
+    }
+
+    /// Like [`exists`](Self::exists), and leaves a watch that fires when the znode is created,
+    /// changed or deleted.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// let (stat, watch) = client.exists_watch("/app/ready").await?;
+    /// if stat.is_none() {
+    ///     // The watch fires when the znode is created.
+    ///     let event = watch.await?;
+    ///     println!("{:?} {}", event.event_type, event.path);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn exists_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Data);
+        let req = Request::Exists(ExistsRequest { path, watch: true });
+        let stat = exists_result(self.call(req, Some(reg)).await)?;
+        Ok((stat, watch))
+    }
+
+    /// The znode's data (a slice of the reply frame, not a copy; empty for null data) and Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode};
+    ///
+    /// match client.get_data("/app/config").await {
+    ///     Ok((data, stat)) => println!("{} bytes at version {}", data.len(), stat.version),
+    ///     Err(Error::Code(ErrorCode::NoNode)) => println!("no config yet"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_data(&self, path: &str) -> Result<(Bytes, Stat), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::GetData(GetDataRequest { path, watch: false });
+        data_result(self.call(req, None).await?)
+    }
+
+    /// Like [`get_data`](Self::get_data), and leaves a watch that fires when the data changes
+    /// or the znode is deleted.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::EventType;
+    ///
+    /// // Reload the configuration whenever it changes, until its znode is deleted.
+    /// loop {
+    ///     let (data, _stat, watch) = client.get_data_watch("/app/config").await?;
+    ///     println!("config: {}", String::from_utf8_lossy(&data));
+    ///     if watch.await?.event_type == EventType::NodeDeleted {
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_data_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Data);
+        let req = Request::GetData(GetDataRequest { path, watch: true });
+        let (data, stat) = data_result(self.call(req, Some(reg)).await?)?;
+        Ok((data, stat, watch))
+    }
+
+    /// Replaces the znode's data if its version matches; returns the new Stat.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// use zk_session::{Error, ErrorCode, Version};
+    ///
+    /// // Compare-and-set: only if nobody has written since our read.
+    /// let (_data, stat) = client.get_data("/app/config").await?;
+    /// match client.set_data("/app/config", b"v2", Version::Exact(stat.version)).await {
+    ///     Ok(new_stat) => assert_eq!(new_stat.version, stat.version + 1),
+    ///     Err(Error::Code(ErrorCode::BadVersion)) => println!("lost the race: read again"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_data(&self, path: &str, data: &[u8], version: Version) -> Result<Stat, Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        let req = Request::SetData(SetDataRequest {
+            path,
+            data: Some(Bytes::copy_from_slice(data)),
+            version: version.as_i32(),
+        });
+        stat_result(self.call(req, None).await?)
+    }
+
+    /// Waits until the server this session is connected to has caught up with the leader.
+    ///
+    /// ```no_run
+    /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
+    /// // Another process has just written /app/config through another server. Reads are served
+    /// // by the server we are connected to, which may lag behind: catch up first.
+    /// client.sync("/app/config").await?;
+    /// let (data, _stat) = client.get_data("/app/config").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn sync(&self, path: &str) -> Result<(), Error> {
+        let path = self.server_path(path, PathKind::Plain)?;
+        self.call(Request::Sync(SyncRequest { path }), None)
+            .await
+            .map(drop)
+    }
+}
