@@ -298,9 +298,14 @@ async fn a_failed_request_names_its_path_under_the_chroot_but_not_its_data_or_ac
     let server = sasl_server();
     let chroot = recipes_support::unique("tracing-chroot");
     let connect_string = format!("{}{chroot}", server.connect_string());
-    let c = soon("connect", Client::builder(&connect_string).connect())
-        .await
-        .expect("connect");
+    // Built inside a caller's span, which the session must not stay inside (nor keep open).
+    let caller = tracing::info_span!("caller");
+    let c = soon(
+        "connect",
+        tracing::Instrument::instrument(Client::builder(&connect_string).connect(), caller),
+    )
+    .await
+    .expect("connect");
     let session_id = hex(c.session_id());
     // Nothing exists under the chroot: every one of these fails with NoNode.
     let leaf = recipes_support::unique("missing");
@@ -336,7 +341,11 @@ async fn a_failed_request_names_its_path_under_the_chroot_but_not_its_data_or_ac
             "request failed",
             &[("op", op), ("path", path), ("err", "NoNode")],
         );
-        assert_in_spans(&failed, &addr, &session_id, &connect_string);
+        let (_, session) = assert_in_spans(&failed, &addr, &session_id, &connect_string);
+        assert_eq!(
+            session.parent, None,
+            "the session span is a root: {session:?}"
+        );
     }
     // The server's path (chroot included) is nowhere: the caller never wrote it.
     let server_path = format!("{chroot}{leaf}");

@@ -27,7 +27,7 @@ type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> +
 /// Starts the session task for `cfg`; it runs until the session has ended and every handle
 /// is gone.
 pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedReceiver<Command>) {
-    // Made here, in the caller's context, so that the session span goes under the caller's;
+    // Made here, in the caller's context, so that the session span follows from the caller's;
     // before the shuffle, so that it shows the connect string as given.
     let spans = Spans::new(&cfg.hosts, &cfg.chroot, cfg.resume.as_ref().map(|r| r.0));
     // Shuffled, as the reference client does, so clients spread over the ensemble.

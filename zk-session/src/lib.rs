@@ -14,7 +14,8 @@
 //!
 //! Spans (level `info`):
 //! - `session`, one per ZooKeeper session (a new one when the ensemble expires the session
-//!   and the handle creates the next), under the caller's span when the client was built:
+//!   and the handle creates the next), a root span that follows from the caller's span when
+//!   the client was built (the client does not keep the caller's span open):
 //!   `connect_string` (the servers and chroot as parsed, no credentials) and `session_id`
 //!   (hex, recorded once the server has given it).
 //! - `connection`, inside it, one per connection attempt, lasting as long as the connection

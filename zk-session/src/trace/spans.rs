@@ -35,8 +35,10 @@ pub(crate) struct Spans {
 
 #[cfg(feature = "tracing")]
 struct On {
-    /// The caller's span when the client was built: every session span goes under it.
-    parent: tracing::Span,
+    /// The caller's span when the client was built: every session span follows from it. Only
+    /// its id is kept, so the client does not hold the caller's span open for its whole life
+    /// (a request span that built a client would otherwise never close).
+    caller: Option<tracing::Id>,
     /// The connect string without credentials, for each new session span.
     connect_string: String,
     session: tracing::Span,
@@ -49,16 +51,16 @@ struct On {
 
 impl Spans {
     /// The spans of a session of the ensemble `hosts` under `chroot`; the caller's current
-    /// span becomes their parent. `resume`: the session id given to take over, if any.
+    /// span is what they follow from. `resume`: the session id given to take over, if any.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     pub fn new(hosts: &[(String, u16)], chroot: &Chroot, resume: Option<i64>) -> Spans {
         #[cfg(feature = "tracing")]
         {
-            let parent = tracing::Span::current();
+            let caller = tracing::Span::current().id();
             let connect_string = connect_string(hosts, chroot);
-            let session = session_span(&parent, &connect_string);
+            let session = session_span(caller.clone(), &connect_string);
             let mut on = On {
-                parent,
+                caller,
                 connect_string,
                 session,
                 session_id: None,
@@ -109,7 +111,7 @@ impl Spans {
         {
             let on = &mut self.on;
             if session_id == 0 && on.session_id.is_some() {
-                let next = session_span(&on.parent, &on.connect_string);
+                let next = session_span(on.caller.clone(), &on.connect_string);
                 next.follows_from(&on.session);
                 on.session = next;
                 on.session_id = None;
@@ -160,14 +162,17 @@ impl On {
     }
 }
 
+/// A root span: a session outlives whatever the caller was doing when it built the client.
 #[cfg(feature = "tracing")]
-fn session_span(parent: &tracing::Span, connect_string: &str) -> tracing::Span {
-    tracing::info_span!(
-        parent: parent,
+fn session_span(caller: Option<tracing::Id>, connect_string: &str) -> tracing::Span {
+    let span = tracing::info_span!(
+        parent: None,
         "session",
         session_id = tracing::field::Empty,
         connect_string,
-    )
+    );
+    span.follows_from(caller);
+    span
 }
 
 /// `host:port,host:port/chroot` from the parsed servers: whatever else the caller's string
