@@ -113,10 +113,11 @@ impl Holding {
         mark(&self.lost, reason);
     }
 
-    /// Deletes the node, lets the handle's `permit` go and stops the monitor. The deletion is handed to a background task
-    /// before the first await, which retries until the node or the session is gone, so
-    /// dropping this future half-way leaves nothing behind; when connected, this waits for
-    /// the task's first answer (up to the session timeout) to report a refusal.
+    /// Deletes the node, lets the handle's `permit` go and stops the monitor. The deletion is
+    /// handed to a background task before the first await, which retries until the node or
+    /// the session is gone, so dropping this future half-way leaves nothing behind; when
+    /// connected, this waits for the task's first answer (up to the session timeout) to
+    /// report a refusal.
     ///
     /// A monitor that holds a data watch on the node is left to see the deletion and end on
     /// its own: stopping it first would drop the watch before it delivered its event, which
