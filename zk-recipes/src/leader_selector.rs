@@ -1,7 +1,7 @@
 //! Leader election that runs a task while elected, in the manner of Curator's
 //! `LeaderSelector`, and interoperable with it on the same path.
 //!
-//! As in Curator, the selector is a [`Mutex`] on the election path whose node
+//! As in Curator, the selector is a [`Mutex`](crate::Mutex) on the election path whose node
 //! (`<path>/_c_<uuid>-lock-<seq>`) carries the participant id as its data. Whoever holds the
 //! mutex leads: the selector runs the caller's task, and leadership ends when the task
 //! returns. The task is cancelled (dropped) when leadership is lost: the connection suspended
