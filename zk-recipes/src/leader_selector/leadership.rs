@@ -29,34 +29,17 @@ use crate::{RecipeError, Result};
 /// ```
 #[derive(Debug, Clone)]
 pub struct Leadership {
-    client: Client,
-    id: String,
-    node: String,
-    term: u64,
-    fencing_token: u64,
-    ended: watch::Receiver<bool>,
+    // Set by the supervisor when the term begins.
+    pub(super) client: Client,
+    pub(super) id: String,
+    pub(super) node: String,
+    pub(super) term: u64,
+    pub(super) fencing_token: u64,
+    /// Turns true when the term ends.
+    pub(super) ended: watch::Receiver<bool>,
 }
 
 impl Leadership {
-    /// A term that ends when `ended` turns true.
-    pub(super) fn new(
-        client: Client,
-        id: String,
-        node: String,
-        term: u64,
-        fencing_token: u64,
-        ended: watch::Receiver<bool>,
-    ) -> Leadership {
-        Leadership {
-            client,
-            id,
-            node,
-            term,
-            fencing_token,
-            ended,
-        }
-    }
-
     /// This participant's id.
     ///
     /// The same example serves for [`node`](Self::node), [`term`](Self::term),

@@ -163,14 +163,14 @@ impl Supervisor {
     async fn lead(&mut self, guard: LockGuard) -> TermEnd {
         self.term += 1;
         let (ended_tx, ended) = watch::channel(false);
-        let leadership = Leadership::new(
-            self.client.clone(),
-            self.id.clone(),
-            guard.path().to_owned(),
-            self.term,
-            guard.fencing_token(),
+        let leadership = Leadership {
+            client: self.client.clone(),
+            id: self.id.clone(),
+            node: guard.path().to_owned(),
+            term: self.term,
+            fencing_token: guard.fencing_token(),
             ended,
-        );
+        };
         self.status.send_modify(|s| {
             s.leading = true;
             s.queued = false;
