@@ -16,7 +16,8 @@ use zk_session::{Client, Error, ErrorCode, SessionState};
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
-    protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
+    protected::{child_path, ProtectedCreate, ProtectedNode},
+    retry::retry_delay,
     session_scope::session_gone,
     RecipeError, Result,
 };

@@ -25,14 +25,13 @@
 //! # Ok(()) }
 //! ```
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use tokio::runtime::Handle;
-use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionState, Stat, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
     cleanup::{spawn_removal, Claim},
+    retry::{may_retry, retry_delay},
     session_scope::session_gone,
 };
 
@@ -81,21 +80,6 @@ pub(crate) fn child_path(parent: &str, name: &str) -> String {
     } else {
         format!("{parent}/{name}")
     }
-}
-
-/// How long to wait before retry number `n` of an operation that failed retryably: 50 ms
-/// doubling to 1 s, with jitter so that many clients do not retry in step.
-pub(crate) fn retry_delay(n: u32) -> Duration {
-    let ms = (50u64 << n.min(5)).min(1000);
-    Duration::from_millis(rand::random_range(ms / 2..=ms))
-}
-
-/// Whether an operation that failed retryably may be tried again: not once the session is
-/// over, nor while it is presumed lost (no connection for the whole session timeout), when
-/// the session fails every request at once and the caller is owed a prompt answer.
-pub(crate) fn may_retry(client: &Client) -> bool {
-    let state = client.state();
-    state != SessionState::Lost && !state.is_terminal()
 }
 
 /// A node made by a protected create.
@@ -565,17 +549,5 @@ mod tests {
     fn child_paths() {
         assert_eq!(child_path("/", "a"), "/a");
         assert_eq!(child_path("/x/y", "a"), "/x/y/a");
-    }
-
-    #[test]
-    fn retry_delays_grow_and_are_capped() {
-        for n in 0..40 {
-            let d = retry_delay(n);
-            assert!(
-                d >= Duration::from_millis(25) && d <= Duration::from_secs(1),
-                "{d:?}"
-            );
-        }
-        assert!(retry_delay(0) <= Duration::from_millis(50));
     }
 }

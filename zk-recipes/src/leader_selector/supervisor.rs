@@ -9,8 +9,7 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    candidacy::session_over, mutex::Mutex, protected::retry_delay, LockGuard, LostReason,
-    RecipeError,
+    candidacy::session_over, mutex::Mutex, retry::retry_delay, LockGuard, LostReason, RecipeError,
 };
 
 /// The background task of one selector.

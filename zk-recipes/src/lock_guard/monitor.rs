@@ -11,7 +11,7 @@ use zk_session::{
 };
 
 use super::LostReason;
-use crate::{pending::data_watch, protected::retry_delay};
+use crate::{pending::data_watch, retry::retry_delay};
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).

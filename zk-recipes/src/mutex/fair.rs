@@ -7,7 +7,8 @@ use zk_session::{Error, ErrorCode, EventType, OneshotWatch};
 use super::{Acquired, Mutex};
 use crate::{
     pending::{data_watch, Pending},
-    protected::{child_path, may_retry, retry_delay, ProtectedNode},
+    protected::{child_path, ProtectedNode},
+    retry::{may_retry, retry_delay},
     Result,
 };
 

@@ -8,7 +8,8 @@ use zk_session::{Error, ErrorCode};
 use super::{Acquired, Mutex};
 use crate::{
     pending::{data_watch, Pending},
-    protected::{child_path, retry_delay},
+    protected::child_path,
+    retry::retry_delay,
     Result,
 };
 
