@@ -3,6 +3,9 @@
 //!
 //! Its own test binary, because it counts allocations with a global allocator.
 
+// A GlobalAlloc is an unsafe trait: counting allocations cannot be done without it.
+#![allow(unsafe_code)]
+
 use std::{
     alloc::{GlobalAlloc, Layout, System},
     sync::atomic::{AtomicUsize, Ordering},

@@ -16,7 +16,8 @@ use zk_session::{Client, Error, ErrorCode, SessionState};
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
-    protected::{child_path, retry_delay, ProtectedCreate, ProtectedNode},
+    protected::{child_path, ProtectedCreate, ProtectedNode},
+    retry::retry_delay,
     session_scope::session_gone,
     RecipeError, Result,
 };
@@ -299,40 +300,13 @@ impl Engine {
             return guard(inp, std::future::pending::<()>()).await;
         }
         let client = self.cfg.client.clone();
-        let (node, children) = match self.node.clone() {
-            None => {
-                // Create and list in one round trip.
-                match guard(inp, self.create.create_and_list(&client)).await? {
-                    Ok((node, children)) => {
-                        self.status.send_modify(|s| {
-                            s.node = Some(node.path.clone());
-                            s.joins += 1;
-                        });
-                        self.node = Some(node.clone());
-                        (node, children)
-                    }
-                    Err(e) => return self.on_error(inp, e).await,
-                }
-            }
-            Some(node) => match guard(inp, client.get_children(&self.cfg.dir)).await? {
-                Ok(c) => (node, c),
-                Err(Error::Code(ErrorCode::NoNode)) => (node, Vec::new()),
-                Err(e) => return self.on_error(inp, e).await,
-            },
+        let Some((node, children)) = self.node_and_line(inp, &client).await? else {
+            return Ok(());
         };
         self.errors = 0;
         // A node of an earlier session is not ours any more, whatever its name says.
         if node.stat.ephemeral_owner != client.session_id() {
-            self.drop_node();
-            // Gone with its session (the client has moved on to a new one): nothing to delete.
-            if session_gone(&client, node.stat.ephemeral_owner) {
-                return Ok(());
-            }
-            return match guard(inp, delete_quietly(&client, &node.path)).await? {
-                Ok(()) => Ok(()),
-                Err(RecipeError::Session(e)) => self.on_error(inp, e).await,
-                Err(e) => Err(Stop::End(e)),
-            };
+            return self.forget_stale(inp, &client, &node).await;
         }
         let line = ContenderNames::new().sorted(&children);
         let Some(pos) = line.iter().position(|c| c.name() == node.name) else {
@@ -341,20 +315,84 @@ impl Engine {
             return Ok(());
         };
         if pos > 0 {
-            self.set_leader(false, true);
             let pred = child_path(&self.cfg.dir, line[pos - 1].name());
-            // getData, not exists: a predecessor already gone leaves no watch behind.
-            let watch = match guard(inp, client.get_data_watch(&pred)).await? {
-                Ok((_, _, w)) => w,
-                Err(Error::Code(ErrorCode::NoNode)) => return Ok(()),
-                Err(e) => return self.on_error(inp, e).await,
-            };
-            let _ = guard(inp, watch).await?;
+            return self.follow(inp, &client, &pred).await;
+        }
+        self.lead(inp, &client, &node).await
+    }
+
+    /// Our node and the line: creates the node (listing in the same round trip) when we
+    /// have none, lists the line otherwise. `None` after an error, once paused for it.
+    async fn node_and_line(
+        &mut self,
+        inp: &mut Inputs,
+        client: &Client,
+    ) -> Result<Option<(ProtectedNode, Vec<String>)>, Stop> {
+        let listed = match self.node.clone() {
+            None => match guard(inp, self.create.create_and_list(client)).await? {
+                Ok((node, children)) => {
+                    self.status.send_modify(|s| {
+                        s.node = Some(node.path.clone());
+                        s.joins += 1;
+                    });
+                    self.node = Some(node.clone());
+                    Ok((node, children))
+                }
+                Err(e) => Err(e),
+            },
+            Some(node) => match guard(inp, client.get_children(&self.cfg.dir)).await? {
+                Ok(c) => Ok((node, c)),
+                Err(Error::Code(ErrorCode::NoNode)) => Ok((node, Vec::new())),
+                Err(e) => Err(e),
+            },
+        };
+        match listed {
+            Ok(found) => Ok(Some(found)),
+            Err(e) => self.on_error(inp, e).await.map(|()| None),
+        }
+    }
+
+    /// Forgets a node of an earlier session and deletes it, unless it went with its session.
+    async fn forget_stale(
+        &mut self,
+        inp: &mut Inputs,
+        client: &Client,
+        node: &ProtectedNode,
+    ) -> Result<(), Stop> {
+        self.drop_node();
+        // Gone with its session (the client has moved on to a new one): nothing to delete.
+        if session_gone(client, node.stat.ephemeral_owner) {
             return Ok(());
         }
-        // First in line. Claim only after checking, on the server, that the node is there
-        // and belongs to the session we have now (CURATOR-696), and keep a watch on it: its
-        // deletion ends our term.
+        match guard(inp, delete_quietly(client, &node.path)).await? {
+            Ok(()) => Ok(()),
+            Err(RecipeError::Session(e)) => self.on_error(inp, e).await,
+            Err(e) => Err(Stop::End(e)),
+        }
+    }
+
+    /// Not first in line: not leader, and waits for the predecessor `pred` to change.
+    async fn follow(&mut self, inp: &mut Inputs, client: &Client, pred: &str) -> Result<(), Stop> {
+        self.set_leader(false, true);
+        // getData, not exists: a predecessor already gone leaves no watch behind.
+        let watch = match guard(inp, client.get_data_watch(pred)).await? {
+            Ok((_, _, w)) => w,
+            Err(Error::Code(ErrorCode::NoNode)) => return Ok(()),
+            Err(e) => return self.on_error(inp, e).await,
+        };
+        let _ = guard(inp, watch).await?;
+        Ok(())
+    }
+
+    /// First in line. Claims only after checking, on the server, that the node is there
+    /// and belongs to the session we have now (CURATOR-696), and keeps a watch on it: its
+    /// deletion ends our term.
+    async fn lead(
+        &mut self,
+        inp: &mut Inputs,
+        client: &Client,
+        node: &ProtectedNode,
+    ) -> Result<(), Stop> {
         let (stat, watch) = match guard(inp, client.get_data_watch(&node.path)).await? {
             Ok((_, stat, w)) => (stat, w),
             Err(Error::Code(ErrorCode::NoNode)) => {

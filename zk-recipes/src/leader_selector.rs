@@ -1,7 +1,7 @@
 //! Leader election that runs a task while elected, in the manner of Curator's
 //! `LeaderSelector`, and interoperable with it on the same path.
 //!
-//! As in Curator, the selector is a [`Mutex`] on the election path whose node
+//! As in Curator, the selector is a [`Mutex`](crate::Mutex) on the election path whose node
 //! (`<path>/_c_<uuid>-lock-<seq>`) carries the participant id as its data. Whoever holds the
 //! mutex leads: the selector runs the caller's task, and leadership ends when the task
 //! returns. The task is cancelled (dropped) when leadership is lost: the connection suspended
@@ -34,253 +34,25 @@
 //! # Ok(()) }
 //! ```
 
+// This file holds the selector's handle; beside it are its builder, the term handed to the
+// leader's task, and the supervisor task that runs the election.
+mod builder;
+mod leadership;
+mod supervisor;
+
 use std::{future::Future, pin::Pin, sync::Arc};
 
 use tokio::sync::{mpsc, oneshot, watch};
-use zk_session::{Client, Error, ErrorCode, Op, OpResult, Version};
+use zk_session::Client;
 
-use crate::{
-    candidacy::session_over,
-    mutex::Mutex,
-    participant::{default_id, list_participants},
-    protected::retry_delay,
-    LockGuard, LostReason, RecipeError, Result,
-};
+pub use self::{builder::LeaderSelectorBuilder, leadership::Leadership};
+use crate::{participant::list_participants, RecipeError, Result};
 
 pub use crate::candidacy::SuspendPolicy;
 pub use crate::participant::Participant;
 
 type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type TaskFn = dyn Fn(Leadership) -> BoxTask + Send + Sync + 'static;
-
-/// One term of leadership, handed to the leader's task.
-///
-/// The task is dropped when the term is lost, so most tasks need nothing from this handle.
-/// It serves the rest: things the task spawned can wait on [`lost`](Self::lost), and writes
-/// that must not land after the term can go through [`fenced_multi`](Self::fenced_multi).
-///
-/// ```no_run
-/// # async fn f(client: zk_session::Client) {
-/// use zk_recipes::leader_selector::{LeaderSelector, Leadership};
-/// use zk_session::{Op, Version};
-///
-/// let selector = LeaderSelector::builder(client, "/election/writer", |lead: Leadership| async move {
-///     // Refused by the server once this term's node is gone.
-///     let write = Op::set_data("/shared/state", b"from the leader", Version::Any);
-///     if let Err(e) = lead.fenced_multi([write]).await {
-///         eprintln!("term {} could not write: {e}", lead.term());
-///     }
-/// })
-/// .start();
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct Leadership {
-    client: Client,
-    id: String,
-    node: String,
-    term: u64,
-    fencing_token: u64,
-    ended: watch::Receiver<bool>,
-}
-
-impl Leadership {
-    /// This participant's id.
-    ///
-    /// The same example serves for [`node`](Self::node), [`term`](Self::term),
-    /// [`fencing_token`](Self::fencing_token) and [`is_current`](Self::is_current).
-    ///
-    /// ```no_run
-    /// # fn example(client: zk_session::Client) {
-    /// use zk_recipes::leader_selector::{LeaderSelector, Leadership};
-    ///
-    /// let task = |lead: Leadership| async move {
-    ///     let (id, node, term) = (lead.id(), lead.node(), lead.term());
-    ///     println!("{id} leads on {node}: term {term}, fencing token {}", lead.fencing_token());
-    ///     assert!(lead.is_current()); // the task is dropped before its term ends
-    /// };
-    /// let selector = LeaderSelector::builder(client, "/election/jobs", task).start();
-    /// # }
-    /// ```
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The node that holds the leadership.
-    ///
-    /// See the example on [`id`](Self::id).
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
-    /// Counts this selector's terms, from 1.
-    ///
-    /// See the example on [`id`](Self::id).
-    pub fn term(&self) -> u64 {
-        self.term
-    }
-
-    /// Grows with every new leader on the path (the zxid that created the node).
-    ///
-    /// See the example on [`id`](Self::id).
-    pub fn fencing_token(&self) -> u64 {
-        self.fencing_token
-    }
-
-    /// True until the term ends.
-    ///
-    /// See the example on [`id`](Self::id).
-    pub fn is_current(&self) -> bool {
-        !*self.ended.borrow()
-    }
-
-    /// Completes when the term ends (at once if it has).
-    ///
-    /// ```no_run
-    /// # async fn f(lead: zk_recipes::leader_selector::Leadership) {
-    /// let worker = {
-    ///     let lead = lead.clone();
-    ///     tokio::spawn(async move {
-    ///         tokio::select! {
-    ///             _ = lead.lost() => {}
-    ///             _ = std::future::pending::<()>() => {} // the work
-    ///         }
-    ///     })
-    /// };
-    /// # }
-    /// ```
-    pub async fn lost(&self) {
-        let mut ended = self.ended.clone();
-        let _ = ended.wait_for(|e| *e).await;
-    }
-
-    /// Runs `ops` as one transaction behind a check that the leadership node still exists:
-    /// once it is gone the server refuses them all, and this is [`RecipeError::Lost`].
-    ///
-    /// See the example on [`Leadership`].
-    pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
-        if !self.is_current() {
-            return Err(RecipeError::Lost("leadership ended"));
-        }
-        let check = Op::check(&self.node, Version::Any);
-        match self.client.multi(std::iter::once(check).chain(ops)).await {
-            Ok(mut results) => {
-                results.remove(0);
-                Ok(results)
-            }
-            Err(Error::Multi { index: 0, .. }) => Err(RecipeError::Lost("leadership node deleted")),
-            Err(Error::Multi {
-                index,
-                code,
-                results,
-            }) => Err(Error::Multi {
-                index: index - 1,
-                code,
-                results: results.get(1..).unwrap_or_default().to_vec(),
-            }
-            .into()),
-            Err(e) => Err(e.into()),
-        }
-    }
-}
-
-/// Configures and starts a [`LeaderSelector`]; see [`LeaderSelector::builder`].
-///
-/// ```no_run
-/// # fn f(client: zk_session::Client) {
-/// use zk_recipes::leader_selector::{LeaderSelector, SuspendPolicy};
-///
-/// let selector = LeaderSelector::builder(client, "/election/jobs", |_lead| async move {
-///     // lead until this returns
-/// })
-/// .id("worker-4")
-/// .auto_requeue(true)
-/// .suspend_policy(SuspendPolicy::WaitForLost)
-/// .start();
-/// # }
-/// ```
-pub struct LeaderSelectorBuilder {
-    client: Client,
-    path: String,
-    task: Arc<TaskFn>,
-    id: Option<String>,
-    auto_requeue: bool,
-    policy: SuspendPolicy,
-}
-
-impl std::fmt::Debug for LeaderSelectorBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LeaderSelectorBuilder")
-            .field("path", &self.path)
-            .field("id", &self.id)
-            .field("auto_requeue", &self.auto_requeue)
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
-}
-
-impl LeaderSelectorBuilder {
-    /// The participant id, stored as the node's data (default `host:pid:n`).
-    ///
-    /// See the example on [`LeaderSelectorBuilder`].
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// Whether to queue again after each term (default false: one term, then out).
-    ///
-    /// See the example on [`LeaderSelectorBuilder`].
-    pub fn auto_requeue(mut self, requeue: bool) -> Self {
-        self.auto_requeue = requeue;
-        self
-    }
-
-    /// What to do when the connection is suspended (default [`SuspendPolicy::StepDown`]:
-    /// cancel the task).
-    ///
-    /// See the example on [`LeaderSelectorBuilder`].
-    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// Queues for leadership in the background and returns at once. Must be called inside
-    /// a tokio runtime.
-    ///
-    /// See the example on [`LeaderSelectorBuilder`].
-    pub fn start(self) -> LeaderSelector {
-        let id = self.id.unwrap_or_else(default_id);
-        let mutex = Mutex::builder(self.client.clone(), self.path.clone())
-            .data(id.as_bytes())
-            .suspended_is_lost(self.policy == SuspendPolicy::StepDown)
-            .build();
-        let (ctl, ctl_rx) = mpsc::unbounded_channel();
-        let status = watch::channel(Status {
-            queued: true,
-            ..Status::default()
-        })
-        .0;
-        let sup = Supervisor {
-            client: self.client.clone(),
-            mutex,
-            id: id.clone(),
-            task: self.task,
-            auto_requeue: self.auto_requeue,
-            status: status.clone(),
-            ctl: ctl_rx,
-            term: 0,
-        };
-        tokio::spawn(sup.run());
-        LeaderSelector {
-            client: self.client,
-            path: self.path,
-            id,
-            ctl,
-            status: status.subscribe(),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Default)]
 struct Status {
@@ -343,14 +115,8 @@ impl LeaderSelector {
         F: Fn(Leadership) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        LeaderSelectorBuilder {
-            client,
-            path: path.into(),
-            task: Arc::new(move |l| Box::pin(task(l)) as BoxTask),
-            id: None,
-            auto_requeue: false,
-            policy: SuspendPolicy::default(),
-        }
+        let task: Arc<TaskFn> = Arc::new(move |l| Box::pin(task(l)) as BoxTask);
+        LeaderSelectorBuilder::new(client, path.into(), task)
     }
 
     /// The election path.
@@ -470,164 +236,5 @@ impl LeaderSelector {
         if self.ctl.send(Ctl::Close(tx)).is_ok() {
             let _ = rx.await;
         }
-    }
-}
-
-/// The background task of one selector.
-struct Supervisor {
-    client: Client,
-    mutex: Mutex,
-    id: String,
-    task: Arc<TaskFn>,
-    auto_requeue: bool,
-    status: watch::Sender<Status>,
-    ctl: mpsc::UnboundedReceiver<Ctl>,
-    term: u64,
-}
-
-/// How a term ended.
-enum TermEnd {
-    Returned,
-    Lost(LostReason),
-    Interrupted,
-    Close(Option<oneshot::Sender<()>>),
-}
-
-impl Supervisor {
-    async fn run(mut self) {
-        let mut reply = None;
-        let end = 'outer: loop {
-            if !self.status.borrow().queued {
-                match self.ctl.recv().await {
-                    Some(Ctl::Requeue) => self.status.send_modify(|s| s.queued = true),
-                    Some(Ctl::Interrupt) => {}
-                    Some(Ctl::Close(r)) => {
-                        reply = Some(r);
-                        break RecipeError::Closed;
-                    }
-                    None => break RecipeError::Closed,
-                }
-                continue;
-            }
-            let acquired = {
-                // Kept across commands: dropping it would give up our place in line.
-                let acquire = self.mutex.acquire();
-                tokio::pin!(acquire);
-                loop {
-                    tokio::select! {
-                        r = &mut acquire => break r,
-                        c = self.ctl.recv() => match c {
-                            Some(Ctl::Close(r)) => {
-                                reply = Some(r);
-                                break 'outer RecipeError::Closed;
-                            }
-                            None => break 'outer RecipeError::Closed,
-                            Some(Ctl::Requeue | Ctl::Interrupt) => {}
-                        },
-                    }
-                }
-            };
-            let guard = match acquired {
-                Ok(g) => g,
-                Err(e) => {
-                    // Over for good; an expiry the client recovers from is not: the next
-                    // acquire runs on the new session.
-                    if self.client.has_ended() {
-                        break session_over(self.client.state());
-                    }
-                    match e {
-                        RecipeError::Session(s)
-                            if !s.is_retryable() && s.code() != Some(ErrorCode::SessionExpired) =>
-                        {
-                            break RecipeError::Session(s)
-                        }
-                        _ => tokio::time::sleep(retry_delay(3)).await,
-                    }
-                    continue;
-                }
-            };
-            // Never lead on a node that is not the current session's (CURATOR-696): read it
-            // back before the term starts. Anything doubtful means queueing again.
-            let owned = tokio::select! {
-                r = self.client.exists(guard.path()) => {
-                    matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == self.client.session_id())
-                }
-                _ = guard.lost() => false,
-            };
-            if !owned {
-                let _ = guard.release().await;
-                continue;
-            }
-            match self.lead(guard).await {
-                TermEnd::Close(r) => {
-                    reply = r;
-                    break RecipeError::Closed;
-                }
-                // The client is over for good: no point queueing with it. (After an expiry
-                // with a new session to follow, the term ends like any other.)
-                TermEnd::Lost(
-                    r @ (LostReason::Expired | LostReason::Closed | LostReason::AuthFailed),
-                ) if self.client.has_ended() => break RecipeError::Lost(r.as_str()),
-                TermEnd::Returned | TermEnd::Interrupted | TermEnd::Lost(_) => {
-                    let requeue = self.auto_requeue;
-                    self.status.send_modify(|s| s.queued = requeue);
-                }
-            }
-        };
-        self.status.send_modify(|s| {
-            s.leading = false;
-            s.queued = false;
-            s.ended = Some(end);
-        });
-        if let Some(r) = reply {
-            let _ = r.send(());
-        }
-    }
-
-    /// One term: runs the task until it returns, the lock is lost, or a command ends it.
-    async fn lead(&mut self, guard: LockGuard) -> TermEnd {
-        self.term += 1;
-        let (ended_tx, ended) = watch::channel(false);
-        let leadership = Leadership {
-            client: self.client.clone(),
-            id: self.id.clone(),
-            node: guard.path().to_owned(),
-            term: self.term,
-            fencing_token: guard.fencing_token(),
-            ended,
-        };
-        self.status.send_modify(|s| {
-            s.leading = true;
-            s.queued = false;
-        });
-        // Spawned, so a panic in the task ends the term instead of the selector.
-        let mut job = tokio::spawn((self.task)(leadership));
-        let mut returned = false;
-        let end = loop {
-            tokio::select! {
-                _ = &mut job => {
-                    returned = true;
-                    break TermEnd::Returned;
-                }
-                reason = guard.lost() => break TermEnd::Lost(reason),
-                c = self.ctl.recv() => match c {
-                    Some(Ctl::Interrupt) => break TermEnd::Interrupted,
-                    Some(Ctl::Close(r)) => break TermEnd::Close(Some(r)),
-                    None => break TermEnd::Close(None),
-                    Some(Ctl::Requeue) => {}
-                },
-            }
-        };
-        if !returned {
-            job.abort();
-            // Wait until the task is really dropped: only then may the node go and someone
-            // else lead.
-            let _ = job.await;
-        }
-        let _ = ended_tx.send(true);
-        self.status.send_modify(|s| s.leading = false);
-        // A failed delete is retried in the background until the node or the session is gone.
-        let _ = guard.release().await;
-        end
     }
 }

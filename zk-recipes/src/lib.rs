@@ -14,6 +14,7 @@ pub mod mutex;
 mod participant;
 mod pending;
 pub mod protected;
+mod retry;
 mod session_scope;
 
 pub use contender::{Contender, ContenderKind, ContenderNames};

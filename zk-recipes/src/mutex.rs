@@ -31,147 +31,29 @@
 //! # Ok(()) }
 //! ```
 
+// This file holds the mutex and its acquire; beside it are its builder and the two ways
+// of waiting in line, fair and unfair.
+mod builder;
+mod fair;
+mod unfair;
+
 use std::{sync::Arc, time::Duration};
 
-use tokio::time::{timeout_at, Instant};
-use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, EventType, OneshotWatch};
+use tokio::{
+    sync::OwnedMutexGuard,
+    time::{timeout_at, Instant},
+};
+use zk_session::{Client, Error, ErrorCode, OneshotWatch};
 
+pub use self::builder::MutexBuilder;
 use crate::{
     contender::ContenderNames,
     lock_guard::{Holding, Holds, LockGuard},
-    pending::{data_watch, Pending},
-    protected::{child_path, may_retry, retry_delay, ProtectedCreate, ProtectedNode},
+    pending::Pending,
+    protected::{ProtectedCreate, ProtectedNode},
     session_scope::{client_over, SessionScope},
     LostReason, RecipeError, Result,
 };
-
-/// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
-const LOCK_NAME: &str = "lock-";
-
-/// The largest random pause of an unfair waiter before it competes again.
-const UNFAIR_JITTER_MS: u64 = 20;
-
-/// Builds a [`Mutex`]; see [`Mutex::builder`].
-///
-/// ```no_run
-/// # fn f(client: zk_session::Client) {
-/// use zk_recipes::Mutex;
-///
-/// let mutex = Mutex::builder(client, "/locks/compaction")
-///     .data(b"host-17")
-///     .suspended_is_lost(false)
-///     .contender_marker("n_")
-///     .build();
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct MutexBuilder {
-    client: Client,
-    path: String,
-    fair: bool,
-    data: Vec<u8>,
-    acl: Option<Vec<Acl>>,
-    suspended_is_lost: bool,
-    names: ContenderNames,
-}
-
-impl MutexBuilder {
-    /// First come, first served (the default): each waiter keeps its place in the queue and
-    /// watches only the one ahead of it.
-    ///
-    /// See the example on [`unfair`](Self::unfair).
-    pub fn fair(mut self) -> Self {
-        self.fair = true;
-        self
-    }
-
-    /// Random order: a waiter keeps no place in the queue. It watches the current holder, and
-    /// when that goes, competes again after a random pause of up to 20 ms, so the next holder
-    /// is whoever creates its node first. Every unfair waiter wakes on each release (a herd,
-    /// the price of having no order); fair waiters on the same path come first.
-    ///
-    /// The same example serves for [`fair`](Self::fair) and [`acl`](Self::acl).
-    ///
-    /// ```no_run
-    /// # fn example(client: zk_session::Client) {
-    /// use zk_recipes::Mutex;
-    /// use zk_session::Acl;
-    ///
-    /// // No queue: after each release, whichever waiter creates its node first wins.
-    /// let cache = Mutex::builder(client.clone(), "/locks/cache").unfair().build();
-    /// // First come, first served; only this session's authenticated identities may read the
-    /// // lock nodes' data (the session must have called add_auth).
-    /// let billing = Mutex::builder(client, "/locks/billing")
-    ///     .fair()
-    ///     .acl(Acl::creator_all())
-    ///     .build();
-    /// # }
-    /// ```
-    pub fn unfair(mut self) -> Self {
-        self.fair = false;
-        self
-    }
-
-    /// The data of the lock node (default empty; Curator writes the host's address).
-    ///
-    /// See the example on [`MutexBuilder`].
-    pub fn data(mut self, data: &[u8]) -> Self {
-        self.data = data.to_vec();
-        self
-    }
-
-    /// The ACL of the lock node (default open).
-    ///
-    /// See the example on [`unfair`](Self::unfair).
-    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
-        self.acl = Some(acl);
-        self
-    }
-
-    /// Whether a suspended connection (or a read-only server) means the lock is lost, as in
-    /// Curator's standard policy (default true). With false, only a lost or expired session,
-    /// a closed client or a deleted node does.
-    ///
-    /// See the example on [`MutexBuilder`].
-    pub fn suspended_is_lost(mut self, lost: bool) -> Self {
-        self.suspended_is_lost = lost;
-        self
-    }
-
-    /// Also counts children whose name has `marker` before the sequence suffix as contenders
-    /// (see [`ContenderNames::with_marker`]).
-    ///
-    /// See the example on [`MutexBuilder`].
-    pub fn contender_marker(mut self, marker: &str) -> Self {
-        self.names = self.names.with_marker(marker);
-        self
-    }
-
-    /// The mutex.
-    ///
-    /// See the example on [`MutexBuilder`].
-    pub fn build(self) -> Mutex {
-        let mut options = CreateOptions::ephemeral_sequential();
-        if let Some(acl) = self.acl {
-            options = options.with_acl(acl);
-        }
-        let create = ProtectedCreate::new(self.path.clone(), LOCK_NAME)
-            .data(&self.data)
-            .options(options);
-        Mutex {
-            core: Arc::new(LockCore {
-                client: self.client,
-                path: self.path,
-                fair: self.fair,
-                suspended_is_lost: self.suspended_is_lost,
-                names: self.names,
-                create,
-                serial: Arc::new(tokio::sync::Mutex::new(())),
-                holds: Arc::new(Holds::default()),
-            }),
-        }
-    }
-}
 
 /// A distributed mutex at a lock path; see the [module documentation](self).
 ///
@@ -246,15 +128,7 @@ impl Mutex {
     ///
     /// See the example on [`MutexBuilder`].
     pub fn builder(client: Client, path: impl Into<String>) -> MutexBuilder {
-        MutexBuilder {
-            client,
-            path: path.into(),
-            fair: true,
-            data: Vec::new(),
-            acl: None,
-            suspended_is_lost: true,
-            names: ContenderNames::new(),
-        }
+        MutexBuilder::new(client, path.into())
     }
 
     /// The lock path.
@@ -387,56 +261,11 @@ impl Mutex {
         if let Some(reason) = client_over(&core.client) {
             return Err(RecipeError::Lost(reason.as_str()));
         }
-        let permit = if !wait {
-            match core.serial.clone().try_lock_owned() {
-                Ok(p) => p,
-                Err(_) => return Ok(None),
-            }
-        } else if let Some(d) = deadline {
-            timeout_at(d, core.serial.clone().lock_owned())
-                .await
-                .map_err(|_| RecipeError::Timeout)?
-        } else {
-            core.serial.clone().lock_owned().await
+        let Some(permit) = self.take_permit(deadline, wait).await? else {
+            return Ok(None);
         };
         let mut pending = Pending::new(core.client.clone(), core.path.clone());
-        let attempt = async {
-            // The acquire belongs to one session: when it ends, so does the acquire, even if
-            // the client goes on with a new one (the caller decides whether to try again).
-            let scope = SessionScope::enter(&core.client)
-                .await
-                .map_err(|r| RecipeError::Lost(r.as_str()))?;
-            let attempt = async {
-                if core.fair {
-                    self.attempt_fair(&mut pending, wait).await
-                } else {
-                    self.attempt_unfair(&mut pending, wait).await
-                }
-            };
-            // Waiting for a reconnect is worth it while the session may live; not after.
-            let r = tokio::select! {
-                r = attempt => r,
-                reason = scope.wait_ended() => Err(RecipeError::Lost(reason.as_str())),
-            };
-            match (r, scope.ended()) {
-                // A request that failed because the session ended says so in the session's
-                // words (ConnectionLoss once lost); the caller is owed the reason.
-                (Err(RecipeError::Session(e)), Some(reason))
-                    if e.is_retryable()
-                        || e.code() == Some(ErrorCode::SessionExpired)
-                        || matches!(e, Error::Closed) =>
-                {
-                    Err(RecipeError::Lost(reason.as_str()))
-                }
-                // The session was replaced before the answer came: the node (if it is of
-                // the new session) is left to `pending` to delete.
-                (Ok(Some(_)), Some(reason)) => Err(RecipeError::Lost(reason.as_str())),
-                (Ok(Some(a)), None) if a.node.stat.ephemeral_owner != scope.id() => {
-                    Err(RecipeError::Lost(LostReason::Expired.as_str()))
-                }
-                (r, _) => r,
-            }
-        };
+        let attempt = self.attempt_in_session(&mut pending, wait);
         let result = match deadline {
             Some(d) => timeout_at(d, attempt)
                 .await
@@ -447,14 +276,7 @@ impl Mutex {
             Ok(Some(acquired)) => {
                 // The node now belongs to the holding; nothing to clean up.
                 pending.hand_over();
-                let holding = Holding::start(
-                    core.client.clone(),
-                    core.path.clone(),
-                    acquired.node,
-                    acquired.own_watch,
-                    core.suspended_is_lost,
-                );
-                Ok(Some(core.holds.install(holding, permit)))
+                Ok(Some(self.hold(acquired, permit)))
             }
             Ok(None) => {
                 pending.remove_now().await;
@@ -467,176 +289,89 @@ impl Mutex {
         }
     }
 
-    /// Lists the lock path, retrying while the connection is lost. A missing lock path lists
-    /// as empty (our node is then gone too).
-    async fn list(&self) -> Result<Vec<String>> {
-        let client = &self.core.client;
-        let mut retry = 0;
-        loop {
-            match client.get_children(&self.core.path).await {
-                Ok(c) => return Ok(c),
-                Err(Error::Code(ErrorCode::NoNode)) => return Ok(Vec::new()),
-                Err(e) if e.is_retryable() && may_retry(client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-                Err(e) => return Err(e.into()),
+    /// The handle's one-holder permit; `None` when not waiting and another task of this
+    /// handle has it.
+    async fn take_permit(
+        &self,
+        deadline: Option<Instant>,
+        wait: bool,
+    ) -> Result<Option<OwnedMutexGuard<()>>> {
+        let serial = self.core.serial.clone();
+        let permit = if !wait {
+            match serial.try_lock_owned() {
+                Ok(p) => p,
+                Err(_) => return Ok(None),
             }
-        }
+        } else if let Some(d) = deadline {
+            timeout_at(d, serial.lock_owned())
+                .await
+                .map_err(|_| RecipeError::Timeout)?
+        } else {
+            serial.lock_owned().await
+        };
+        Ok(Some(permit))
     }
 
-    /// Curator's algorithm: queue up, watch the one ahead, take the lock when first.
-    async fn attempt_fair(&self, pending: &mut Pending, wait: bool) -> Result<Option<Acquired>> {
+    /// One attempt, fair or unfair, bound to the session current when it starts.
+    async fn attempt_in_session(
+        &self,
+        pending: &mut Pending,
+        wait: bool,
+    ) -> Result<Option<Acquired>> {
         let core = &self.core;
-        let client = &core.client;
-        'node: loop {
-            let (node, mut children) = core
-                .create
-                .create_and_list_tracked(client, &pending.claim)
-                .await?;
-            // A data watch on our own node, set once we have to wait: it tells us when the node
-            // is deleted under us, and carries over to the guard.
-            let mut own: Option<OneshotWatch> = None;
-            let mut retry = 0;
-            loop {
-                let order = core.names.sorted(&children);
-                let Some(i) = order.iter().position(|c| c.name() == node.name) else {
-                    // Our node is gone (the listing comes after our create, on one session).
-                    // If the session ended, the next create says so.
-                    pending.claim.take(); // gone: nothing to delete
-                    continue 'node;
-                };
-                if i == 0 {
-                    return Ok(Some(Acquired {
-                        node,
-                        own_watch: own,
-                    }));
-                }
-                if !wait {
-                    return Ok(None);
-                }
-                let predecessor = child_path(&core.path, order[i - 1].name());
-                // Every contender created after our listing sorts after us, so when the only
-                // one ahead goes, we are first without listing again.
-                let only_one_ahead = i == 1;
-                // getData, not exists: on a node already gone it leaves no watch behind.
-                let (pred, own_set) = if own.is_none() {
-                    let (p, o) = tokio::join!(
-                        data_watch(client, &predecessor),
-                        data_watch(client, &node.path)
-                    );
-                    (p, Some(o))
-                } else {
-                    (data_watch(client, &predecessor).await, None)
-                };
-                match own_set {
-                    Some(Ok((_, _, w))) => own = Some(w),
-                    Some(Err(Error::Code(ErrorCode::NoNode))) => {
-                        pending.claim.take(); // gone: nothing to delete
-                        continue 'node;
-                    }
-                    Some(Err(e)) if !e.is_retryable() => return Err(e.into()),
-                    // Connection lost: the predecessor's watch failed too; start over below.
-                    Some(Err(_)) | None => {}
-                }
-                let pred_watch = match pred {
-                    Ok((_, _, w)) if own.is_some() => w,
-                    Ok(_) => {
-                        tokio::time::sleep(retry_delay(retry)).await;
-                        retry += 1;
-                        children = self.list().await?;
-                        continue;
-                    }
-                    Err(Error::Code(ErrorCode::NoNode)) if only_one_ahead && own.is_some() => {
-                        return Ok(Some(Acquired {
-                            node,
-                            own_watch: own,
-                        }));
-                    }
-                    Err(Error::Code(ErrorCode::NoNode)) => {
-                        children = self.list().await?;
-                        continue;
-                    }
-                    Err(e) if e.is_retryable() => {
-                        tokio::time::sleep(retry_delay(retry)).await;
-                        retry += 1;
-                        children = self.list().await?;
-                        continue;
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                let own_watch = own.as_mut().expect("set before waiting");
-                tokio::select! {
-                    // Our own deletion first: if both fired, the predecessor's going must not
-                    // make us take a lock without a node.
-                    biased;
-                    ev = own_watch => {
-                        own = None;
-                        match ev {
-                            Ok(ev) if ev.event_type == EventType::NodeDeleted => {
-                                pending.claim.take(); // gone: nothing to delete
-                                continue 'node;
-                            }
-                            Ok(_) => children = self.list().await?,
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
-                    ev = pred_watch => match ev {
-                        Ok(ev) if ev.event_type == EventType::NodeDeleted && only_one_ahead => {
-                            return Ok(Some(Acquired { node, own_watch: own }));
-                        }
-                        Ok(_) => children = self.list().await?,
-                        Err(e) => return Err(e.into()),
-                    },
-                }
+        // The acquire belongs to one session: when it ends, so does the acquire, even if
+        // the client goes on with a new one (the caller decides whether to try again).
+        let scope = SessionScope::enter(&core.client)
+            .await
+            .map_err(|r| RecipeError::Lost(r.as_str()))?;
+        let attempt = async {
+            if core.fair {
+                self.attempt_fair(pending, wait).await
+            } else {
+                self.attempt_unfair(pending, wait).await
             }
-        }
+        };
+        // Waiting for a reconnect is worth it while the session may live; not after.
+        let r = tokio::select! {
+            r = attempt => r,
+            reason = scope.wait_ended() => Err(RecipeError::Lost(reason.as_str())),
+        };
+        in_session_terms(r, &scope)
     }
 
-    /// Random order: compete, and when another holds the lock, step out of the queue and
-    /// watch the holder.
-    async fn attempt_unfair(&self, pending: &mut Pending, wait: bool) -> Result<Option<Acquired>> {
+    /// Starts the holding of an acquired node and gives out its first guard.
+    fn hold(&self, acquired: Acquired, permit: OwnedMutexGuard<()>) -> LockGuard {
         let core = &self.core;
-        let client = &core.client;
-        let mut retry = 0;
-        loop {
-            let (node, children) = core
-                .create
-                .create_and_list_tracked(client, &pending.claim)
-                .await?;
-            let order = core.names.sorted(&children);
-            match order.iter().position(|c| c.name() == node.name) {
-                Some(0) => {
-                    return Ok(Some(Acquired {
-                        node,
-                        own_watch: None,
-                    }))
-                }
-                None => {
-                    pending.claim.take(); // gone: nothing to delete
-                    continue;
-                }
-                Some(_) => {}
-            }
-            let holder = child_path(&core.path, order[0].name());
-            pending.remove_now().await;
-            if !wait {
-                return Ok(None);
-            }
-            match data_watch(client, &holder).await {
-                // Whatever happens to the holder's node, compete again.
-                Ok((_, _, w)) => {
-                    w.await?;
-                }
-                Err(Error::Code(ErrorCode::NoNode)) => {}
-                Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-                Err(e) => return Err(e.into()),
-            }
-            let pause = rand::random_range(0..=UNFAIR_JITTER_MS);
-            tokio::time::sleep(Duration::from_millis(pause)).await;
+        let holding = Holding::start(
+            core.client.clone(),
+            core.path.clone(),
+            acquired.node,
+            acquired.own_watch,
+            core.suspended_is_lost,
+        );
+        core.holds.install(holding, permit)
+    }
+}
+
+/// An attempt's outcome as the session it belongs to has it: a failure or a node that
+/// came after the session ended is that session's loss.
+fn in_session_terms(r: Result<Option<Acquired>>, scope: &SessionScope) -> Result<Option<Acquired>> {
+    match (r, scope.ended()) {
+        // A request that failed because the session ended says so in the session's
+        // words (ConnectionLoss once lost); the caller is owed the reason.
+        (Err(RecipeError::Session(e)), Some(reason))
+            if e.is_retryable()
+                || e.code() == Some(ErrorCode::SessionExpired)
+                || matches!(e, Error::Closed) =>
+        {
+            Err(RecipeError::Lost(reason.as_str()))
         }
+        // The session was replaced before the answer came: the node (if it is of
+        // the new session) is left to `pending` to delete.
+        (Ok(Some(_)), Some(reason)) => Err(RecipeError::Lost(reason.as_str())),
+        (Ok(Some(a)), None) if a.node.stat.ephemeral_owner != scope.id() => {
+            Err(RecipeError::Lost(LostReason::Expired.as_str()))
+        }
+        (r, _) => r,
     }
 }

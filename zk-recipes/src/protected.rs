@@ -25,14 +25,13 @@
 //! # Ok(()) }
 //! ```
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use tokio::runtime::Handle;
-use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionState, Stat, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
     cleanup::{spawn_removal, Claim},
+    retry::{may_retry, retry_delay},
     session_scope::session_gone,
 };
 
@@ -83,21 +82,6 @@ pub(crate) fn child_path(parent: &str, name: &str) -> String {
     }
 }
 
-/// How long to wait before retry number `n` of an operation that failed retryably: 50 ms
-/// doubling to 1 s, with jitter so that many clients do not retry in step.
-pub(crate) fn retry_delay(n: u32) -> Duration {
-    let ms = (50u64 << n.min(5)).min(1000);
-    Duration::from_millis(rand::random_range(ms / 2..=ms))
-}
-
-/// Whether an operation that failed retryably may be tried again: not once the session is
-/// over, nor while it is presumed lost (no connection for the whole session timeout), when
-/// the session fails every request at once and the caller is owed a prompt answer.
-pub(crate) fn may_retry(client: &Client) -> bool {
-    let state = client.state();
-    state != SessionState::Lost && !state.is_terminal()
-}
-
 /// A node made by a protected create.
 ///
 /// ```no_run
@@ -120,6 +104,19 @@ pub struct ProtectedNode {
     pub id: String,
     /// The node's Stat at creation (or when adopted).
     pub stat: Stat,
+}
+
+impl ProtectedNode {
+    /// The node created at `path` with protected id `id`.
+    fn at(path: String, id: String, stat: Stat) -> ProtectedNode {
+        let name = path.rsplit('/').next().unwrap_or_default().to_owned();
+        ProtectedNode {
+            path,
+            name,
+            id,
+            stat,
+        }
+    }
 }
 
 /// What [`ProtectedCreate::recover`] found under the parent.
@@ -253,13 +250,7 @@ impl ProtectedCreate {
             // (the listing failing, or this future dropped while the listing is retried).
             let ephemeral = self.options.mode().is_ephemeral();
             claim.sending(&id, ephemeral.then_some(session));
-            let create = client.create_with_stat(&path, &self.data, &self.options);
-            let (created, listed) = if list {
-                let (c, l) = tokio::join!(create, client.get_children(&self.parent));
-                (c, Some(l))
-            } else {
-                (create.await, None)
-            };
+            let (created, listed) = self.send_create(client, &path, list).await;
             match created {
                 Ok((path, stat)) => {
                     claim.created(&path, stat.ephemeral_owner);
@@ -268,14 +259,7 @@ impl ProtectedCreate {
                         Some(Err(_)) => Some(list_retrying(client, &self.parent).await?),
                         None => None,
                     };
-                    let name = path.rsplit('/').next().unwrap_or_default().to_owned();
-                    let node = ProtectedNode {
-                        path,
-                        name,
-                        id,
-                        stat,
-                    };
-                    return Ok((guard.hand_over(node), children));
+                    return Ok((guard.hand_over(ProtectedNode::at(path, id, stat)), children));
                 }
                 Err(Error::Code(ErrorCode::NoNode)) if parent_attempts < PARENT_ATTEMPTS => {
                     parent_attempts += 1;
@@ -288,24 +272,13 @@ impl ProtectedCreate {
                         return Err(Error::Code(ErrorCode::SessionExpired));
                     }
                     // The create may or may not have happened: look for the node.
-                    let mut retry = 0;
-                    loop {
-                        match self.recover_as(client, &id, session).await {
-                            Ok((Recovery::Adopted(node), children)) => {
-                                claim.created(&node.path, node.stat.ephemeral_owner);
-                                return Ok((guard.hand_over(node), list.then_some(children)));
-                            }
-                            Ok((Recovery::NotFound, _)) => break,
-                            Ok((Recovery::Removed(_), _)) => {
-                                id = new_protected_id();
-                                break;
-                            }
-                            Err(e) if e.is_retryable() && may_retry(client) => {
-                                tokio::time::sleep(retry_delay(retry)).await;
-                                retry += 1;
-                            }
-                            Err(e) => return Err(e),
+                    match self.recover_retrying(client, &id, session).await? {
+                        (Recovery::Adopted(node), children) => {
+                            claim.created(&node.path, node.stat.ephemeral_owner);
+                            return Ok((guard.hand_over(node), list.then_some(children)));
                         }
+                        (Recovery::NotFound, _) => {}
+                        (Recovery::Removed(_), _) => id = new_protected_id(),
                     }
                 }
                 // A definite failure. This attempt created nothing, but an earlier uncertain
@@ -332,6 +305,44 @@ impl ProtectedCreate {
     /// ```
     pub async fn recover(&self, client: &Client, id: &str) -> Result<Recovery, Error> {
         Ok(self.recover_as(client, id, client.session_id()).await?.0)
+    }
+
+    /// Sends the create and, when `list`, the parent's listing right behind it.
+    async fn send_create(
+        &self,
+        client: &Client,
+        path: &str,
+        list: bool,
+    ) -> (
+        Result<(String, Stat), Error>,
+        Option<Result<Vec<String>, Error>>,
+    ) {
+        let create = client.create_with_stat(path, &self.data, &self.options);
+        if list {
+            let (c, l) = tokio::join!(create, client.get_children(&self.parent));
+            (c, Some(l))
+        } else {
+            (create.await, None)
+        }
+    }
+
+    /// [`recover_as`](Self::recover_as), retried while the connection is lost.
+    async fn recover_retrying(
+        &self,
+        client: &Client,
+        id: &str,
+        recorded_session: i64,
+    ) -> Result<(Recovery, Vec<String>), Error> {
+        let mut retry = 0;
+        loop {
+            match self.recover_as(client, id, recorded_session).await {
+                Err(e) if e.is_retryable() && may_retry(client) => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// [`recover`](Self::recover) for the session recorded at the first attempt, also
@@ -538,17 +549,5 @@ mod tests {
     fn child_paths() {
         assert_eq!(child_path("/", "a"), "/a");
         assert_eq!(child_path("/x/y", "a"), "/x/y/a");
-    }
-
-    #[test]
-    fn retry_delays_grow_and_are_capped() {
-        for n in 0..40 {
-            let d = retry_delay(n);
-            assert!(
-                d >= Duration::from_millis(25) && d <= Duration::from_secs(1),
-                "{d:?}"
-            );
-        }
-        assert!(retry_delay(0) <= Duration::from_millis(50));
     }
 }

@@ -1,0 +1,120 @@
+//! [`LeaderSelectorBuilder`]: a selector's options (participant id, auto-requeue, the
+//! suspension policy), and its start, which spawns the supervisor.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+use zk_session::Client;
+
+use super::{supervisor::Supervisor, LeaderSelector, Status, SuspendPolicy, TaskFn};
+use crate::{mutex::Mutex, participant::default_id};
+
+/// Configures and starts a [`LeaderSelector`]; see [`LeaderSelector::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// use zk_recipes::leader_selector::{LeaderSelector, SuspendPolicy};
+///
+/// let selector = LeaderSelector::builder(client, "/election/jobs", |_lead| async move {
+///     // lead until this returns
+/// })
+/// .id("worker-4")
+/// .auto_requeue(true)
+/// .suspend_policy(SuspendPolicy::WaitForLost)
+/// .start();
+/// # }
+/// ```
+pub struct LeaderSelectorBuilder {
+    client: Client,
+    path: String,
+    task: Arc<TaskFn>,
+    id: Option<String>,
+    auto_requeue: bool,
+    policy: SuspendPolicy,
+}
+
+impl std::fmt::Debug for LeaderSelectorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderSelectorBuilder")
+            .field("path", &self.path)
+            .field("id", &self.id)
+            .field("auto_requeue", &self.auto_requeue)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LeaderSelectorBuilder {
+    /// Defaults: a generated id, no auto-requeue, the default suspension policy.
+    pub(super) fn new(client: Client, path: String, task: Arc<TaskFn>) -> LeaderSelectorBuilder {
+        LeaderSelectorBuilder {
+            client,
+            path,
+            task,
+            id: None,
+            auto_requeue: false,
+            policy: SuspendPolicy::default(),
+        }
+    }
+
+    /// The participant id, stored as the node's data (default `host:pid:n`).
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Whether to queue again after each term (default false: one term, then out).
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
+    pub fn auto_requeue(mut self, requeue: bool) -> Self {
+        self.auto_requeue = requeue;
+        self
+    }
+
+    /// What to do when the connection is suspended (default [`SuspendPolicy::StepDown`]:
+    /// cancel the task).
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Queues for leadership in the background and returns at once. Must be called inside
+    /// a tokio runtime.
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
+    pub fn start(self) -> LeaderSelector {
+        let id = self.id.unwrap_or_else(default_id);
+        let mutex = Mutex::builder(self.client.clone(), self.path.clone())
+            .data(id.as_bytes())
+            .suspended_is_lost(self.policy == SuspendPolicy::StepDown)
+            .build();
+        let (ctl, ctl_rx) = mpsc::unbounded_channel();
+        let status = watch::channel(Status {
+            queued: true,
+            ..Status::default()
+        })
+        .0;
+        let supervisor = Supervisor {
+            client: self.client.clone(),
+            mutex,
+            id: id.clone(),
+            task: self.task,
+            auto_requeue: self.auto_requeue,
+            status: status.clone(),
+            ctl: ctl_rx,
+            term: 0,
+        };
+        tokio::spawn(supervisor.run());
+        LeaderSelector {
+            client: self.client,
+            path: self.path,
+            id,
+            ctl,
+            status: status.subscribe(),
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! [`Holding`]: one acquisition of the lock node, with the task that watches it and the
+//! release that deletes it. The guards of one handle share it; its end is the lock's end.
+
+use std::{
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex as StdMutex,
+    },
+    time::Duration,
+};
+
+use tokio::{
+    runtime::Handle,
+    sync::{watch, OwnedMutexGuard},
+    task::{AbortHandle, JoinHandle},
+};
+use zk_session::{Client, OneshotWatch};
+
+use super::{
+    monitor::{own_node_gone, session_gone},
+    LostReason,
+};
+use crate::{
+    cleanup::{spawn_removal, Removal, Target},
+    protected::ProtectedNode,
+    RecipeError, Result,
+};
+
+/// How long a release waits, after deleting the node, for the monitor to see the deletion
+/// through its watch (normally at once: the event comes before the delete's reply).
+const MONITOR_WIND_DOWN: Duration = Duration::from_millis(100);
+
+/// One acquisition of the lock node, shared by the re-entrant guards of one mutex handle.
+#[derive(Debug)]
+pub(crate) struct Holding {
+    client: Client,
+    parent: String,
+    node: ProtectedNode,
+    lost: Arc<watch::Sender<Option<LostReason>>>,
+    monitor: AbortHandle,
+    /// The monitor task, for a release to let it end on its own.
+    monitor_task: StdMutex<Option<JoinHandle<()>>>,
+    /// True while the monitor holds a data watch on the node.
+    watching: Arc<AtomicBool>,
+    handle: Handle,
+}
+
+impl Holding {
+    /// Starts watching the session and the node. `own_watch` is a data watch on the node
+    /// already set while waiting, if any. Must be called inside a tokio runtime.
+    pub(crate) fn start(
+        client: Client,
+        parent: String,
+        node: ProtectedNode,
+        own_watch: Option<OneshotWatch>,
+        suspended_is_lost: bool,
+    ) -> Arc<Holding> {
+        let handle = Handle::current();
+        let lost = Arc::new(watch::channel(None).0);
+        // Subscribed before the monitor looks at the current state, so no change in between
+        // goes unseen.
+        let events = client.session_events();
+        let watching = Arc::new(AtomicBool::new(own_watch.is_some()));
+        let task = {
+            let (client, path, lost) = (client.clone(), node.path.clone(), lost.clone());
+            let watching = watching.clone();
+            let owner = node.stat.ephemeral_owner;
+            handle.spawn(async move {
+                let reason = tokio::select! {
+                    r = own_node_gone(&client, &path, own_watch, &watching) => r,
+                    r = session_gone(&client, owner, events, suspended_is_lost) => r,
+                };
+                mark(&lost, reason);
+            })
+        };
+        Arc::new(Holding {
+            client,
+            parent,
+            node,
+            lost,
+            monitor: task.abort_handle(),
+            monitor_task: StdMutex::new(Some(task)),
+            watching,
+            handle,
+        })
+    }
+
+    pub(crate) fn lost_reason(&self) -> Option<LostReason> {
+        *self.lost.borrow()
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        &self.node.path
+    }
+
+    pub(super) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The zxid that created the lock node; see
+    /// [`LockGuard::fencing_token`](super::LockGuard::fencing_token).
+    pub(super) fn fencing_token(&self) -> u64 {
+        self.node.stat.czxid as u64
+    }
+
+    /// The lost reason as it changes; `None` until the lock can no longer be trusted.
+    pub(super) fn subscribe_lost(&self) -> watch::Receiver<Option<LostReason>> {
+        self.lost.subscribe()
+    }
+
+    /// Records why the lock can no longer be trusted, unless a reason is known already.
+    pub(super) fn mark_lost(&self, reason: LostReason) {
+        mark(&self.lost, reason);
+    }
+
+    /// Deletes the node, lets the handle's `permit` go and stops the monitor. The deletion is
+    /// handed to a background task before the first await, which retries until the node or
+    /// the session is gone, so dropping this future half-way leaves nothing behind; when
+    /// connected, this waits for the task's first answer (up to the session timeout) to
+    /// report a refusal.
+    ///
+    /// A monitor that holds a data watch on the node is left to see the deletion and end on
+    /// its own: stopping it first would drop the watch before it delivered its event, which
+    /// costs a removeWatches request besides the delete. It cannot report the deletion
+    /// as a loss: `Released` is marked first, and the first reason wins. A monitor without a
+    /// watch yet is stopped before the delete, so that it does not set one.
+    pub(crate) async fn finish(&self, permit: Option<OwnedMutexGuard<()>>) -> Result<()> {
+        mark(&self.lost, LostReason::Released);
+        let watching = self.watching.load(Ordering::Acquire);
+        if !watching {
+            self.monitor.abort();
+        }
+        let removal = self.spawn_removal();
+        // The deletion is owned by its task now: another task of this handle may go ahead.
+        drop(permit);
+        if !self.client.state().is_connected() {
+            self.monitor.abort();
+            return Ok(());
+        }
+        let deleted = removal.wait(self.client.negotiated_timeout()).await;
+        if watching && deleted.is_ok() {
+            self.wind_down().await;
+        }
+        self.monitor.abort();
+        deleted.map_err(RecipeError::from)
+    }
+
+    fn spawn_removal(&self) -> Removal {
+        spawn_removal(
+            Some(&self.handle),
+            self.client.clone(),
+            self.parent.clone(),
+            Target {
+                id: None,
+                path: Some(self.node.path.clone()),
+                session: Some(self.node.stat.ephemeral_owner).filter(|s| *s != 0),
+            },
+        )
+    }
+
+    /// Waits a little for the monitor to end on its own, once the node is gone.
+    async fn wind_down(&self) {
+        let task = self
+            .monitor_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(MONITOR_WIND_DOWN, task).await;
+        }
+    }
+
+    /// [`finish`](Self::finish) without waiting, for `Drop`.
+    pub(crate) fn finish_in_background(&self) {
+        self.monitor.abort();
+        mark(&self.lost, LostReason::Released);
+        let _ = self.spawn_removal();
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        self.monitor.abort();
+    }
+}
+
+/// The first reason wins; later ones do not overwrite it.
+fn mark(lost: &watch::Sender<Option<LostReason>>, reason: LostReason) {
+    lost.send_if_modified(|v| {
+        if v.is_none() {
+            *v = Some(reason);
+            true
+        } else {
+            false
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_reason_wins() {
+        let tx = watch::channel(None).0;
+        mark(&tx, LostReason::Suspended);
+        mark(&tx, LostReason::Expired);
+        assert_eq!(*tx.borrow(), Some(LostReason::Suspended));
+        assert_eq!(LostReason::NodeDeleted.to_string(), "lock node deleted");
+    }
+}

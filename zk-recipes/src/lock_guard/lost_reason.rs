@@ -1,0 +1,56 @@
+//! [`LostReason`]: why a lock can no longer be trusted. Its own file because the mutex, the
+//! guard, its monitor and the leader recipes all speak of it.
+
+use std::fmt;
+
+/// Why a lock (or a guard's hold on it) can no longer be trusted.
+///
+/// ```rust
+/// use zk_recipes::LostReason;
+///
+/// assert_eq!(LostReason::Expired.as_str(), "session expired");
+/// assert_eq!(LostReason::NodeDeleted.to_string(), "lock node deleted");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LostReason {
+    /// The connection was lost (or only a read-only server is reachable); the session may
+    /// still live. Only with the default policy, see
+    /// [`MutexBuilder::suspended_is_lost`](crate::mutex::MutexBuilder::suspended_is_lost).
+    Suspended,
+    /// No connection for the whole session timeout: the session is presumed expired.
+    SessionLost,
+    /// The ensemble expired the session; the lock node went with it.
+    Expired,
+    /// The client was closed.
+    Closed,
+    /// Authentication failed; the server closed the session.
+    AuthFailed,
+    /// The lock node was deleted.
+    NodeDeleted,
+    /// This hold was released.
+    Released,
+}
+
+impl LostReason {
+    /// A short description, as used in [`RecipeError::Lost`](crate::RecipeError::Lost).
+    ///
+    /// See the example on [`LostReason`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LostReason::Suspended => "connection suspended",
+            LostReason::SessionLost => "session lost",
+            LostReason::Expired => "session expired",
+            LostReason::Closed => "client closed",
+            LostReason::AuthFailed => "authentication failed",
+            LostReason::NodeDeleted => "lock node deleted",
+            LostReason::Released => "released",
+        }
+    }
+}
+
+impl fmt::Display for LostReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,147 @@
+//! [`MutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspension policy,
+//! extra contender markers), apart from the mutex so each reads on its own.
+
+use std::sync::Arc;
+
+use zk_session::{Acl, Client, CreateOptions};
+
+use super::{LockCore, Mutex};
+use crate::{contender::ContenderNames, lock_guard::Holds, protected::ProtectedCreate};
+
+/// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
+const LOCK_NAME: &str = "lock-";
+
+/// Builds a [`Mutex`]; see [`Mutex::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// use zk_recipes::Mutex;
+///
+/// let mutex = Mutex::builder(client, "/locks/compaction")
+///     .data(b"host-17")
+///     .suspended_is_lost(false)
+///     .contender_marker("n_")
+///     .build();
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct MutexBuilder {
+    client: Client,
+    path: String,
+    fair: bool,
+    data: Vec<u8>,
+    acl: Option<Vec<Acl>>,
+    suspended_is_lost: bool,
+    names: ContenderNames,
+}
+
+impl MutexBuilder {
+    /// The defaults: fair, no data, an open ACL, a suspension counts as lost.
+    pub(super) fn new(client: Client, path: String) -> MutexBuilder {
+        MutexBuilder {
+            client,
+            path,
+            fair: true,
+            data: Vec::new(),
+            acl: None,
+            suspended_is_lost: true,
+            names: ContenderNames::new(),
+        }
+    }
+
+    /// First come, first served (the default): each waiter keeps its place in the queue and
+    /// watches only the one ahead of it.
+    ///
+    /// See the example on [`unfair`](Self::unfair).
+    pub fn fair(mut self) -> Self {
+        self.fair = true;
+        self
+    }
+
+    /// Random order: a waiter keeps no place in the queue. It watches the current holder, and
+    /// when that goes, competes again after a random pause of up to 20 ms, so the next holder
+    /// is whoever creates its node first. Every unfair waiter wakes on each release (a herd,
+    /// the price of having no order); fair waiters on the same path come first.
+    ///
+    /// The same example serves for [`fair`](Self::fair) and [`acl`](Self::acl).
+    ///
+    /// ```no_run
+    /// # fn example(client: zk_session::Client) {
+    /// use zk_recipes::Mutex;
+    /// use zk_session::Acl;
+    ///
+    /// // No queue: after each release, whichever waiter creates its node first wins.
+    /// let cache = Mutex::builder(client.clone(), "/locks/cache").unfair().build();
+    /// // First come, first served; only this session's authenticated identities may read the
+    /// // lock nodes' data (the session must have called add_auth).
+    /// let billing = Mutex::builder(client, "/locks/billing")
+    ///     .fair()
+    ///     .acl(Acl::creator_all())
+    ///     .build();
+    /// # }
+    /// ```
+    pub fn unfair(mut self) -> Self {
+        self.fair = false;
+        self
+    }
+
+    /// The data of the lock node (default empty; Curator writes the host's address).
+    ///
+    /// See the example on [`MutexBuilder`].
+    pub fn data(mut self, data: &[u8]) -> Self {
+        self.data = data.to_vec();
+        self
+    }
+
+    /// The ACL of the lock node (default open).
+    ///
+    /// See the example on [`unfair`](Self::unfair).
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// Whether a suspended connection (or a read-only server) means the lock is lost, as in
+    /// Curator's standard policy (default true). With false, only a lost or expired session,
+    /// a closed client or a deleted node does.
+    ///
+    /// See the example on [`MutexBuilder`].
+    pub fn suspended_is_lost(mut self, lost: bool) -> Self {
+        self.suspended_is_lost = lost;
+        self
+    }
+
+    /// Also counts children whose name has `marker` before the sequence suffix as contenders
+    /// (see [`ContenderNames::with_marker`]).
+    ///
+    /// See the example on [`MutexBuilder`].
+    pub fn contender_marker(mut self, marker: &str) -> Self {
+        self.names = self.names.with_marker(marker);
+        self
+    }
+
+    /// The mutex.
+    ///
+    /// See the example on [`MutexBuilder`].
+    pub fn build(self) -> Mutex {
+        let mut options = CreateOptions::ephemeral_sequential();
+        if let Some(acl) = self.acl {
+            options = options.with_acl(acl);
+        }
+        let create = ProtectedCreate::new(self.path.clone(), LOCK_NAME)
+            .data(&self.data)
+            .options(options);
+        Mutex {
+            core: Arc::new(LockCore {
+                client: self.client,
+                path: self.path,
+                fair: self.fair,
+                suspended_is_lost: self.suspended_is_lost,
+                names: self.names,
+                create,
+                serial: Arc::new(tokio::sync::Mutex::new(())),
+                holds: Arc::new(Holds::default()),
+            }),
+        }
+    }
+}
