@@ -199,12 +199,7 @@ impl Reader {
                 remaining: self.remaining(),
             });
         }
-        // Reserve no more elements than the remaining bytes could fill were each as large in
-        // memory as on the wire: a hostile count then costs no more than the frame, and the
-        // vector grows only with elements actually read.
-        let mut v = Vec::with_capacity(
-            (count as usize).min(self.remaining() / std::mem::size_of::<T>().max(1)),
-        );
+        let mut v = Vec::with_capacity(initial_capacity::<T>(count as usize, self.remaining()));
         for _ in 0..count {
             v.push(elem(self)?);
         }
@@ -222,6 +217,14 @@ impl Reader {
         self.read_vec_opt(field, min_elem_len, elem)?
             .ok_or(DecodeError::UnexpectedNull { field, offset })
     }
+}
+
+/// How many `T`s to reserve for a vector whose count says `count` with `remaining` bytes left
+/// in the frame: no more than those bytes could fill were each element as large in memory as
+/// on the wire. A hostile count then costs no more than the frame, and the vector grows only
+/// with elements actually read.
+pub(crate) fn initial_capacity<T>(count: usize, remaining: usize) -> usize {
+    count.min(remaining / std::mem::size_of::<T>().max(1))
 }
 
 /// Writes jute primitives to a [`BytesMut`].
@@ -308,6 +311,27 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_hostile_count_reserves_no_more_than_the_bytes_left() {
+        // A full-size getChildren reply: 4-byte names would fit the count on the wire, but
+        // 24-byte Strings reserved for all of them would take about 6 MiB.
+        let remaining = crate::DEFAULT_MAX_FRAME_LEN - 20;
+        let count = remaining / 4;
+        let reserved = initial_capacity::<String>(count, remaining);
+        assert!(
+            reserved * std::mem::size_of::<String>() <= remaining,
+            "{reserved}"
+        );
+        let v = Vec::<String>::with_capacity(reserved);
+        assert!(v.capacity() * std::mem::size_of::<String>() <= remaining);
+    }
+
+    #[test]
+    fn an_honest_count_is_reserved_in_full() {
+        assert_eq!(initial_capacity::<String>(3, 3 * 24), 3);
+        assert_eq!(initial_capacity::<u8>(1000, 1000), 1000);
     }
 
     #[test]
