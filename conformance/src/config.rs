@@ -1,8 +1,8 @@
 //! What a server is started with: its zoo.cfg and its JVM command line.
 
-use std::{fmt::Write as _, path::Path, process::Command};
+use std::{fmt::Write as _, path::Path};
 
-use crate::{install, options::ClientAuth, Installation, ServerOptions};
+use crate::{install, options::ClientAuth, spawner::TiedCommand, Installation, ServerOptions};
 
 /// The server's main class; it runs standalone when zoo.cfg has no `server.N` lines.
 pub const MAIN_CLASS: &str = "org.apache.zookeeper.server.quorum.QuorumPeerMain";
@@ -90,9 +90,10 @@ pub fn zoo_cfg(
     cfg
 }
 
-/// The `java … QuorumPeerMain <cfg>` command, without stdio or working directory.
-pub fn jvm_command(install: &Installation, opts: &ServerOptions, cfg: &Path) -> Command {
-    let mut cmd = Command::new(&install.java);
+/// The `java … QuorumPeerMain <cfg>` command, without stdio or working directory; the JVM
+/// dies with this process (see [`crate::spawner`]).
+pub fn jvm_command(install: &Installation, opts: &ServerOptions, cfg: &Path) -> TiedCommand {
+    let mut cmd = TiedCommand::new(&install.java);
     cmd.arg(format!("-Xmx{}m", opts.max_heap_mb))
         // Fastest startup measured: C1 only, serial GC, no hsperfdata files in /tmp.
         .args([

@@ -50,7 +50,7 @@ pub mod shared;
 pub mod spawner;
 pub mod standalone;
 pub mod sweep;
-mod sys;
+pub mod sys;
 pub mod tls_server;
 
 pub use certs::TestCerts;

@@ -16,7 +16,6 @@ use crate::{
     config::{self, Peer},
     four_letter_word, install,
     scratch::ScratchDir,
-    spawner,
     sys::{self, Signal},
     HarnessError, Installation, Mode, Result, ServerOptions,
 };
@@ -233,7 +232,7 @@ impl ZkServer {
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log_err));
-        let child = spawner::spawn_tied_to_process(cmd).map_err(|e| {
+        let child = cmd.spawn().map_err(|e| {
             HarnessError::io(
                 format!("starting {} ({})", self.name, self.install.java.display()),
                 e,

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use crate::{sys, HarnessError, Standalone};
+use crate::{HarnessError, Standalone};
 
 static SHARED: OnceLock<Result<Standalone, String>> = OnceLock::new();
 
@@ -11,8 +11,9 @@ static SHARED: OnceLock<Result<Standalone, String>> = OnceLock::new();
 /// Starting a JVM costs about half a second, so tests that only need a server should share
 /// this one and keep out of each other's way by working under unique paths (for example
 /// `/<test name>-<random>`). Do not kill, pause or restart it: other tests are using it. It
-/// runs with the default options plus `extended_types` (TTL nodes) and is killed, and its
-/// files removed, when the process exits.
+/// runs with the default options plus `extended_types` (TTL nodes) and is killed when the
+/// process exits; its files are removed by the next process that starts a server (see
+/// [`crate::scratch`]).
 ///
 /// Panics (in every caller) when the server cannot be started.
 ///
@@ -21,28 +22,17 @@ static SHARED: OnceLock<Result<Standalone, String>> = OnceLock::new();
 /// println!("connect to {}", zk.connect_string());
 /// ```
 pub fn shared_standalone() -> &'static Standalone {
+    // Statics are never dropped, but no exit hook is needed: the JVM gets SIGKILL as the
+    // process ends, normally or not (see crate::spawner), and its directory, named after
+    // this process, is swept as stale by the next one that starts a server.
     let shared = SHARED.get_or_init(|| {
-        let started = Standalone::builder()
+        Standalone::builder()
             .extended_types(true)
             .start()
-            .map_err(|e: HarnessError| e.to_string());
-        if started.is_ok() {
-            // Statics are never dropped: kill the server and remove its files at exit.
-            sys::at_exit(cleanup_at_exit);
-        }
-        started
+            .map_err(|e: HarnessError| e.to_string())
     });
     match shared {
         Ok(server) => server,
         Err(e) => panic!("cannot start the shared ZooKeeper server: {e}"),
-    }
-}
-
-extern "C" fn cleanup_at_exit() {
-    if let Some(Ok(server)) = SHARED.get() {
-        server.kill9();
-        if std::env::var_os("ZK_CONFORMANCE_KEEP").is_none() {
-            let _ = std::fs::remove_dir_all(server.dir());
-        }
     }
 }

@@ -1,89 +1,89 @@
-//! The few libc calls the harness needs, declared by hand (the workspace has no libc crate).
-//!
-//! Signal numbers are the Linux ones shared by x86, x86-64, ARM, AArch64 and RISC-V.
+//! What the harness asks of the operating system beyond the standard library: signals and the
+//! effective user id, without `unsafe` or a libc dependency (the kill(1) command and
+//! `/proc`). Signals are rare (pauses, graceful stops), so a process per signal costs
+//! nothing that matters.
 
-use std::{io, os::raw::c_int};
+use std::{
+    io,
+    process::{Command, Stdio},
+};
 
-extern "C" {
-    fn kill(pid: c_int, sig: c_int) -> c_int;
-    fn getppid() -> c_int;
-    fn geteuid() -> u32;
-    fn atexit(cb: extern "C" fn()) -> c_int;
-    #[cfg(target_os = "linux")]
-    fn prctl(option: c_int, ...) -> c_int;
-}
-
-/// A signal the harness sends to server processes.
+/// A signal the harness sends to server and client processes (SIGKILL goes through
+/// [`std::process::Child::kill`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
-    /// SIGKILL (9).
-    Kill,
-    /// SIGTERM (15).
+    /// SIGTERM.
     Term,
-    /// SIGSTOP (19): freeze the process.
+    /// SIGSTOP: freeze the process.
     Stop,
-    /// SIGCONT (18): thaw it.
+    /// SIGCONT: thaw it.
     Cont,
 }
 
 impl Signal {
-    fn number(self) -> c_int {
+    /// The name kill(1) takes after `-s`.
+    fn name(self) -> &'static str {
         match self {
-            Signal::Kill => 9,
-            Signal::Term => 15,
-            Signal::Stop => 19,
-            Signal::Cont => 18,
+            Signal::Term => "TERM",
+            Signal::Stop => "STOP",
+            Signal::Cont => "CONT",
         }
     }
 }
 
-/// Sends `sig` to process `pid`.
+/// Sends `sig` to process `pid` with kill(1).
 pub fn send_signal(pid: u32, sig: Signal) -> io::Result<()> {
-    let pid = c_int::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    if unsafe { kill(pid, sig.number()) } == 0 {
+    let out = Command::new("kill")
+        .args(["-s", sig.name(), "--", &pid.to_string()])
+        .stdin(Stdio::null())
+        .output()?;
+    if out.status.success() {
         Ok(())
     } else {
-        Err(io::Error::last_os_error())
+        Err(io::Error::other(format!(
+            "kill -s {} {pid}: {}",
+            sig.name(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
     }
 }
 
 /// Whether the harness runs as root (apt-get then needs no sudo).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid(2) cannot fail and has no preconditions.
-    unsafe { geteuid() == 0 }
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| effective_uid(&s) == Some(0))
 }
 
-/// Registers `cb` to run when the process exits normally (`exit`, or `main` returning).
-pub fn at_exit(cb: extern "C" fn()) {
-    // SAFETY: `cb` is a plain function that lives for the whole program.
-    unsafe {
-        atexit(cb);
-    }
+/// The effective uid in the text of `/proc/<pid>/status`: the second field of `Uid:` (real,
+/// effective, saved, filesystem).
+fn effective_uid(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
-/// In a freshly forked child: ask the kernel to SIGKILL this process when the thread that forked
-/// it exits, and fail if that already happened. Async-signal-safe (no allocation).
-pub fn die_with_parent(expected_parent: u32) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        const PR_SET_PDEATHSIG: c_int = 1;
-        // SAFETY: prctl(PR_SET_PDEATHSIG, sig) only changes this process's attributes.
-        if unsafe {
-            prctl(
-                PR_SET_PDEATHSIG,
-                Signal::Kill.number() as std::os::raw::c_ulong,
-            )
-        } != 0
-        {
-            return Err(io::Error::last_os_error());
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_effective_uid_is_the_second_field() {
+        let status = "Name:\tcat\nUmask:\t0022\nUid:\t1000\t0\t1000\t1000\nGid:\t5\t5\t5\t5\n";
+        assert_eq!(effective_uid(status), Some(0));
+        assert_eq!(effective_uid("Name:\tcat\n"), None);
     }
-    // SAFETY: getppid(2) has no preconditions.
-    let parent = unsafe { getppid() };
-    if parent as i64 != expected_parent as i64 {
-        // The parent died between fork and prctl: the death signal will never come.
-        return Err(io::Error::from_raw_os_error(3 /* ESRCH */));
+
+    #[test]
+    fn signals_reach_the_process() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        send_signal(child.id(), Signal::Term).unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(15));
+        // The process is gone (reaped): kill(1) fails, and says why.
+        assert!(send_signal(child.id(), Signal::Cont).is_err());
     }
-    Ok(())
 }

@@ -10,33 +10,19 @@
 
 use std::{
     collections::{BTreeMap, HashSet},
-    os::raw::c_int,
     process::Command,
     sync::{Arc, Mutex as StdMutex},
     thread,
     time::{Duration, Instant},
 };
 
-use conformance::Ensemble;
+use conformance::{
+    sys::{send_signal, Signal},
+    Ensemble,
+};
 use rand::{rngs::StdRng, seq::SliceRandom, RngExt, SeedableRng};
 
 use crate::{netns::Netns, records::now_us};
-
-extern "C" {
-    fn kill(pid: c_int, sig: c_int) -> c_int;
-}
-
-const SIGCONT: c_int = 18;
-const SIGSTOP: c_int = 19;
-
-/// Sends a signal to a client process.
-fn signal(pid: u32, sig: c_int) -> bool {
-    let Ok(pid) = c_int::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe { kill(pid, sig) == 0 }
-}
 
 /// How long healing may take before the driver gives up on a fault's aftermath.
 const HEAL_TIMEOUT: Duration = Duration::from_secs(90);
@@ -409,7 +395,7 @@ impl Driver<'_> {
         }
         let w = pool[(pick % pool.len() as u64) as usize];
         let start_us = now_us();
-        if !signal(w.pid, SIGSTOP) {
+        if send_signal(w.pid, Signal::Stop).is_err() {
             self.skip(kind, "SIGSTOP failed");
             return false;
         }
@@ -434,7 +420,7 @@ impl Driver<'_> {
             }
         ));
         thread::sleep(frozen);
-        let resumed = signal(w.pid, SIGCONT);
+        let resumed = send_signal(w.pid, Signal::Cont).is_ok();
         let mut held = held;
         held.extend(leading.into_iter().map(|t| (crate::LEADER.to_owned(), t)));
         self.log.pauses.push(PauseWindow {
@@ -511,7 +497,7 @@ impl Driver<'_> {
     /// serving with one leader; retried a few times.
     fn heal(&mut self) {
         for w in self.workers {
-            signal(w.pid, SIGCONT);
+            let _ = send_signal(w.pid, Signal::Cont);
         }
         if let Some((_, ns)) = self.partitioned {
             let _ = ns.heal();

@@ -12,6 +12,8 @@
 
 use std::{net::Ipv4Addr, process::Command};
 
+use conformance::spawner::TiedCommand;
+
 /// One namespace, its veth pair and their addresses; removed on drop.
 #[derive(Debug)]
 pub struct Netns {
@@ -95,9 +97,10 @@ impl Netns {
     }
 
     /// A command that runs `program` inside the namespace. `ip netns exec` execs in place, so
-    /// the child's pid is the program's (signals and waits reach it).
-    pub fn command(&self, program: &std::path::Path) -> Command {
-        let mut cmd = Command::new("ip");
+    /// the child's pid is the program's (signals and waits reach it). Tied to this process,
+    /// like every worker.
+    pub fn command(&self, program: &std::path::Path) -> TiedCommand {
+        let mut cmd = TiedCommand::new("ip");
         cmd.args(["netns", "exec", &self.name]).arg(program);
         cmd
     }

@@ -5,11 +5,13 @@ use std::{
     fs,
     io::{BufRead, BufReader, Write},
     path::PathBuf,
-    process::{Child, ChildStdin, Command, ExitStatus, Stdio},
+    process::{Child, ChildStdin, ExitStatus, Stdio},
     sync::{Arc, Mutex as StdMutex},
     thread,
     time::{Duration, Instant},
 };
+
+use conformance::spawner::TiedCommand;
 
 use crate::{
     faults::{Live, WorkerView},
@@ -63,7 +65,7 @@ pub fn spawn_worker(
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = match netns {
         Some(ns) => ns.command(&exe),
-        None => Command::new(exe),
+        None => TiedCommand::new(exe),
     };
     cmd.args(args.to_argv())
         .stdin(Stdio::piped())
@@ -72,7 +74,8 @@ pub fn spawn_worker(
             fs::File::create(&err).map_err(|e| format!("{}: {e}", err.display()))?,
         ));
     // Tied to this process: a worker never outlives the driver, even a frozen one.
-    let mut child = conformance::spawner::spawn_tied_to_process(cmd)
+    let mut child = cmd
+        .spawn()
         .map_err(|e| format!("cannot start worker {id}: {e}"))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let stdin = child.stdin.take();
