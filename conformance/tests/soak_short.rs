@@ -51,7 +51,7 @@ fn short_soak_holds_every_invariant() {
     );
     assert!(!out.contains("[FAIL]"));
     // The run did what it is for: faults, locks, terms.
-    assert!(out.contains("client process paused past session timeout"));
+    assert!(out.contains("client process paused past session timeout: worker"));
     assert!(out.contains("lock acquisitions: "));
     // Where network namespaces can be made (root, iproute2) the partition must have happened;
     // elsewhere the soak says it skipped it.
