@@ -16,7 +16,7 @@
 //! and every JVM is spawned with a parent-death signal so it dies with the test process even
 //! when that is SIGKILLed (see [`spawner`]).
 //!
-//! [`bench`] holds what the benchmark programs share.
+//! [`bench`](mod@bench) holds what the benchmark programs share.
 //!
 //! [`peers`] compiles and runs the other clients the tests and benchmarks compare with
 //! (Curator and the ZooKeeper Java client, kazoo).
