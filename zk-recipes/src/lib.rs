@@ -7,6 +7,7 @@ mod candidacy;
 mod cleanup;
 pub mod contender;
 pub mod error;
+mod fence;
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod lock_guard;

@@ -32,12 +32,15 @@ mod monitor;
 
 use std::sync::Arc;
 
-use zk_session::{Error, ErrorCode, Op, OpResult, Version};
+use zk_session::{ErrorCode, Op, OpResult};
 
 use self::holds::LastHold;
 pub use self::lost_reason::LostReason;
 pub(crate) use self::{holding::Holding, holds::Holds};
-use crate::{RecipeError, Result};
+use crate::{
+    fence::{self, Refused},
+    RecipeError, Result,
+};
 
 /// Proof of holding a [`Mutex`](crate::mutex::Mutex): one count of its re-entrant hold.
 ///
@@ -182,35 +185,15 @@ impl LockGuard {
                 r => RecipeError::Lost(r.as_str()),
             });
         }
-        let check = Op::check(self.holding.path(), Version::Any);
-        match self
-            .holding
-            .client()
-            .multi(std::iter::once(check).chain(ops))
-            .await
-        {
-            Ok(mut results) => {
-                if !results.is_empty() {
-                    results.remove(0);
-                }
-                Ok(results)
-            }
-            Err(Error::Multi { index: 0, code, .. }) => {
+        match fence::checked_multi(self.holding.client(), self.holding.path(), ops).await {
+            Ok(results) => Ok(results),
+            Err(Refused::Fence(code)) => {
                 if code == ErrorCode::NoNode {
                     self.holding.mark_lost(LostReason::NodeDeleted);
                 }
                 Err(RecipeError::Lost(LostReason::NodeDeleted.as_str()))
             }
-            Err(Error::Multi {
-                index,
-                code,
-                results,
-            }) => Err(RecipeError::Session(Error::Multi {
-                index: index - 1,
-                code,
-                results: results.get(1..).unwrap_or_default().to_vec(),
-            })),
-            Err(e) => Err(e.into()),
+            Err(Refused::Op(e)) => Err(RecipeError::Session(e)),
         }
     }
 

@@ -2,9 +2,12 @@
 //! the term ends, and writes fenced by the term's node.
 
 use tokio::sync::watch;
-use zk_session::{Client, Error, Op, OpResult, Version};
+use zk_session::{Client, Op, OpResult};
 
-use crate::{RecipeError, Result};
+use crate::{
+    fence::{self, Refused},
+    RecipeError, Result,
+};
 
 /// One term of leadership, handed to the leader's task.
 ///
@@ -117,24 +120,10 @@ impl Leadership {
         if !self.is_current() {
             return Err(RecipeError::Lost("leadership ended"));
         }
-        let check = Op::check(&self.node, Version::Any);
-        match self.client.multi(std::iter::once(check).chain(ops)).await {
-            Ok(mut results) => {
-                results.remove(0);
-                Ok(results)
-            }
-            Err(Error::Multi { index: 0, .. }) => Err(RecipeError::Lost("leadership node deleted")),
-            Err(Error::Multi {
-                index,
-                code,
-                results,
-            }) => Err(Error::Multi {
-                index: index - 1,
-                code,
-                results: results.get(1..).unwrap_or_default().to_vec(),
-            }
-            .into()),
-            Err(e) => Err(e.into()),
+        match fence::checked_multi(&self.client, &self.node, ops).await {
+            Ok(results) => Ok(results),
+            Err(Refused::Fence(_)) => Err(RecipeError::Lost("leadership node deleted")),
+            Err(Refused::Op(e)) => Err(e.into()),
         }
     }
 }
