@@ -40,18 +40,22 @@
 //! # Ok(()) }
 //! ```
 
+// This file holds the latch's handle; beside it is its engine, the task that keeps its node
+// in line.
+pub(crate) mod engine;
+
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 use zk_session::Client;
 
+use self::engine::{Handle, Status};
 use crate::{
-    candidacy::{self, Handle, Status},
     participant::{default_id, list_participants},
     RecipeError, Result,
 };
 
-pub use crate::candidacy::{LeadershipEvent, SuspendPolicy};
+pub use self::engine::{LeadershipEvent, SuspendPolicy};
 pub use crate::participant::Participant;
 
 /// The node name after the protected prefix, as Curator's LeaderLatch writes it.
@@ -132,7 +136,7 @@ impl LeaderLatchBuilder {
     /// ```
     pub async fn start(self) -> Result<LeaderLatch> {
         let id = self.id.unwrap_or_else(default_id);
-        let handle = candidacy::spawn(candidacy::Config {
+        let handle = engine::spawn(engine::Config {
             client: self.client.clone(),
             dir: self.path.clone(),
             name: LATCH_NAME,

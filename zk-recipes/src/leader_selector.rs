@@ -48,7 +48,7 @@ use zk_session::Client;
 pub use self::{builder::LeaderSelectorBuilder, leadership::Leadership};
 use crate::{participant::list_participants, RecipeError, Result};
 
-pub use crate::candidacy::SuspendPolicy;
+pub use crate::leader_latch::engine::SuspendPolicy;
 pub use crate::participant::Participant;
 
 type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

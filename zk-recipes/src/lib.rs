@@ -3,26 +3,27 @@
 
 #![warn(missing_docs)]
 
-mod candidacy;
-mod cleanup;
-pub mod contender;
-pub mod error;
-mod fence;
+// The recipes, each in the module named after it.
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod lock_guard;
 pub mod mutex;
+
+// What the recipes share with their users: errors, reasons, participants, contender names.
+pub mod contender;
+pub mod error;
+mod lost_reason;
 mod participant;
-mod pending;
-pub mod protected;
-mod retry;
-mod session_scope;
+
+// What the recipes are built on, not recipes themselves.
+mod plumbing;
 
 pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use error::{RecipeError, Result};
-pub use lock_guard::{LockGuard, LostReason};
+pub use lock_guard::LockGuard;
+pub use lost_reason::LostReason;
 pub use mutex::{Mutex, MutexBuilder};
-pub use protected::{ProtectedCreate, ProtectedNode, Recovery};
+pub use plumbing::protected::{self, ProtectedCreate, ProtectedNode, Recovery};
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
 #[cfg(doctest)]

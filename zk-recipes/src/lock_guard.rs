@@ -24,10 +24,9 @@
 //! new holder.
 
 // This file holds the guard. Beside it: the holding its re-entrant guards share, their
-// count, the monitor that ends the holding's trust, and the reasons it gives.
+// count, and the monitor that ends the holding's trust.
 mod holding;
 mod holds;
-mod lost_reason;
 mod monitor;
 
 use std::sync::Arc;
@@ -35,10 +34,10 @@ use std::sync::Arc;
 use zk_session::{ErrorCode, Op, OpResult};
 
 use self::holds::LastHold;
-pub use self::lost_reason::LostReason;
 pub(crate) use self::{holding::Holding, holds::Holds};
+pub use crate::LostReason;
 use crate::{
-    fence::{self, Refused},
+    plumbing::fence::{self, Refused},
     RecipeError, Result,
 };
 

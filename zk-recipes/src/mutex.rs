@@ -49,9 +49,9 @@ pub use self::builder::MutexBuilder;
 use crate::{
     contender::ContenderNames,
     lock_guard::{Holding, Holds, LockGuard},
-    pending::Pending,
-    protected::{ProtectedCreate, ProtectedNode},
-    session_scope::{client_over, SessionScope},
+    plumbing::pending::Pending,
+    plumbing::protected::{ProtectedCreate, ProtectedNode},
+    plumbing::session_scope::{client_over, SessionScope},
     LostReason, RecipeError, Result,
 };
 

@@ -3,7 +3,7 @@
 
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::{contender::ContenderNames, protected::child_path, Result};
+use crate::{contender::ContenderNames, plumbing::protected::child_path, Result};
 
 /// One participant of an election, as seen in the election's znodes.
 ///

@@ -5,7 +5,7 @@ use tokio::sync::watch;
 use zk_session::{Client, Op, OpResult};
 
 use crate::{
-    fence::{self, Refused},
+    plumbing::fence::{self, Refused},
     RecipeError, Result,
 };
 

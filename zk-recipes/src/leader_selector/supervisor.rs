@@ -9,7 +9,8 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    candidacy::session_over, mutex::Mutex, retry::retry_delay, LockGuard, LostReason, RecipeError,
+    leader_latch::engine::session_over, mutex::Mutex, plumbing::retry::retry_delay, LockGuard,
+    LostReason, RecipeError,
 };
 
 /// The background task of one selector.

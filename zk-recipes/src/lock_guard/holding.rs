@@ -21,8 +21,8 @@ use super::{
     LostReason,
 };
 use crate::{
-    cleanup::{spawn_removal, Removal, Target},
-    protected::ProtectedNode,
+    plumbing::cleanup::{spawn_removal, Removal, Target},
+    plumbing::protected::ProtectedNode,
     RecipeError, Result,
 };
 

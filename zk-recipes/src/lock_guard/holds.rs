@@ -120,7 +120,7 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{protected::ProtectedNode, LostReason};
+    use crate::{plumbing::protected::ProtectedNode, LostReason};
     use zk_session::Client;
 
     /// A holding on a client that never connects: enough for the bookkeeping.

@@ -11,7 +11,7 @@ use zk_session::{
 };
 
 use super::LostReason;
-use crate::{pending::data_watch, retry::retry_delay};
+use crate::{plumbing::pending::data_watch, plumbing::retry::retry_delay};
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).
@@ -62,7 +62,7 @@ pub(super) async fn session_gone(
     }
     loop {
         // Also after a lagging event stream skipped the expiry itself.
-        if owner != 0 && crate::session_scope::session_gone(client, owner) {
+        if owner != 0 && crate::plumbing::session_scope::session_gone(client, owner) {
             return LostReason::Expired;
         }
         let reason = match events.next().await {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zk_session::{Acl, Client, CreateOptions};
 
 use super::{LockCore, Mutex};
-use crate::{contender::ContenderNames, lock_guard::Holds, protected::ProtectedCreate};
+use crate::{contender::ContenderNames, lock_guard::Holds, plumbing::protected::ProtectedCreate};
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
 const LOCK_NAME: &str = "lock-";

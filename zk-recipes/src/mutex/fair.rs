@@ -6,9 +6,9 @@ use zk_session::{Error, ErrorCode, EventType, OneshotWatch};
 
 use super::{Acquired, Mutex};
 use crate::{
-    pending::{data_watch, Pending},
-    protected::{child_path, ProtectedNode},
-    retry::{may_retry, retry_delay},
+    plumbing::pending::{data_watch, Pending},
+    plumbing::protected::{child_path, ProtectedNode},
+    plumbing::retry::{may_retry, retry_delay},
     Result,
 };
 

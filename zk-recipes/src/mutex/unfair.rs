@@ -7,9 +7,9 @@ use zk_session::{Error, ErrorCode};
 
 use super::{Acquired, Mutex};
 use crate::{
-    pending::{data_watch, Pending},
-    protected::child_path,
-    retry::retry_delay,
+    plumbing::pending::{data_watch, Pending},
+    plumbing::protected::child_path,
+    plumbing::retry::retry_delay,
     Result,
 };
 

@@ -24,7 +24,10 @@ use std::{
 use tokio::{runtime::Handle, sync::oneshot};
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::{protected::remove_protected_of, retry::retry_delay, session_scope::session_gone};
+use crate::{
+    plumbing::protected::remove_protected_of, plumbing::retry::retry_delay,
+    plumbing::session_scope::session_gone,
+};
 
 /// The nodes an operation in progress may have made and not handed over: the protected id
 /// of a create sent (any child of the parent carrying it may be ours), and the path of the

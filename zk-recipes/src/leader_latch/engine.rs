@@ -16,9 +16,9 @@ use zk_session::{Client, Error, ErrorCode, SessionState};
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
-    protected::{child_path, ProtectedCreate, ProtectedNode},
-    retry::retry_delay,
-    session_scope::session_gone,
+    plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
+    plumbing::retry::retry_delay,
+    plumbing::session_scope::session_gone,
     RecipeError, Result,
 };
 

@@ -1,6 +1,6 @@
 //! The node of an acquire in progress, until the acquire succeeds: deleted when it fails,
 //! times out or is dropped. The deletion is owned by a background task from the moment the
-//! acquire gives up (see [`cleanup`](crate::cleanup)), so a cancelled acquire leaves nothing
+//! acquire gives up (see [`cleanup`](super::cleanup)), so a cancelled acquire leaves nothing
 //! behind (CURATOR-62, kazoo #732) and a timed-out one returns on time.
 
 use std::time::Duration;
@@ -9,7 +9,7 @@ use bytes::Bytes;
 use tokio::runtime::Handle;
 use zk_session::{Client, Error, OneshotWatch, Stat};
 
-use crate::cleanup::{spawn_removal, Claim, Target};
+use crate::plumbing::cleanup::{spawn_removal, Claim, Target};
 
 /// How long a failed or timed-out acquire waits for the deletion of its node before
 /// returning (the deletion goes on in the background either way): one round trip on a
@@ -50,7 +50,7 @@ impl Pending {
         self.claim.take()
     }
 
-    fn spawn(&self, target: Target) -> crate::cleanup::Removal {
+    fn spawn(&self, target: Target) -> crate::plumbing::cleanup::Removal {
         spawn_removal(
             self.handle.as_ref(),
             self.client.clone(),

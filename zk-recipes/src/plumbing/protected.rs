@@ -30,9 +30,9 @@ use tokio::runtime::Handle;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
-    cleanup::{spawn_removal, Claim},
-    retry::{may_retry, retry_delay},
-    session_scope::session_gone,
+    plumbing::cleanup::{spawn_removal, Claim},
+    plumbing::retry::{may_retry, retry_delay},
+    plumbing::session_scope::session_gone,
 };
 
 /// How many times a create may find its parent missing (reaped as an empty container right
