@@ -24,7 +24,7 @@ use recipes_support::{
 use zk_recipes::{
     leader_latch::{CloseMode, LeaderLatch, LeadershipEvent},
     leader_selector::{LeaderSelector, Leadership},
-    LostReason, Mutex, RecipeError,
+    LostReason, Mutex, RecipeError, SuspendPolicy,
 };
 use zk_session::{Client, CreateOptions, Op, SessionState, Version};
 
@@ -95,7 +95,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     // Only the session's end counts, so the reason seen is the expiry itself.
     let m = Arc::new(
         Mutex::builder(c.clone(), &path)
-            .suspended_is_lost(false)
+            .suspend_policy(SuspendPolicy::WaitForLost)
             .build(),
     );
     let old_guard = m.acquire().await.unwrap();

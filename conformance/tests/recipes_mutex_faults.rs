@@ -10,6 +10,7 @@ use conformance::{shared_standalone, Standalone};
 use recipes_support::*;
 use zk_recipes::{
     protected::new_protected_id, LostReason, Mutex, ProtectedCreate, RecipeError, Recovery,
+    SuspendPolicy,
 };
 use zk_session::{Client, CreateOptions, OnExpiry, Op, Version};
 
@@ -124,7 +125,7 @@ async fn holder_session_expiry_hands_over() {
         .unwrap();
     // Only a lost or expired session counts, so the reason seen is the expiry itself.
     let mh = Mutex::builder(h.clone(), &path)
-        .suspended_is_lost(false)
+        .suspend_policy(SuspendPolicy::WaitForLost)
         .build();
     let old = mh.acquire().await.unwrap();
     let mw = Arc::new(Mutex::new(w.clone(), &path));

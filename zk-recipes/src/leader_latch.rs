@@ -55,8 +55,9 @@ use crate::{
     RecipeError, Result,
 };
 
-pub use self::engine::{LeadershipEvent, SuspendPolicy};
+pub use self::engine::LeadershipEvent;
 pub use crate::participant::Participant;
+pub use crate::SuspendPolicy;
 
 /// The node name after the protected prefix, as Curator's LeaderLatch writes it.
 const LATCH_NAME: &str = "latch-";

@@ -48,8 +48,8 @@ use zk_session::Client;
 pub use self::{builder::LeaderSelectorBuilder, leadership::Leadership};
 use crate::{participant::list_participants, RecipeError, Result};
 
-pub use crate::leader_latch::engine::SuspendPolicy;
 pub use crate::participant::Participant;
+pub use crate::SuspendPolicy;
 
 type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type TaskFn = dyn Fn(Leadership) -> BoxTask + Send + Sync + 'static;

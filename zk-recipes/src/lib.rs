@@ -23,7 +23,10 @@ pub use error::{RecipeError, Result};
 pub use lock_guard::LockGuard;
 pub use lost_reason::LostReason;
 pub use mutex::{Mutex, MutexBuilder};
-pub use plumbing::protected::{self, ProtectedCreate, ProtectedNode, Recovery};
+pub use plumbing::{
+    liveness::SuspendPolicy,
+    protected::{self, ProtectedCreate, ProtectedNode, Recovery},
+};
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
 #[cfg(doctest)]

@@ -7,7 +7,8 @@
 //! watch on the lock node; the first of these ends the guard's trust:
 //!
 //! - the connection is suspended, or the only server left is read-only (unless the mutex was
-//!   built with `suspended_is_lost(false)`; Curator's default policy treats it as lost too);
+//!   built with [`SuspendPolicy::WaitForLost`](crate::SuspendPolicy); Curator's default policy
+//!   treats it as lost too);
 //! - no connection for the session timeout ([`LostReason::SessionLost`]), or the session
 //!   expired, was closed, or failed authentication;
 //! - the lock node was deleted (by an administrator, or by the server with the session).

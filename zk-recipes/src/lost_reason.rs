@@ -16,7 +16,7 @@ use std::fmt;
 pub enum LostReason {
     /// The connection was lost (or only a read-only server is reachable); the session may
     /// still live. Only with the default policy, see
-    /// [`MutexBuilder::suspended_is_lost`](crate::mutex::MutexBuilder::suspended_is_lost).
+    /// [`SuspendPolicy`](crate::SuspendPolicy).
     Suspended,
     /// No connection for the whole session timeout: the session is presumed expired.
     SessionLost,

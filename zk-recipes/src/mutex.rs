@@ -51,7 +51,10 @@ use crate::{
     lock_guard::{Holding, Holds, LockGuard},
     plumbing::pending::Pending,
     plumbing::protected::{ProtectedCreate, ProtectedNode},
-    plumbing::session_scope::{client_over, SessionScope},
+    plumbing::{
+        liveness::{client_over, SuspendPolicy},
+        session_scope::SessionScope,
+    },
     LostReason, RecipeError, Result,
 };
 
@@ -95,7 +98,7 @@ struct LockCore {
     client: Client,
     path: String,
     fair: bool,
-    suspended_is_lost: bool,
+    policy: SuspendPolicy,
     names: ContenderNames,
     create: ProtectedCreate,
     /// One holder at a time per handle: taken for the whole of an acquisition and kept by
@@ -347,7 +350,7 @@ impl Mutex {
             core.path.clone(),
             acquired.node,
             acquired.own_watch,
-            core.suspended_is_lost,
+            core.policy,
         );
         core.holds.install(holding, permit)
     }

@@ -4,6 +4,7 @@
 
 pub(crate) mod cleanup;
 pub(crate) mod fence;
+pub mod liveness;
 pub(crate) mod pending;
 pub mod protected;
 pub(crate) mod retry;

@@ -90,7 +90,7 @@ impl LeaderSelectorBuilder {
         let id = self.id.unwrap_or_else(default_id);
         let mutex = Mutex::builder(self.client.clone(), self.path.clone())
             .data(id.as_bytes())
-            .suspended_is_lost(self.policy == SuspendPolicy::StepDown)
+            .suspend_policy(self.policy)
             .build();
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let status = watch::channel(Status {

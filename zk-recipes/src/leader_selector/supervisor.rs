@@ -9,7 +9,7 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    leader_latch::engine::session_over, mutex::Mutex, plumbing::retry::retry_delay, LockGuard,
+    mutex::Mutex, plumbing::liveness::Liveness, plumbing::retry::retry_delay, LockGuard,
     LostReason, RecipeError,
 };
 
@@ -104,7 +104,9 @@ impl Supervisor {
             // with a new session to follow, the term ends like any other.)
             TermEnd::Lost(
                 r @ (LostReason::Expired | LostReason::Closed | LostReason::AuthFailed),
-            ) if self.client.has_ended() => Err(Stop::ended(RecipeError::Lost(r.as_str()))),
+            ) if Liveness::now(&self.client).ended().is_some() => {
+                Err(Stop::ended(RecipeError::Lost(r.as_str())))
+            }
             TermEnd::Returned | TermEnd::Interrupted | TermEnd::Lost(_) => {
                 let requeue = self.auto_requeue;
                 self.status.send_modify(|s| s.queued = requeue);
@@ -134,8 +136,8 @@ impl Supervisor {
     async fn after_failed_acquire(&self, e: RecipeError) -> Result<(), Stop> {
         // Over for good; an expiry the client recovers from is not: the next acquire runs
         // on the new session.
-        if self.client.has_ended() {
-            return Err(Stop::ended(session_over(self.client.state())));
+        if let Some(reason) = Liveness::now(&self.client).ended() {
+            return Err(Stop::ended(RecipeError::Lost(reason.as_str())));
         }
         match e {
             RecipeError::Session(s)

@@ -22,6 +22,7 @@ use super::{
 };
 use crate::{
     plumbing::cleanup::{spawn_removal, Removal, Target},
+    plumbing::liveness::SuspendPolicy,
     plumbing::protected::ProtectedNode,
     RecipeError, Result,
 };
@@ -53,7 +54,7 @@ impl Holding {
         parent: String,
         node: ProtectedNode,
         own_watch: Option<OneshotWatch>,
-        suspended_is_lost: bool,
+        policy: SuspendPolicy,
     ) -> Arc<Holding> {
         let handle = Handle::current();
         let lost = Arc::new(watch::channel(None).0);
@@ -68,7 +69,7 @@ impl Holding {
             handle.spawn(async move {
                 let reason = tokio::select! {
                     r = own_node_gone(&client, &path, own_watch, &watching) => r,
-                    r = session_gone(&client, owner, events, suspended_is_lost) => r,
+                    r = session_gone(&client, owner, events, policy) => r,
                 };
                 mark(&lost, reason);
             })

@@ -120,7 +120,10 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{plumbing::protected::ProtectedNode, LostReason};
+    use crate::{
+        plumbing::{liveness::SuspendPolicy, protected::ProtectedNode},
+        LostReason,
+    };
     use zk_session::Client;
 
     /// A holding on a client that never connects: enough for the bookkeeping.
@@ -135,7 +138,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        Holding::start(client, "/l".into(), node, None, true)
+        Holding::start(client, "/l".into(), node, None, SuspendPolicy::StepDown)
     }
 
     fn permit() -> OwnedMutexGuard<()> {

@@ -1,17 +1,19 @@
 //! The monitor of a held lock: the two things that end its trust, the lock node's deletion
 //! and the session's state, each as a future that resolves to the [`LostReason`].
 //!
-//! Kept apart from [`Holding`](super::holding::Holding), which runs them, because the
-//! policy (which session states count as lost) is plain logic, unit tested here.
+//! Kept apart from [`Holding`](super::holding::Holding), which runs them; which session
+//! states count as lost is decided in [`liveness`](crate::plumbing::liveness).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use zk_session::{
-    Client, Error, ErrorCode, EventType, OneshotWatch, SessionEvent, SessionEvents, SessionState,
-};
+use zk_session::{Client, Error, ErrorCode, EventType, OneshotWatch, SessionEvents};
 
 use super::LostReason;
-use crate::{plumbing::pending::data_watch, plumbing::retry::retry_delay};
+use crate::plumbing::{
+    liveness::{event_doubt, session_gone as owner_gone, Liveness, SuspendPolicy},
+    pending::data_watch,
+    retry::retry_delay,
+};
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).
@@ -55,42 +57,24 @@ pub(super) async fn session_gone(
     client: &Client,
     owner: i64,
     mut events: SessionEvents,
-    suspended_is_lost: bool,
+    policy: SuspendPolicy,
 ) -> LostReason {
-    if let Some(r) = reason_for_state(client.state(), suspended_is_lost) {
+    if let Some(r) = Liveness::now(client).doubt(policy) {
         return r;
     }
     loop {
         // Also after a lagging event stream skipped the expiry itself.
-        if owner != 0 && crate::plumbing::session_scope::session_gone(client, owner) {
+        if owner != 0 && owner_gone(client, owner) {
             return LostReason::Expired;
         }
-        let reason = match events.next().await {
-            None => Some(LostReason::Closed),
-            Some(SessionEvent::Suspended | SessionEvent::ConnectedReadOnly) => {
-                suspended_is_lost.then_some(LostReason::Suspended)
+        match events.next().await {
+            None => return LostReason::Closed,
+            Some(ev) => {
+                if let Some(r) = event_doubt(ev, policy) {
+                    return r;
+                }
             }
-            Some(SessionEvent::Lost) => Some(LostReason::SessionLost),
-            Some(SessionEvent::Expired) => Some(LostReason::Expired),
-            Some(SessionEvent::Closed) => Some(LostReason::Closed),
-            Some(SessionEvent::AuthFailed) => Some(LostReason::AuthFailed),
-            Some(_) => None,
-        };
-        if let Some(r) = reason {
-            return r;
         }
-    }
-}
-
-fn reason_for_state(state: SessionState, suspended_is_lost: bool) -> Option<LostReason> {
-    match state {
-        SessionState::Connected | SessionState::Connecting => None,
-        SessionState::Lost => Some(LostReason::SessionLost),
-        SessionState::Expired => Some(LostReason::Expired),
-        SessionState::Closed => Some(LostReason::Closed),
-        SessionState::AuthFailed => Some(LostReason::AuthFailed),
-        // Suspended, read-only, and anything this crate does not know yet.
-        _ => suspended_is_lost.then_some(LostReason::Suspended),
     }
 }
 
@@ -98,37 +82,8 @@ fn reason_for_error(client: &Client, e: &Error) -> LostReason {
     match e {
         Error::Code(ErrorCode::SessionExpired) => LostReason::Expired,
         Error::Code(ErrorCode::AuthFailed) => LostReason::AuthFailed,
-        _ => reason_for_state(client.state(), true).unwrap_or(LostReason::Closed),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn state_policy() {
-        assert_eq!(reason_for_state(SessionState::Connected, true), None);
-        assert_eq!(
-            reason_for_state(SessionState::Suspended, true),
-            Some(LostReason::Suspended)
-        );
-        assert_eq!(reason_for_state(SessionState::Suspended, false), None);
-        assert_eq!(
-            reason_for_state(SessionState::ConnectedReadOnly, false),
-            None
-        );
-        assert_eq!(
-            reason_for_state(SessionState::Lost, false),
-            Some(LostReason::SessionLost)
-        );
-        assert_eq!(
-            reason_for_state(SessionState::Expired, false),
-            Some(LostReason::Expired)
-        );
-        assert_eq!(
-            reason_for_state(SessionState::Closed, false),
-            Some(LostReason::Closed)
-        );
+        _ => Liveness::now(client)
+            .doubt(SuspendPolicy::StepDown)
+            .unwrap_or(LostReason::Closed),
     }
 }

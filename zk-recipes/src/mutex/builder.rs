@@ -1,4 +1,4 @@
-//! [`MutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspension policy,
+//! [`MutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspend policy,
 //! extra contender markers), apart from the mutex so each reads on its own.
 
 use std::sync::Arc;
@@ -6,7 +6,11 @@ use std::sync::Arc;
 use zk_session::{Acl, Client, CreateOptions};
 
 use super::{LockCore, Mutex};
-use crate::{contender::ContenderNames, lock_guard::Holds, plumbing::protected::ProtectedCreate};
+use crate::{
+    contender::ContenderNames,
+    lock_guard::Holds,
+    plumbing::{liveness::SuspendPolicy, protected::ProtectedCreate},
+};
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
 const LOCK_NAME: &str = "lock-";
@@ -15,11 +19,11 @@ const LOCK_NAME: &str = "lock-";
 ///
 /// ```no_run
 /// # fn f(client: zk_session::Client) {
-/// use zk_recipes::Mutex;
+/// use zk_recipes::{Mutex, SuspendPolicy};
 ///
 /// let mutex = Mutex::builder(client, "/locks/compaction")
 ///     .data(b"host-17")
-///     .suspended_is_lost(false)
+///     .suspend_policy(SuspendPolicy::WaitForLost)
 ///     .contender_marker("n_")
 ///     .build();
 /// # }
@@ -31,7 +35,7 @@ pub struct MutexBuilder {
     fair: bool,
     data: Vec<u8>,
     acl: Option<Vec<Acl>>,
-    suspended_is_lost: bool,
+    policy: SuspendPolicy,
     names: ContenderNames,
 }
 
@@ -44,7 +48,7 @@ impl MutexBuilder {
             fair: true,
             data: Vec::new(),
             acl: None,
-            suspended_is_lost: true,
+            policy: SuspendPolicy::StepDown,
             names: ContenderNames::new(),
         }
     }
@@ -101,13 +105,14 @@ impl MutexBuilder {
         self
     }
 
-    /// Whether a suspended connection (or a read-only server) means the lock is lost, as in
-    /// Curator's standard policy (default true). With false, only a lost or expired session,
-    /// a closed client or a deleted node does.
+    /// Whether a suspended connection (or a read-only server) means the lock is lost:
+    /// [`SuspendPolicy::StepDown`] (the default, Curator's standard policy) says so; with
+    /// [`SuspendPolicy::WaitForLost`] only a lost or expired session, a closed client or a
+    /// deleted node does.
     ///
     /// See the example on [`MutexBuilder`].
-    pub fn suspended_is_lost(mut self, lost: bool) -> Self {
-        self.suspended_is_lost = lost;
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -136,7 +141,7 @@ impl MutexBuilder {
                 client: self.client,
                 path: self.path,
                 fair: self.fair,
-                suspended_is_lost: self.suspended_is_lost,
+                policy: self.policy,
                 names: self.names,
                 create,
                 serial: Arc::new(tokio::sync::Mutex::new(())),

@@ -25,8 +25,8 @@ use tokio::{runtime::Handle, sync::oneshot};
 use zk_session::{Client, Error, ErrorCode, Version};
 
 use crate::{
-    plumbing::protected::remove_protected_of, plumbing::retry::retry_delay,
-    plumbing::session_scope::session_gone,
+    plumbing::liveness::session_gone, plumbing::protected::remove_protected_of,
+    plumbing::retry::retry_delay,
 };
 
 /// The nodes an operation in progress may have made and not handed over: the protected id

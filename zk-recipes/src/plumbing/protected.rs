@@ -31,8 +31,8 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
     plumbing::cleanup::{spawn_removal, Claim},
+    plumbing::liveness::session_gone,
     plumbing::retry::{may_retry, retry_delay},
-    plumbing::session_scope::session_gone,
 };
 
 /// How many times a create may find its parent missing (reaped as an empty container right
