@@ -16,6 +16,7 @@ use zk_session::{Client, Error, ErrorCode, SessionState};
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
+    plumbing::line::{look, watch_node, Exclusive, Turn},
     plumbing::liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
     plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
     plumbing::retry::retry_delay,
@@ -271,17 +272,18 @@ impl Engine {
         if node.stat.ephemeral_owner != client.session_id() {
             return self.forget_stale(inp, &client, &node).await;
         }
-        let line = ContenderNames::new().sorted(&children);
-        let Some(pos) = line.iter().position(|c| c.name() == node.name) else {
+        match look(&ContenderNames::new(), &children, &node.name, &Exclusive) {
             // Deleted under us (by someone else, or with an earlier session): queue again.
-            self.drop_node();
-            return Ok(());
-        };
-        if pos > 0 {
-            let pred = child_path(&self.cfg.dir, line[pos - 1].name());
-            return self.follow(inp, &client, &pred).await;
+            Turn::Gone => {
+                self.drop_node();
+                Ok(())
+            }
+            Turn::WaitFor { name, .. } => {
+                let pred = child_path(&self.cfg.dir, &name);
+                self.follow(inp, &client, &pred).await
+            }
+            Turn::Holds => self.lead(inp, &client, &node).await,
         }
-        self.lead(inp, &client, &node).await
     }
 
     /// Our node and the line: creates the node (listing in the same round trip) when we
@@ -337,10 +339,9 @@ impl Engine {
     /// Not first in line: not leader, and waits for the predecessor `pred` to change.
     async fn follow(&mut self, inp: &mut Inputs, client: &Client, pred: &str) -> Result<(), Stop> {
         self.set_leader(false, true);
-        // getData, not exists: a predecessor already gone leaves no watch behind.
-        let watch = match guard(inp, client.get_data_watch(pred)).await? {
-            Ok((_, _, w)) => w,
-            Err(Error::Code(ErrorCode::NoNode)) => return Ok(()),
+        let watch = match guard(inp, watch_node(client, pred)).await? {
+            Ok(Some(w)) => w,
+            Ok(None) => return Ok(()),
             Err(e) => return self.on_error(inp, e).await,
         };
         let _ = guard(inp, watch).await?;

@@ -10,8 +10,8 @@ use zk_session::{Client, Error, ErrorCode, EventType, OneshotWatch, SessionEvent
 
 use super::LostReason;
 use crate::plumbing::{
+    line::watch_node,
     liveness::{event_doubt, session_gone as owner_gone, Liveness, SuspendPolicy},
-    pending::data_watch,
     retry::retry_delay,
 };
 
@@ -28,12 +28,12 @@ pub(super) async fn own_node_gone(
     loop {
         let w = match watch.take() {
             Some(w) => w,
-            None => match data_watch(client, path).await {
-                Ok((_, _, w)) => {
+            None => match watch_node(client, path).await {
+                Ok(Some(w)) => {
                     watching.store(true, Ordering::Release);
                     w
                 }
-                Err(Error::Code(ErrorCode::NoNode)) => return LostReason::NodeDeleted,
+                Ok(None) => return LostReason::NodeDeleted,
                 Err(e) if e.is_retryable() => {
                     tokio::time::sleep(retry_delay(retry)).await;
                     retry += 1;

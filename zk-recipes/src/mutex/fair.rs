@@ -6,7 +6,8 @@ use zk_session::{Error, ErrorCode, EventType, OneshotWatch};
 
 use super::{Acquired, Mutex};
 use crate::{
-    plumbing::pending::{data_watch, Pending},
+    plumbing::line::{data_watch, look, Exclusive, Turn},
+    plumbing::pending::Pending,
     plumbing::protected::{child_path, ProtectedNode},
     plumbing::retry::{may_retry, retry_delay},
     Result,
@@ -73,30 +74,30 @@ impl Mutex {
         let mut own: Option<OneshotWatch> = None;
         let mut retry = 0;
         loop {
-            let order = core.names.sorted(&children);
-            let Some(i) = order.iter().position(|c| c.name() == node.name) else {
-                // Our node is gone (the listing comes after our create, on one session).
-                // If the session ended, the next create says so.
-                return Ok(InLine::NodeGone);
-            };
-            if i == 0 {
-                return Ok(InLine::Done(Some(Acquired {
-                    node,
-                    own_watch: own,
-                })));
-            }
+            let (predecessor, holds_when_gone) =
+                match look(&core.names, &children, &node.name, &Exclusive) {
+                    // Our node is gone (the listing comes after our create, on one session).
+                    // If the session ended, the next create says so.
+                    Turn::Gone => return Ok(InLine::NodeGone),
+                    Turn::Holds => {
+                        return Ok(InLine::Done(Some(Acquired {
+                            node,
+                            own_watch: own,
+                        })))
+                    }
+                    Turn::WaitFor {
+                        name,
+                        holds_when_gone,
+                    } => (child_path(&core.path, &name), holds_when_gone),
+                };
             if !wait {
                 return Ok(InLine::Done(None));
             }
-            let predecessor = child_path(&core.path, order[i - 1].name());
-            // Every contender created after our listing sorts after us, so when the only
-            // one ahead goes, we are first without listing again.
-            let only_one_ahead = i == 1;
             let step = match self
-                .watch_ahead(&node.path, &predecessor, only_one_ahead, &mut own)
+                .watch_ahead(&node.path, &predecessor, holds_when_gone, &mut own)
                 .await?
             {
-                Ahead::Watching(ahead) => wait_for_change(&mut own, ahead, only_one_ahead).await?,
+                Ahead::Watching(ahead) => wait_for_change(&mut own, ahead, holds_when_gone).await?,
                 Ahead::Step(step) => step,
             };
             match step {
@@ -124,7 +125,7 @@ impl Mutex {
         &self,
         own_path: &str,
         predecessor: &str,
-        only_one_ahead: bool,
+        holds_when_gone: bool,
         own: &mut Option<OneshotWatch>,
     ) -> Result<Ahead> {
         let client = &self.core.client;
@@ -147,7 +148,7 @@ impl Mutex {
         Ok(match pred {
             Ok((_, _, w)) if own.is_some() => Ahead::Watching(w),
             Ok(_) => Ahead::Step(Step::Relist { pause: true }),
-            Err(Error::Code(ErrorCode::NoNode)) if only_one_ahead && own.is_some() => {
+            Err(Error::Code(ErrorCode::NoNode)) if holds_when_gone && own.is_some() => {
                 Ahead::Step(Step::Take)
             }
             Err(Error::Code(ErrorCode::NoNode)) => Ahead::Step(Step::Relist { pause: false }),
@@ -179,7 +180,7 @@ impl Mutex {
 async fn wait_for_change(
     own: &mut Option<OneshotWatch>,
     ahead: OneshotWatch,
-    only_one_ahead: bool,
+    holds_when_gone: bool,
 ) -> Result<Step> {
     let own_watch = own.as_mut().expect("set before waiting");
     tokio::select! {
@@ -195,7 +196,7 @@ async fn wait_for_change(
             }
         }
         ev = ahead => match ev {
-            Ok(ev) if ev.event_type == EventType::NodeDeleted && only_one_ahead => Ok(Step::Take),
+            Ok(ev) if ev.event_type == EventType::NodeDeleted && holds_when_gone => Ok(Step::Take),
             Ok(_) => Ok(Step::Relist { pause: false }),
             Err(e) => Err(e.into()),
         },

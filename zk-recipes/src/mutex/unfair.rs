@@ -3,11 +3,10 @@
 
 use std::time::Duration;
 
-use zk_session::{Error, ErrorCode};
-
 use super::{Acquired, Mutex};
 use crate::{
-    plumbing::pending::{data_watch, Pending},
+    plumbing::line::{look, watch_node, Turn, WatchHolder},
+    plumbing::pending::Pending,
     plumbing::protected::child_path,
     plumbing::retry::retry_delay,
     Result,
@@ -32,31 +31,29 @@ impl Mutex {
                 .create
                 .create_and_list_tracked(client, &pending.claim)
                 .await?;
-            let order = core.names.sorted(&children);
-            match order.iter().position(|c| c.name() == node.name) {
-                Some(0) => {
+            let holder = match look(&core.names, &children, &node.name, &WatchHolder) {
+                Turn::Holds => {
                     return Ok(Some(Acquired {
                         node,
                         own_watch: None,
                     }))
                 }
-                None => {
+                Turn::Gone => {
                     pending.claim.take(); // gone: nothing to delete
                     continue;
                 }
-                Some(_) => {}
-            }
-            let holder = child_path(&core.path, order[0].name());
+                Turn::WaitFor { name, .. } => child_path(&core.path, &name),
+            };
             pending.remove_now().await;
             if !wait {
                 return Ok(None);
             }
-            match data_watch(client, &holder).await {
+            match watch_node(client, &holder).await {
                 // Whatever happens to the holder's node, compete again.
-                Ok((_, _, w)) => {
+                Ok(Some(w)) => {
                     w.await?;
                 }
-                Err(Error::Code(ErrorCode::NoNode)) => {}
+                Ok(None) => {}
                 Err(e) if e.is_retryable() => {
                     tokio::time::sleep(retry_delay(retry)).await;
                     retry += 1;

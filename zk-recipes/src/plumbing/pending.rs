@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::runtime::Handle;
-use zk_session::{Client, Error, OneshotWatch, Stat};
+use zk_session::Client;
 
 use crate::plumbing::cleanup::{spawn_removal, Claim, Target};
 
@@ -64,19 +63,4 @@ impl Drop for Pending {
     fn drop(&mut self) {
         let _ = self.spawn(self.claim.take());
     }
-}
-
-/// `get_data_watch` in a task of its own, so that dropping the caller cannot cut the request
-/// off between its sending and its reply. zk-session removes a dropped watch from the server
-/// only once the request that set it has been answered; a watch dropped before that would
-/// stay on the server until the node changes. Here the task always sees the reply, and drops
-/// the watch after it if nobody wants it any more.
-pub(crate) async fn data_watch(
-    client: &Client,
-    path: &str,
-) -> Result<(Bytes, Stat, OneshotWatch), Error> {
-    let (client, path) = (client.clone(), path.to_owned());
-    tokio::spawn(async move { client.get_data_watch(&path).await })
-        .await
-        .unwrap_or(Err(Error::Closed))
 }
