@@ -16,17 +16,19 @@ use zk_session::{Client, Error, ErrorCode, SessionState};
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
-    plumbing::line::{look, watch_node, Exclusive, Turn},
-    plumbing::liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
-    plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
-    plumbing::retry::retry_delay,
+    plumbing::{
+        line::{look, watch_node, Exclusive, Turn},
+        liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
+        protected::{child_path, ProtectedCreate, ProtectedNode},
+        retry::retry_delay,
+    },
     LostReason, RecipeError, Result,
 };
 
 /// A change of leadership, from a latch's change stream.
 ///
 /// ```
-/// use zk_recipes::leader_latch::LeadershipEvent;
+/// use zk_recipes::LeadershipEvent;
 /// assert_ne!(LeadershipEvent::IsLeader, LeadershipEvent::NotLeader);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,7 +158,7 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
         biased;
         r = inp.state.changed() => Err(match r {
             Ok(()) => Stop::State,
-            Err(_) => Stop::End(RecipeError::Lost(LostReason::Closed.as_str())),
+            Err(_) => Stop::End(RecipeError::Lost(LostReason::Closed)),
         }),
         c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
         v = fut => Ok(v),
@@ -241,7 +243,7 @@ impl Engine {
                 self.set_leader(false, true);
                 Ok(false)
             }
-            Candidacy::End(reason) => Err(RecipeError::Lost(reason.as_str())),
+            Candidacy::End(reason) => Err(RecipeError::Lost(reason)),
         }
     }
 
@@ -294,7 +296,7 @@ impl Engine {
         client: &Client,
     ) -> Result<Option<(ProtectedNode, Vec<String>)>, Stop> {
         let listed = match self.node.clone() {
-            None => match guard(inp, self.create.create_and_list(client)).await? {
+            None => match guard(inp, self.create.listed(client, None)).await? {
                 Ok((node, children)) => {
                     self.status.send_modify(|s| {
                         s.node = Some(node.path.clone());

@@ -1,27 +1,27 @@
-//! [`MutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspend policy,
+//! [`InterProcessMutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspend policy,
 //! extra contender markers), apart from the mutex so each reads on its own.
 
 use std::sync::Arc;
 
 use zk_session::{Acl, Client, CreateOptions};
 
-use super::{LockCore, Mutex};
+use super::{InterProcessMutex, LockCore};
 use crate::{
     contender::ContenderNames,
-    lock_guard::Holds,
+    mutex_guard::Holds,
     plumbing::{liveness::SuspendPolicy, protected::ProtectedCreate},
 };
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
 const LOCK_NAME: &str = "lock-";
 
-/// Builds a [`Mutex`]; see [`Mutex::builder`].
+/// Builds an [`InterProcessMutex`]; see [`InterProcessMutex::builder`].
 ///
 /// ```no_run
 /// # fn f(client: zk_session::Client) {
-/// use zk_recipes::{Mutex, SuspendPolicy};
+/// use zk_recipes::{InterProcessMutex, SuspendPolicy};
 ///
-/// let mutex = Mutex::builder(client, "/locks/compaction")
+/// let mutex = InterProcessMutex::builder(client, "/locks/compaction")
 ///     .data(b"host-17")
 ///     .suspend_policy(SuspendPolicy::WaitForLost)
 ///     .contender_marker("n_")
@@ -29,7 +29,7 @@ const LOCK_NAME: &str = "lock-";
 /// # }
 /// ```
 #[derive(Debug, Clone)]
-pub struct MutexBuilder {
+pub struct InterProcessMutexBuilder {
     client: Client,
     path: String,
     fair: bool,
@@ -39,10 +39,10 @@ pub struct MutexBuilder {
     names: ContenderNames,
 }
 
-impl MutexBuilder {
+impl InterProcessMutexBuilder {
     /// The defaults: fair, no data, an open ACL, a suspension counts as lost.
-    pub(super) fn new(client: Client, path: String) -> MutexBuilder {
-        MutexBuilder {
+    pub(super) fn new(client: Client, path: String) -> InterProcessMutexBuilder {
+        InterProcessMutexBuilder {
             client,
             path,
             fair: true,
@@ -71,14 +71,14 @@ impl MutexBuilder {
     ///
     /// ```no_run
     /// # fn example(client: zk_session::Client) {
-    /// use zk_recipes::Mutex;
+    /// use zk_recipes::InterProcessMutex;
     /// use zk_session::Acl;
     ///
     /// // No queue: after each release, whichever waiter creates its node first wins.
-    /// let cache = Mutex::builder(client.clone(), "/locks/cache").unfair().build();
+    /// let cache = InterProcessMutex::builder(client.clone(), "/locks/cache").unfair().build();
     /// // First come, first served; only this session's authenticated identities may read the
     /// // lock nodes' data (the session must have called add_auth).
-    /// let billing = Mutex::builder(client, "/locks/billing")
+    /// let billing = InterProcessMutex::builder(client, "/locks/billing")
     ///     .fair()
     ///     .acl(Acl::creator_all())
     ///     .build();
@@ -91,7 +91,7 @@ impl MutexBuilder {
 
     /// The data of the lock node (default empty; Curator writes the host's address).
     ///
-    /// See the example on [`MutexBuilder`].
+    /// See the example on [`InterProcessMutexBuilder`].
     pub fn data(mut self, data: &[u8]) -> Self {
         self.data = data.to_vec();
         self
@@ -110,7 +110,7 @@ impl MutexBuilder {
     /// [`SuspendPolicy::WaitForLost`] only a lost or expired session, a closed client or a
     /// deleted node does.
     ///
-    /// See the example on [`MutexBuilder`].
+    /// See the example on [`InterProcessMutexBuilder`].
     pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
         self.policy = policy;
         self
@@ -119,7 +119,7 @@ impl MutexBuilder {
     /// Also counts children whose name has `marker` before the sequence suffix as contenders
     /// (see [`ContenderNames::with_marker`]).
     ///
-    /// See the example on [`MutexBuilder`].
+    /// See the example on [`InterProcessMutexBuilder`].
     pub fn contender_marker(mut self, marker: &str) -> Self {
         self.names = self.names.with_marker(marker);
         self
@@ -127,8 +127,8 @@ impl MutexBuilder {
 
     /// The mutex.
     ///
-    /// See the example on [`MutexBuilder`].
-    pub fn build(self) -> Mutex {
+    /// See the example on [`InterProcessMutexBuilder`].
+    pub fn build(self) -> InterProcessMutex {
         let mut options = CreateOptions::ephemeral_sequential();
         if let Some(acl) = self.acl {
             options = options.with_acl(acl);
@@ -136,7 +136,7 @@ impl MutexBuilder {
         let create = ProtectedCreate::new(self.path.clone(), LOCK_NAME)
             .data(&self.data)
             .options(options);
-        Mutex {
+        InterProcessMutex {
             core: Arc::new(LockCore {
                 client: self.client,
                 path: self.path,
@@ -146,6 +146,7 @@ impl MutexBuilder {
                 create,
                 serial: Arc::new(tokio::sync::Mutex::new(())),
                 holds: Arc::new(Holds::default()),
+                joined: Arc::new(tokio::sync::watch::channel(0).0),
             }),
         }
     }

@@ -4,12 +4,14 @@
 
 use zk_session::{Error, ErrorCode, EventType, OneshotWatch};
 
-use super::{Acquired, Mutex};
+use super::{Acquired, InterProcessMutex};
 use crate::{
-    plumbing::line::{data_watch, look, Exclusive, Turn},
-    plumbing::pending::Pending,
-    plumbing::protected::{child_path, ProtectedNode},
-    plumbing::retry::{may_retry, retry_delay},
+    plumbing::{
+        line::{data_watch, look, Exclusive, Turn},
+        pending::Pending,
+        protected::{child_path, ProtectedNode},
+        retry::{may_retry, retry_delay},
+    },
     Result,
 };
 
@@ -31,14 +33,14 @@ enum Step {
     Relist { pause: bool },
 }
 
-/// The watches set by [`Mutex::watch_ahead`]: the one on the node ahead, or the step to
+/// The watches set by [`InterProcessMutex::watch_ahead`]: the one on the node ahead, or the step to
 /// take instead of waiting.
 enum Ahead {
     Watching(OneshotWatch),
     Step(Step),
 }
 
-impl Mutex {
+impl InterProcessMutex {
     /// Curator's algorithm: queue up, watch the one ahead, take the lock when first.
     pub(super) async fn attempt_fair(
         &self,
@@ -49,7 +51,7 @@ impl Mutex {
             let (node, children) = self
                 .core
                 .create
-                .create_and_list_tracked(&self.core.client, &pending.claim)
+                .listed(&self.core.client, Some(&pending.claim))
                 .await?;
             match self.wait_in_line(node, children, wait).await? {
                 InLine::Done(acquired) => return Ok(acquired),

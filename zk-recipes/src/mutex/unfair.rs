@@ -3,19 +3,21 @@
 
 use std::time::Duration;
 
-use super::{Acquired, Mutex};
+use super::{Acquired, InterProcessMutex};
 use crate::{
-    plumbing::line::{look, watch_node, Turn, WatchHolder},
-    plumbing::pending::Pending,
-    plumbing::protected::child_path,
-    plumbing::retry::retry_delay,
+    plumbing::{
+        line::{look, watch_node, Turn, WatchHolder},
+        pending::Pending,
+        protected::child_path,
+        retry::retry_delay,
+    },
     Result,
 };
 
 /// The largest random pause of an unfair waiter before it competes again.
 const UNFAIR_JITTER_MS: u64 = 20;
 
-impl Mutex {
+impl InterProcessMutex {
     /// Random order: compete, and when another holds the lock, step out of the queue and
     /// watch the holder.
     pub(super) async fn attempt_unfair(
@@ -27,10 +29,7 @@ impl Mutex {
         let client = &core.client;
         let mut retry = 0;
         loop {
-            let (node, children) = core
-                .create
-                .create_and_list_tracked(client, &pending.claim)
-                .await?;
+            let (node, children) = core.create.listed(client, Some(&pending.claim)).await?;
             let holder = match look(&core.names, &children, &node.name, &WatchHolder) {
                 Turn::Holds => {
                     return Ok(Some(Acquired {

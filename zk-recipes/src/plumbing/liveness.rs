@@ -17,9 +17,9 @@ use crate::LostReason;
 /// the earlier, ambiguous moment, as Curator's `ConnectionStateErrorPolicy` does.
 ///
 /// ```
-/// use zk_recipes::{Mutex, SuspendPolicy};
+/// use zk_recipes::{InterProcessMutex, SuspendPolicy};
 /// # fn f(client: zk_session::Client) {
-/// let mutex = Mutex::builder(client, "/locks/cache")
+/// let mutex = InterProcessMutex::builder(client, "/locks/cache")
 ///     .suspend_policy(SuspendPolicy::WaitForLost)
 ///     .build();
 /// # }

@@ -26,12 +26,13 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// Nothing yet, for an acquire under `parent`. Call inside a tokio runtime.
-    pub(crate) fn new(client: Client, parent: String) -> Self {
+    /// Nothing yet, for an acquire under `parent` whose creates `claim` tracks. Call inside
+    /// a tokio runtime.
+    pub(crate) fn new(client: Client, parent: String, claim: Claim) -> Self {
         Pending {
             client,
             parent,
-            claim: Claim::default(),
+            claim,
             handle: Handle::try_current().ok(),
         }
     }

@@ -21,9 +21,11 @@ use super::{
     LostReason,
 };
 use crate::{
-    plumbing::cleanup::{spawn_removal, Removal, Target},
-    plumbing::liveness::SuspendPolicy,
-    plumbing::protected::ProtectedNode,
+    plumbing::{
+        cleanup::{spawn_removal, Removal, Target},
+        liveness::SuspendPolicy,
+        protected::ProtectedNode,
+    },
     RecipeError, Result,
 };
 
@@ -99,7 +101,7 @@ impl Holding {
     }
 
     /// The zxid that created the lock node; see
-    /// [`LockGuard::fencing_token`](super::LockGuard::fencing_token).
+    /// [`InterProcessMutexGuard::fencing_token`](super::InterProcessMutexGuard::fencing_token).
     pub(super) fn fencing_token(&self) -> u64 {
         self.node.stat.czxid as u64
     }
