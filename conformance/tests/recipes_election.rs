@@ -567,13 +567,7 @@ async fn selector_start_joins_the_line_and_a_term_says_why_it_ended() {
     .await
     .expect("the selector starts");
     // In line as soon as start returns: behind the holder, not leading.
-    let line: Vec<String> = s
-        .participants()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.id)
-        .collect();
+    let line = participant_ids(s.participants().await.unwrap());
     assert_eq!(line, ["", "joiner"], "the holder's node has no data");
     assert!(!s.has_leadership());
     hg.release().await.unwrap();
