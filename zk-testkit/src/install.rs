@@ -5,9 +5,9 @@
 //! `apt-get update && apt-get install -y zookeeper` once per process.
 //!
 //! Environment overrides:
-//! - `ZK_CONFORMANCE_CLASSPATH`: use this Java classpath instead of the Debian jars
+//! - `ZK_TESTKIT_CLASSPATH`: use this Java classpath instead of the Debian jars
 //!   (nothing is installed then);
-//! - `ZK_CONFORMANCE_JAVA`: the `java` binary (default: `$JAVA_HOME/bin/java`, else `java` on
+//! - `ZK_TESTKIT_JAVA`: the `java` binary (default: `$JAVA_HOME/bin/java`, else `java` on
 //!   `PATH`).
 
 use std::{
@@ -65,7 +65,7 @@ pub struct Installation {
 /// Runs at most once per process; later calls return the first outcome.
 ///
 /// ```no_run
-/// let install = conformance::ensure_installed().expect("zookeeper");
+/// let install = zk_testkit::ensure_installed().expect("zookeeper");
 /// println!("java: {}, classpath: {}", install.java.display(), install.classpath);
 /// ```
 pub fn ensure_installed() -> Result<&'static Installation> {
@@ -77,8 +77,8 @@ pub fn ensure_installed() -> Result<&'static Installation> {
 }
 
 fn locate_or_install() -> std::result::Result<Installation, String> {
-    if let Ok(classpath) = env::var("ZK_CONFORMANCE_CLASSPATH") {
-        let java = find_java().ok_or("ZK_CONFORMANCE_CLASSPATH is set but no `java` was found")?;
+    if let Ok(classpath) = env::var("ZK_TESTKIT_CLASSPATH") {
+        let java = find_java().ok_or("ZK_TESTKIT_CLASSPATH is set but no `java` was found")?;
         return Ok(Installation { java, classpath });
     }
     if missing_jars(Path::new(JAR_DIR)).is_empty() && find_java().is_some() {
@@ -98,7 +98,7 @@ fn locate(dir: &Path) -> std::result::Result<Installation, String> {
         ));
     }
     let java = find_java()
-        .ok_or("no `java` executable (install default-jre-headless, or set ZK_CONFORMANCE_JAVA)")?;
+        .ok_or("no `java` executable (install default-jre-headless, or set ZK_TESTKIT_JAVA)")?;
     Ok(Installation {
         java,
         classpath: classpath_in(dir),
@@ -125,7 +125,7 @@ pub fn classpath_in(dir: &Path) -> String {
 }
 
 fn find_java() -> Option<PathBuf> {
-    if let Some(java) = env::var_os("ZK_CONFORMANCE_JAVA") {
+    if let Some(java) = env::var_os("ZK_TESTKIT_JAVA") {
         return Some(PathBuf::from(java));
     }
     if let Some(home) = env::var_os("JAVA_HOME") {

@@ -17,9 +17,9 @@
 //!
 //! ```no_run
 //! # async fn f() {
-//! use conformance::fault_proxy::{Direction, FaultProxy, OP_CREATE2};
+//! use zk_testkit::fault_proxy::{Direction, FaultProxy, OP_CREATE2};
 //!
-//! let proxy = FaultProxy::start(conformance::shared_standalone().client_addr()).await;
+//! let proxy = FaultProxy::start(zk_testkit::shared_standalone().client_addr()).await;
 //! // Clients connect to proxy.connect_string() instead of the server.
 //! proxy.cut_reply(OP_CREATE2, "/locks/"); // the create happens, its reply is lost
 //! proxy.cut_after_frames(Direction::ToServer, 3);
