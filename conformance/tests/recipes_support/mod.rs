@@ -13,12 +13,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub use conformance::fault_proxy::{
-    Direction, FaultProxy as Proxy, HeldReply, OP_CREATE2, OP_DELETE, OP_GET_CHILDREN,
-    OP_GET_CHILDREN2, OP_GET_DATA,
-};
+pub use conformance::fault_proxy::{Direction, FaultProxy as Proxy, HeldReply};
 use conformance::ZkServer;
 use tokio::{sync::oneshot, task::JoinHandle};
+pub use zk_proto::OpCode;
 use zk_recipes::{leader_latch::Participant, LockGuard, Mutex};
 use zk_session::{Client, SessionState};
 
