@@ -1,8 +1,9 @@
 //! Finding (and, on a fresh machine, installing) ZooKeeper and Java.
 //!
 //! The harness runs Debian's `zookeeper` package (3.8.0): jars in `/usr/share/java`, Java from
-//! `default-jre`. When the jars are missing, [`ensure_installed`] runs
-//! `apt-get update && apt-get install -y zookeeper` once per process.
+//! `default-jre`. When the jars are missing, [`ensure_installed`] says so on stderr
+//! ([`INSTALL_NOTICE`]), then runs `apt-get update && apt-get install -y zookeeper` once per
+//! process.
 //!
 //! Environment overrides:
 //! - `ZK_TESTKIT_CLASSPATH`: use this Java classpath instead of the Debian jars
@@ -51,6 +52,13 @@ pub const TLS_JARS: &[&str] = &[
 /// harness sends to the server log), `jdk14` does too, `nop` at least silences the warning.
 pub const LOG_BINDINGS: &[&str] = &["slf4j-simple.jar", "slf4j-jdk14.jar", "slf4j-nop.jar"];
 
+/// What [`ensure_installed`] prints (to stderr) before it installs anything.
+pub const INSTALL_NOTICE: &str = "zk-testkit: ZooKeeper is not installed (jars missing from \
+/usr/share/java). Installing Debian's `zookeeper` package (ZooKeeper 3.8 and a Java runtime, \
+about 45 packages on a fresh Debian) with `apt-get update && apt-get install zookeeper`, as root or \
+with `sudo -n`, to run real servers for the tests. Set ZK_TESTKIT_CLASSPATH to use a \
+ZooKeeper of your own instead.";
+
 /// How to run the ZooKeeper server on this machine.
 #[derive(Debug, Clone)]
 pub struct Installation {
@@ -84,6 +92,8 @@ fn locate_or_install() -> std::result::Result<Installation, String> {
     if missing_jars(Path::new(JAR_DIR)).is_empty() && find_java().is_some() {
         return locate(Path::new(JAR_DIR));
     }
+    // Nothing is installed without saying so first: what, why, and how.
+    eprintln!("{INSTALL_NOTICE}");
     apt_install()?;
     locate(Path::new(JAR_DIR))
 }
