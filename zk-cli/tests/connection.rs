@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::Standalone;
+use zk_testkit::Standalone;
 use support::{admin, assert_code, command_at, server, stderr, unique, SOON, ZK};
 use tokio::{
     io::{AsyncBufReadExt, BufReader, Lines},

@@ -6,7 +6,7 @@ mod support;
 
 use std::{ffi::OsStr, os::unix::ffi::OsStrExt, time::Duration};
 
-use conformance::Standalone;
+use zk_testkit::Standalone;
 use support::{admin, assert_code, command_at, finish, json, stderr, stdout, unique, zk, zk_stdin};
 use zk_session::{Client, CreateOptions};
 
@@ -161,7 +161,7 @@ async fn stat_shows_iso_times_and_hex_zxids() {
     assert!(ctime.ends_with(&millis), "{ctime} vs {}", st.ctime);
     let doc = json(&zk(["--json", "stat", &base]).await);
     assert_eq!(doc["czxid"], st.czxid);
-    assert_eq!(doc["ctime_ms"], st.ctime);
+    assert_eq!(doc["ctimeMs"], st.ctime);
     assert_eq!(doc["ctime"], ctime);
     c.delete_all(&base).await.unwrap();
 }

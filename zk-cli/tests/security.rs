@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{
+use zk_testkit::{
     certs::{CLIENT_SUBJECT, SERVER_DNS_NAME},
     shared_tls_standalone, SaslServer, Standalone, TlsStandalone,
 };
