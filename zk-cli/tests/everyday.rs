@@ -6,9 +6,9 @@ mod support;
 
 use std::{ffi::OsStr, os::unix::ffi::OsStrExt, time::Duration};
 
-use zk_testkit::Standalone;
 use support::{admin, assert_code, command_at, finish, json, stderr, stdout, unique, zk, zk_stdin};
 use zk_session::{Client, CreateOptions};
+use zk_testkit::Standalone;
 
 #[tokio::test]
 async fn create_get_set_delete_with_versions_and_missing_nodes() {

@@ -9,9 +9,9 @@ use std::{
     time::Duration,
 };
 
-use zk_testkit::shared_standalone;
 use tokio::{io::AsyncWriteExt, process::Command};
 use zk_session::Client;
+use zk_testkit::shared_standalone;
 
 pub const ZK: &str = env!("CARGO_BIN_EXE_zk");
 /// Generous bound for one zk run on a busy machine.
