@@ -395,9 +395,23 @@ impl JavaProgram {
 
 // ----- Python -----
 
-/// The Python interpreter: `$PYTHON`, else `python3`.
+/// The project's own virtual environment, where scripts/test installs kazoo, relative to the
+/// workspace root.
+pub const VENV_PYTHON: &str = "target/venv/bin/python";
+
+/// The Python interpreter: `$PYTHON` (scripts/test sets it), else the project's virtual
+/// environment ([`VENV_PYTHON`]) when it exists, else `python3`.
 pub fn python() -> String {
-    env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned())
+    if let Ok(python) = env::var("PYTHON") {
+        return python;
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(VENV_PYTHON);
+    if venv.is_file() {
+        return venv.display().to_string();
+    }
+    "python3".to_owned()
 }
 
 /// A Python script whose interpreter can import kazoo.
@@ -414,8 +428,12 @@ impl KazooProgram {
         let python = python();
         let mut probe = Command::new(&python);
         probe.args(["-c", "import kazoo.client"]);
-        run_child(&mut probe, PROBE_LIMIT)
-            .map_err(|e| format!("{python} cannot import kazoo ({e}); pip install kazoo"))?;
+        run_child(&mut probe, PROBE_LIMIT).map_err(|e| {
+            format!(
+                "{python} cannot import kazoo ({e}); scripts/test installs it into \
+                     {VENV_PYTHON}"
+            )
+        })?;
         Ok(KazooProgram { python, script })
     }
 

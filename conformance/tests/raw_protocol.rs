@@ -1,22 +1,20 @@
-//! The wire protocol against a real ZooKeeper 3.8 server, using only zk-proto over a plain
-//! blocking `TcpStream`: handshake, create / getData / delete with data, NONODE after the
-//! delete, ping and closeSession. Against the shared standalone server and against every
+//! The wire protocol against a real ZooKeeper 3.8 server, using only zk-proto over the test
+//! kit's raw connection (a plain blocking `TcpStream`): handshake, create / getData / delete
+//! with data, NONODE after the delete, ping and closeSession. Against the shared standalone server and against every
 //! member of a 3-server ensemble (one session per member).
 
 use std::{
-    io::{Read, Write},
-    net::{SocketAddr, TcpStream},
+    net::SocketAddr,
     sync::atomic::{AtomicU32, Ordering},
     time::Duration,
 };
 
-use bytes::{Bytes, BytesMut};
-use conformance::{shared_standalone, Ensemble};
-use tokio_util::codec::Decoder;
+use bytes::Bytes;
+use conformance::{raw::RawConnection, shared_standalone, Ensemble};
 use zk_proto::{
     decode_reply, jute::Record, xid, Acl, ConnectRequest, ConnectResponse, CreateMode,
-    CreateRequest, DeleteRequest, ErrorCode, FrameCodec, GetDataRequest, ReplyHeader, Request,
-    Response, SyncRequest,
+    CreateRequest, DeleteRequest, ErrorCode, GetDataRequest, ReplyHeader, Request, Response,
+    SyncRequest,
 };
 
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,48 +30,22 @@ fn unique_path(tag: &str) -> String {
     )
 }
 
-/// One raw connection: frames out with `FrameCodec::encode_with`, frames in with its decoder.
+/// One raw connection (the test kit's) with the next xid to use.
 struct RawConn {
-    stream: TcpStream,
-    codec: FrameCodec,
-    inbuf: BytesMut,
+    conn: RawConnection,
     next_xid: i32,
 }
 
 impl RawConn {
     fn connect(addr: SocketAddr) -> RawConn {
-        let stream = TcpStream::connect_timeout(&addr, IO_TIMEOUT).expect("connect");
-        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream.set_nodelay(true).unwrap();
-        RawConn {
-            stream,
-            codec: FrameCodec::new(),
-            inbuf: BytesMut::new(),
-            next_xid: 1,
-        }
+        let conn = RawConnection::connect(addr).expect("connect");
+        conn.set_timeout(IO_TIMEOUT).unwrap();
+        RawConn { conn, next_xid: 1 }
     }
 
-    fn send_frame(&mut self, body: impl FnOnce(&mut BytesMut)) {
-        let mut out = BytesMut::new();
-        self.codec.encode_with(&mut out, body).expect("frame fits");
-        self.stream.write_all(&out).expect("write");
-    }
-
-    /// The next frame, or `None` when the server closed the connection.
+    /// The next frame, or `None` when the server closed the connection (between frames).
     fn recv_frame(&mut self) -> Option<Bytes> {
-        loop {
-            if let Some(frame) = self.codec.decode(&mut self.inbuf).expect("valid frame") {
-                return Some(frame);
-            }
-            let mut chunk = [0u8; 8192];
-            let n = self.stream.read(&mut chunk).expect("read");
-            if n == 0 {
-                assert!(self.inbuf.is_empty(), "connection closed mid-frame");
-                return None;
-            }
-            self.inbuf.extend_from_slice(&chunk[..n]);
-        }
+        self.conn.recv_frame().expect("a valid frame")
     }
 
     /// The handshake for a new session: session id 0 and 16 zero bytes of password.
@@ -86,7 +58,7 @@ impl RawConn {
             passwd: Bytes::from_static(&[0; 16]),
             read_only: false,
         };
-        self.send_frame(|b| req.encode(b));
+        self.conn.send_connect(&req).expect("write");
         let frame = self.recv_frame().expect("connect response");
         assert!(
             frame.len() == 36 || frame.len() == 37,
@@ -108,7 +80,7 @@ impl RawConn {
 
     /// Sends `req` with `xid` and returns the reply, checking that the xid comes back.
     fn call_with_xid(&mut self, xid: i32, req: &Request) -> (ReplyHeader, Option<Response>) {
-        self.send_frame(|b| req.encode(xid, b));
+        self.conn.send_request(xid, req).expect("write");
         let frame = self.recv_frame().expect("a reply");
         let (header, body) = decode_reply(frame, req.op_code()).expect("a well-formed reply");
         assert_eq!(header.xid, xid, "reply to {:?}", req.op_code());

@@ -49,7 +49,7 @@ impl ListingCut {
             .await
             .unwrap();
         proxy.refuse(true);
-        proxy.cut_reply(OP_GET_CHILDREN, &path);
+        proxy.cut_reply(OpCode::GetChildren, &path);
         ListingCut {
             admin,
             proxy,
@@ -160,7 +160,7 @@ async fn dropped_release_leaves_no_node() {
     let path = unique("edge-release-drop");
     let m = InterProcessMutex::new(c.clone(), &path);
     let g = m.acquire().await.unwrap();
-    proxy.swallow(OP_DELETE, &path);
+    proxy.swallow(OpCode::Delete, &path);
     let r = tokio::time::timeout(Duration::from_millis(500), g.release()).await;
     assert!(r.is_err(), "the delete is swallowed: {r:?}");
     proxy.cut_connections();
@@ -184,7 +184,7 @@ async fn acquire_timeout_ends_on_time_when_the_delete_stalls() {
     let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
     let m = InterProcessMutex::new(c.clone(), &path);
-    proxy.swallow(OP_DELETE, &path);
+    proxy.swallow(OpCode::Delete, &path);
     let started = Instant::now();
     let r = m.acquire_timeout(Duration::from_millis(200)).await;
     let took = started.elapsed();

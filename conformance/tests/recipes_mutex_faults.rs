@@ -27,7 +27,7 @@ async fn lost_create_reply_adopts_the_node() {
     // Contended, so adopting must also keep the place in the queue.
     let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
-    proxy.cut_reply(OP_CREATE2, &format!("{path}/_c_"));
+    proxy.cut_reply(OpCode::Create2, &format!("{path}/_c_"));
     let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let waiter = spawn_acquire(&m);
     let kids = until_children(&admin, &path, 2).await;
@@ -37,18 +37,18 @@ async fn lost_create_reply_adopts_the_node() {
         kids.contains(&name_of(g.path())),
         "adopted the node made before the cut"
     );
-    assert_eq!(proxy.count(OP_CREATE2), 1, "no second create");
+    assert_eq!(proxy.count(OpCode::Create2), 1, "no second create");
     let stat = admin.exists(g.path()).await.unwrap().unwrap();
     assert_eq!(stat.ephemeral_owner, c.session_id());
     assert_eq!(children(&admin, &path).await, vec![name_of(g.path())]);
     g.release().await.unwrap();
 
     // Uncontended, through the same path.
-    proxy.cut_reply(OP_CREATE2, &format!("{path}/_c_"));
+    proxy.cut_reply(OpCode::Create2, &format!("{path}/_c_"));
     let g = soon("acquire after a lost reply", m.acquire())
         .await
         .unwrap();
-    assert_eq!(proxy.count(OP_CREATE2), 2);
+    assert_eq!(proxy.count(OpCode::Create2), 2);
     assert_eq!(children(&admin, &path).await, vec![name_of(g.path())]);
     g.release().await.unwrap();
     assert!(children(&admin, &path).await.is_empty());
@@ -242,9 +242,13 @@ async fn release_wakes_only_the_next_waiter() {
     }
     let before: Vec<_> = waiters.iter().map(|w| w.0.counts()).collect();
     for (proxy, _, _, _, _) in &waiters {
-        assert_eq!(proxy.count(OP_GET_CHILDREN), 1, "one listing to queue up");
         assert_eq!(
-            proxy.count(OP_GET_DATA),
+            proxy.count(OpCode::GetChildren),
+            1,
+            "one listing to queue up"
+        );
+        assert_eq!(
+            proxy.count(OpCode::GetData),
             2,
             "the predecessor's and its own watch"
         );
@@ -260,7 +264,7 @@ async fn release_wakes_only_the_next_waiter() {
         // first. Nobody else sends a thing.
         let mut expected = before[turn].clone();
         if turn > 0 {
-            *expected.get_mut(&OP_GET_CHILDREN).unwrap() += 1;
+            *expected.get_mut(&OpCode::GetChildren).unwrap() += 1;
         }
         assert_eq!(waiters[turn].0.counts(), expected, "turn {turn}");
         for later in turn + 1..WAITERS {
@@ -298,7 +302,7 @@ async fn predecessor_gone_between_list_and_watch() {
         )
         .await
         .unwrap();
-    let mut held = proxy.hold_reply(OP_GET_CHILDREN, &path);
+    let mut held = proxy.hold_reply(OpCode::GetChildren, &path);
     let mw = Arc::new(InterProcessMutex::new(w.clone(), &path));
     let waiter = spawn_acquire(&mw);
     let go = arrived(&mut held).await;
@@ -310,7 +314,7 @@ async fn predecessor_gone_between_list_and_watch() {
         watched.len() == 2 && watched.contains(&hg.path().to_owned())
     })
     .await;
-    assert_eq!(proxy.count(OP_GET_CHILDREN), 2);
+    assert_eq!(proxy.count(OpCode::GetChildren), 2);
     assert!(watches_under(shared_standalone(), &middle).is_empty());
     hg.release().await.unwrap();
     let g = soon("the waiter acquires", waiter).await.unwrap().unwrap();
@@ -322,14 +326,14 @@ async fn predecessor_gone_between_list_and_watch() {
         .acquire()
         .await
         .unwrap();
-    let lists = proxy.count(OP_GET_CHILDREN);
-    let mut held = proxy.hold_reply(OP_GET_CHILDREN, &path);
+    let lists = proxy.count(OpCode::GetChildren);
+    let mut held = proxy.hold_reply(OpCode::GetChildren, &path);
     let waiter = spawn_acquire(&mw);
     let go = arrived(&mut held).await;
     hg.release().await.unwrap();
     go.send(()).unwrap();
     let g = soon("the waiter acquires", waiter).await.unwrap().unwrap();
-    assert_eq!(proxy.count(OP_GET_CHILDREN), lists + 1);
+    assert_eq!(proxy.count(OpCode::GetChildren), lists + 1);
     g.release().await.unwrap();
     eventually("no watches left under the lock path", || async {
         watches_under(shared_standalone(), &path).is_empty()
@@ -349,14 +353,15 @@ async fn uncontended_acquire_pipelines_the_listing() {
         .await
         .unwrap();
     let before = proxy.counts();
-    let mut held = proxy.hold_reply(OP_CREATE2, &path);
+    let mut held = proxy.hold_reply(OpCode::Create2, &path);
     let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let acquire = spawn_acquire(&m);
     let go = arrived(&mut held).await;
     eventually(
         "the listing is sent before the create is answered",
         || async {
-            proxy.count(OP_GET_CHILDREN) == before.get(&OP_GET_CHILDREN).copied().unwrap_or(0) + 1
+            proxy.count(OpCode::GetChildren)
+                == before.get(&OpCode::GetChildren).copied().unwrap_or(0) + 1
         },
     )
     .await;
@@ -364,10 +369,10 @@ async fn uncontended_acquire_pipelines_the_listing() {
     let g = soon("acquired", acquire).await.unwrap().unwrap();
     let mut sent = proxy.counts();
     // The guard's watch on its own node is set after the lock is taken, off the critical path.
-    sent.remove(&OP_GET_DATA);
+    sent.remove(&OpCode::GetData);
     let mut expected = before.clone();
-    *expected.entry(OP_CREATE2).or_default() += 1;
-    *expected.entry(OP_GET_CHILDREN).or_default() += 1;
+    *expected.entry(OpCode::Create2).or_default() += 1;
+    *expected.entry(OpCode::GetChildren).or_default() += 1;
     assert_eq!(sent, expected);
     g.release().await.unwrap();
 }

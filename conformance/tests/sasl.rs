@@ -10,6 +10,7 @@ use std::{
 
 use conformance::{Ensemble, SaslServer, Standalone};
 use recipes_support::{soon, unique_under, Proxy};
+use zk_proto::OpCode;
 use zk_session::{
     Acl, Client, CreateOptions, Error, ErrorCode, EventType, Id, Perms, SaslConfig, SessionEvent,
     SessionState, Version,
@@ -143,7 +144,7 @@ async fn a_wrong_password_ends_in_auth_failed_at_once_without_retries() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     for p in [&proxy, &queued] {
         let counts = p.counts();
-        assert_eq!(counts.get(&102), Some(&2), "{counts:?}");
+        assert_eq!(counts.get(&OpCode::Sasl), Some(&2), "{counts:?}");
         assert_eq!(counts.len(), 1, "only SASL packets were sent: {counts:?}");
     }
 }

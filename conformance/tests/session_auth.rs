@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use conformance::shared_standalone;
 use ops_support::{base, client, proxied_client, reconnect_through, wait_for_state, within_secs};
+use zk_proto::OpCode;
 use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Id, Perms, SessionState, Version};
 
 #[tokio::test]
@@ -111,12 +112,11 @@ async fn oversized_credentials_added_while_disconnected_are_refused() {
 /// still hold afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_credentials_are_resent_once_on_reconnect() {
-    const OP_AUTH: i32 = 100;
     let (proxy, c) = proxied_client(20, |b| b).await;
     for _ in 0..3 {
         c.add_auth("digest", b"repeat:secret").await.unwrap();
     }
-    assert_eq!(proxy.count(OP_AUTH), 3);
+    assert_eq!(proxy.count(OpCode::Auth), 3);
     let b = base(&c, "reauth").await;
     let mine = format!("{b}/mine");
     c.create(
@@ -131,5 +131,5 @@ async fn repeated_credentials_are_resent_once_on_reconnect() {
     c.get_data(&mine)
         .await
         .expect("the credentials hold after the reconnect");
-    assert_eq!(proxy.count(OP_AUTH), 4, "{:?}", proxy.counts());
+    assert_eq!(proxy.count(OpCode::Auth), 4, "{:?}", proxy.counts());
 }

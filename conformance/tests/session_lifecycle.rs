@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use conformance::{shared_standalone, Standalone};
 use ops_support::{base, client, proxied_client, wait_for_state, within_secs};
+use zk_proto::OpCode;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, EventType, SessionState};
 
 /// A caller whose request fails with ConnectionLoss finds the state already Suspended: the
@@ -15,11 +16,10 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, EventType, SessionStat
 /// left only a narrow window, which this test did not hit: it guards the order.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_loss_is_reported_after_the_state_changed() {
-    const OP_GET_DATA: i32 = 4;
     let (proxy, c) = proxied_client(20, |b| b).await;
     let b = base(&c, "lossorder").await;
     for round in 0..3 {
-        let mut held = proxy.hold_reply(OP_GET_DATA, &b);
+        let mut held = proxy.hold_reply(OpCode::GetData, &b);
         let pending = tokio::spawn({
             let c = c.clone();
             let b = b.clone();
@@ -65,15 +65,14 @@ async fn close_ends_the_session_and_its_ephemerals() {
 /// close() then waited for ever while the session lived on).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_returns_when_the_connection_drops_before_its_reply() {
-    const OP_CLOSE_SESSION: i32 = -11;
     let (proxy, c) = proxied_client(10, |b| b).await;
-    proxy.swallow(OP_CLOSE_SESSION, "");
+    proxy.swallow(OpCode::CloseSession, "");
     let closing = tokio::spawn({
         let c = c.clone();
         async move { c.close().await }
     });
     recipes_support::eventually("the closeSession reached the proxy", || async {
-        proxy.count(OP_CLOSE_SESSION) == 1
+        proxy.count(OpCode::CloseSession) == 1
     })
     .await;
     // The connection drops; the server (which never saw the close) would take the session back.

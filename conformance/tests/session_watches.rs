@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use conformance::shared_standalone;
 use ops_support::{base, client, proxied_client, reconnect_through, within_secs};
+use zk_proto::OpCode;
 use zk_session::{
     AddWatchMode, Client, CreateOptions, Error, ErrorCode, EventType, Version, WatcherType,
 };
@@ -218,11 +219,10 @@ async fn dropping_the_last_watch_removes_it_on_the_server() {
 /// removed once that request is answered (the removal used to be skipped for good).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_dropped_during_another_registration_on_its_path_is_removed() {
-    const OP_GET_CHILDREN2: i32 = 12;
     let (proxy, c) = proxied_client(20, |b| b).await;
     let b = base(&c, "deferdrop").await;
     let (_, _, data_watch) = c.get_data_watch(&b).await.unwrap();
-    let mut held = proxy.hold_reply(OP_GET_CHILDREN2, &b);
+    let mut held = proxy.hold_reply(OpCode::GetChildren2, &b);
     let children = tokio::spawn({
         let c = c.clone();
         let b = b.clone();
@@ -256,7 +256,6 @@ async fn until_no_watcher(c: &Client, path: &str, watcher_type: WatcherType) {
 /// A watch dropped before it fired still is removed (counted through the same proxy).
 #[tokio::test]
 async fn dropping_a_fired_watch_sends_no_remove_watches() {
-    const OP_REMOVE_WATCHES: i32 = 18;
     let (proxy, c) = proxied_client(20, |b| b).await;
     let b = base(&c, "firedwatch").await;
     let (_, _, fired) = c.get_data_watch(&b).await.unwrap();
@@ -271,12 +270,22 @@ async fn dropping_a_fired_watch_sends_no_remove_watches() {
     drop(child_fired);
     // Requests after the drops go out behind anything the drops sent.
     c.exists(&b).await.unwrap();
-    assert_eq!(proxy.count(OP_REMOVE_WATCHES), 0, "{:?}", proxy.counts());
+    assert_eq!(
+        proxy.count(OpCode::RemoveWatches),
+        0,
+        "{:?}",
+        proxy.counts()
+    );
     // The control: an unfired watch, dropped, is removed on the server.
     let (_, _, unfired) = c.get_data_watch(&b).await.unwrap();
     drop(unfired);
     c.exists(&b).await.unwrap();
-    assert_eq!(proxy.count(OP_REMOVE_WATCHES), 1, "{:?}", proxy.counts());
+    assert_eq!(
+        proxy.count(OpCode::RemoveWatches),
+        1,
+        "{:?}",
+        proxy.counts()
+    );
     assert_eq!(
         c.check_watches(&b, WatcherType::Data)
             .await
@@ -342,8 +351,6 @@ async fn watches_are_re_registered_within_a_small_max_frame_len() {
 }
 
 async fn re_register_many_watches(max_frame_len: usize, n: usize) {
-    const OP_SET_WATCHES: i32 = 101;
-    const OP_SET_WATCHES2: i32 = 105;
     const BATCH_PATH_BYTES: usize = 128 * 1024;
     let (proxy, c) = proxied_client(20, |b| b.max_frame_len(max_frame_len)).await;
     let writer = client().await;
@@ -374,7 +381,7 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
         .unwrap();
     let sid = c.session_id();
     assert_eq!(
-        proxy.count(OP_SET_WATCHES) + proxy.count(OP_SET_WATCHES2),
+        proxy.count(OpCode::SetWatches) + proxy.count(OpCode::SetWatches2),
         0
     );
 
@@ -383,14 +390,18 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
     assert_eq!(c.session_id(), sid);
     // A request sent after the reconnect is answered after every SetWatches before it.
     c.exists(&b).await.unwrap();
-    let batches = proxy.count(OP_SET_WATCHES) + proxy.count(OP_SET_WATCHES2);
+    let batches = proxy.count(OpCode::SetWatches) + proxy.count(OpCode::SetWatches2);
     let at_least = path_bytes.div_ceil(BATCH_PATH_BYTES.min(max_frame_len)) as u64;
     assert!(
         batches >= at_least,
         "{batches} SetWatches requests for {path_bytes} bytes of paths: {:?}",
         proxy.counts()
     );
-    assert!(proxy.count(OP_SET_WATCHES2) >= 1, "{:?}", proxy.counts());
+    assert!(
+        proxy.count(OpCode::SetWatches2) >= 1,
+        "{:?}",
+        proxy.counts()
+    );
 
     // Every re-registered watch fires.
     let mut creates = Vec::with_capacity(n);

@@ -38,17 +38,14 @@ pub struct Cli {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// The ensemble: host:port[,host:port...][/chroot]
-    // The brackets are the help text's notation, not rustdoc links.
+    /// The ensemble: host:port[,host:port...][/chroot] [default: $ZK_SERVERS, else
+    /// 127.0.0.1:2181]
+    // The brackets are the help text's notation, not rustdoc links. The environment is read
+    // by `Global::server`, not by clap: clap counts an argument taken from the environment
+    // as given, and would show `--server <HOSTS>` in every usage line, as if required.
     #[allow(rustdoc::broken_intra_doc_links)]
-    #[arg(
-        long,
-        env = "ZK_SERVERS",
-        default_value = "127.0.0.1:2181",
-        value_name = "HOSTS",
-        global = true
-    )]
-    pub server: OsString,
+    #[arg(long, value_name = "HOSTS", global = true)]
+    pub server: Option<OsString>,
     /// Authenticate as SCHEME:CRED, e.g. digest:user:password (repeatable, like addauth)
     #[arg(long = "auth", value_name = "SCHEME:CRED", global = true)]
     pub auth: Vec<OsString>,
@@ -64,6 +61,21 @@ pub struct Global {
     pub json: bool,
     #[command(flatten)]
     pub security: crate::security::Security,
+}
+
+/// Where `--server` comes from when it is not given.
+pub const SERVERS_ENV: &str = "ZK_SERVERS";
+/// The server when neither `--server` nor `$ZK_SERVERS` says.
+pub const DEFAULT_SERVER: &str = "127.0.0.1:2181";
+
+impl Global {
+    /// `--server`, else `$ZK_SERVERS`, else 127.0.0.1:2181.
+    pub fn server(&self) -> OsString {
+        self.server
+            .clone()
+            .or_else(|| std::env::var_os(SERVERS_ENV))
+            .unwrap_or_else(|| DEFAULT_SERVER.into())
+    }
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -281,7 +293,7 @@ mod tests {
         ));
         let cli = Cli::try_parse_from(["zk", "ls", "/", "--json", "--server", "h:1"]).unwrap();
         assert!(cli.global.json);
-        assert_eq!(cli.global.server, "h:1");
+        assert_eq!(cli.global.server.as_deref(), Some("h:1".as_ref()));
         let cli = Cli::try_parse_from(["zk", "addWatch", "-m", "PERSISTENT", "/a"]).unwrap();
         assert!(matches!(
             cli.command,

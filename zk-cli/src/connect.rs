@@ -12,7 +12,7 @@ const MIN_PER_SERVER: Duration = Duration::from_millis(500);
 /// Connects as the global options say. A malformed `--server` is a usage error (2); no
 /// connection within `--connect-timeout` is exit 3, naming the servers.
 pub async fn connect(g: &Global) -> Result<Client, Failure> {
-    let server = input::utf8(&g.server, "--server")?;
+    let server = input::utf8(&g.server(), "--server")?;
     let mut builder = Client::builder(&server)
         .session_timeout(g.session_timeout)
         .initial_connect_timeout(g.connect_timeout)

@@ -1,6 +1,9 @@
 //! Writing results: raw bytes, text lines, JSON documents, and data in JSON.
 
-use std::io::{IsTerminal, Write};
+use std::{
+    io::{IsTerminal, Write},
+    sync::atomic::{AtomicBool, Ordering},
+};
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -8,8 +11,34 @@ use zk_session::WatchedEvent;
 
 use crate::{exit, Failure};
 
-/// Writes to stdout; a closed pipe (`zk ls / | head`) is not worth an error message.
+/// Whether stdout's last byte was not a newline: data written raw to a pipe (`get`). The
+/// newline it lacks is written before any more output, so that in a piped `zk shell` one
+/// command's data does not run into the next command's output, while the last one's ends
+/// byte for byte.
+static MID_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Writes to stdout, first ending the line the last output left open.
 pub fn raw(bytes: &[u8]) -> Result<(), Failure> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    if MID_LINE.swap(!bytes.ends_with(b"\n"), Ordering::Relaxed) {
+        write_stdout(b"\n")?;
+    }
+    write_stdout(bytes)
+}
+
+/// Ends the line the last output left open, before something else writes to stdout (the
+/// command run by `lock` or `elect`).
+pub fn finish_line() -> Result<(), Failure> {
+    match MID_LINE.swap(false, Ordering::Relaxed) {
+        true => write_stdout(b"\n"),
+        false => Ok(()),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`zk ls / | head`) is not worth an error message.
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),

@@ -145,6 +145,8 @@ async fn supervise(
     lost: impl Future<Output = String>,
 ) -> Result<i32, Failure> {
     let name = cmd[0].to_string_lossy().into_owned();
+    // CMD writes to the same stdout, past our own output.
+    crate::output::finish_line()?;
     let mut child = Command::new(&cmd[0])
         .args(&cmd[1..])
         .envs(env.iter().map(|(k, v)| (k, v)))

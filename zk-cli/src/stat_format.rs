@@ -23,16 +23,19 @@ pub fn text(s: &Stat) -> String {
     )
 }
 
-/// The same fields as numbers, with the times also in ISO 8601.
+/// The same fields as JSON. Every `--json` key of zk is lowerCamelCase; a Stat's keys are the
+/// names of ZooKeeper's Java `Stat` (`czxid`, `ephemeralOwner`, `dataLength`...), with the
+/// times as ISO 8601 text (`ctime`, `mtime`) and as milliseconds since the epoch (`ctimeMs`,
+/// `mtimeMs`).
 pub fn json(s: &Stat) -> Value {
     json!({
         "czxid": s.czxid,
         "mzxid": s.mzxid,
         "pzxid": s.pzxid,
         "ctime": iso8601(s.ctime),
-        "ctime_ms": s.ctime,
+        "ctimeMs": s.ctime,
         "mtime": iso8601(s.mtime),
-        "mtime_ms": s.mtime,
+        "mtimeMs": s.mtime,
         "version": s.version,
         "cversion": s.cversion,
         "aversion": s.aversion,

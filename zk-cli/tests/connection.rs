@@ -9,13 +9,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::Standalone;
 use support::{admin, assert_code, command_at, server, stderr, unique, SOON, ZK};
 use tokio::{
     io::{AsyncBufReadExt, BufReader, Lines},
     process::{ChildStderr, ChildStdout, Command},
 };
 use zk_session::{Client, CreateOptions, Version};
+use zk_testkit::Standalone;
 
 /// Slack for a busy machine on top of the connect timeout: the bound is the timeout, the
 /// slack only keeps a loaded CI from failing the test.

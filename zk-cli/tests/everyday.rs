@@ -6,9 +6,9 @@ mod support;
 
 use std::{ffi::OsStr, os::unix::ffi::OsStrExt, time::Duration};
 
-use conformance::Standalone;
 use support::{admin, assert_code, command_at, finish, json, stderr, stdout, unique, zk, zk_stdin};
 use zk_session::{Client, CreateOptions};
+use zk_testkit::Standalone;
 
 #[tokio::test]
 async fn create_get_set_delete_with_versions_and_missing_nodes() {
@@ -161,7 +161,7 @@ async fn stat_shows_iso_times_and_hex_zxids() {
     assert!(ctime.ends_with(&millis), "{ctime} vs {}", st.ctime);
     let doc = json(&zk(["--json", "stat", &base]).await);
     assert_eq!(doc["czxid"], st.czxid);
-    assert_eq!(doc["ctime_ms"], st.ctime);
+    assert_eq!(doc["ctimeMs"], st.ctime);
     assert_eq!(doc["ctime"], ctime);
     c.delete_all(&base).await.unwrap();
 }

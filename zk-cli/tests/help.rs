@@ -101,6 +101,14 @@ async fn usage_errors_exit_2() {
         assert_code(&o, 2);
         assert!(stderr(&o).contains("error:"), "{args:?}: {}", stderr(&o));
     }
+    // $ZK_SERVERS is set (zk_alone): the usage line still shows only what is required.
+    let o = zk_alone(&["stat"]).await;
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("Usage: zk stat <PATH>\n"),
+        "{}",
+        stderr(&o)
+    );
     // No command and no terminal: a usage error rather than a shell.
     let o = zk_alone(&[]).await;
     assert_code(&o, 2);

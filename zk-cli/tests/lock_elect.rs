@@ -1,4 +1,4 @@
-//! `zk lock` and `zk elect` against a real ZooKeeper 3.8 (the conformance harness's shared
+//! `zk lock` and `zk elect` against a real ZooKeeper 3.8 (the test kit's shared
 //! server): running commands, exit codes, lost locks, fencing variables, `create -e` and
 //! `watch` until interrupted.
 

@@ -15,11 +15,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{
+use support::{assert_code, command_at, finish, stderr, stdout, unique};
+use zk_testkit::{
     certs::{CLIENT_SUBJECT, SERVER_DNS_NAME},
     shared_tls_standalone, SaslServer, Standalone, TlsStandalone,
 };
-use support::{assert_code, command_at, finish, stderr, stdout, unique};
 
 /// A TLS server (clientAuth=need) and the certificates it was made with.
 fn tls_env() -> &'static TlsStandalone {

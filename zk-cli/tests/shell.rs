@@ -220,6 +220,11 @@ async fn batch_mode_exits_with_the_first_failing_commands_code() {
     let o = zk_stdin(["shell"], ok.as_bytes()).await;
     assert_code(&o, 0);
     assert!(stdout(&o).contains('b'), "{}", stdout(&o));
+    // Data ends with a newline when more output follows, and byte for byte at the end.
+    let two = format!("get {base}\nget {base}/x\n");
+    let o = zk_stdin(["shell"], two.as_bytes()).await;
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "a\nb");
     // A missing node (1), then a usage error (2), then a command that works: all run.
     let failing = format!("get {base}/none\nset -v x {base} y\ncreate {base}/after c\n");
     let o = zk_stdin(["shell"], failing.as_bytes()).await;

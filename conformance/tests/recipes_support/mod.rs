@@ -13,12 +13,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub use conformance::fault_proxy::{
-    Direction, FaultProxy as Proxy, HeldReply, OP_CREATE2, OP_DELETE, OP_GET_CHILDREN,
-    OP_GET_CHILDREN2, OP_GET_DATA,
-};
+pub use conformance::fault_proxy::{Direction, FaultProxy as Proxy, HeldReply};
 use conformance::ZkServer;
 use tokio::{sync::oneshot, task::JoinHandle};
+pub use zk_proto::OpCode;
 use zk_recipes::{InterProcessMutex, InterProcessMutexGuard, Participant};
 use zk_session::{Client, SessionState};
 
@@ -153,25 +151,25 @@ pub fn watches_under(server: &ZkServer, prefix: &str) -> Vec<(i64, String)> {
     v
 }
 
-/// Takes over `victim`'s session on a second connection and closes it there: the server
-/// deletes the session's ephemeral nodes, and the victim learns on reconnecting that its
-/// session has expired. The classic way to expire a session in a ZooKeeper test. The victim
-/// must be cut off meanwhile (see [`Proxy::partition`]), or it takes its session back at once.
+/// Expires `victim`'s session with the test kit's [`conformance::expire_session`]: a second
+/// connection to the first server of `connect_string` takes the session over and closes it;
+/// the server deletes the session's ephemeral nodes, and the victim learns on reconnecting
+/// that its session has expired. The victim must be cut off meanwhile (see
+/// [`Proxy::partition`]), or it takes its session back at once.
 ///
 /// A session the server has already expired (its timeout ran out while the victim was cut
 /// off, on a slow machine) is what the caller wants: that is not an error.
 pub async fn expire_session(connect_string: &str, victim: &Client) {
-    let thief = match Client::builder(connect_string)
-        .resume_session(victim.session_id(), victim.session_password())
-        .connect()
+    let server: std::net::SocketAddr = connect_string
+        .split(',')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("an address in the connect string");
+    let (id, password) = (victim.session_id(), victim.session_password());
+    tokio::task::spawn_blocking(move || conformance::expire_session(server, id, &password))
         .await
-    {
-        Ok(thief) => thief,
-        Err(zk_session::Error::Code(zk_session::ErrorCode::SessionExpired)) => return,
-        Err(e) => panic!("take the session over: {e:?}"),
-    };
-    assert_eq!(thief.session_id(), victim.session_id());
-    thief.close().await.expect("close the session");
+        .expect("the expiry task")
+        .expect("take the session over and close it");
 }
 
 /// Waits (at most [`SOON`]) until `c` is in state `want`.

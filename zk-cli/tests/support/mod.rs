@@ -1,4 +1,4 @@
-//! Running the `zk` binary against the conformance harness's shared real server.
+//! Running the `zk` binary against the test kit's shared real server.
 
 #![allow(dead_code)] // each test file uses its own part of this
 
@@ -9,9 +9,9 @@ use std::{
     time::Duration,
 };
 
-use conformance::shared_standalone;
 use tokio::{io::AsyncWriteExt, process::Command};
 use zk_session::Client;
+use zk_testkit::shared_standalone;
 
 pub const ZK: &str = env!("CARGO_BIN_EXE_zk");
 /// Generous bound for one zk run on a busy machine.
@@ -111,11 +111,31 @@ pub fn assert_code(o: &Output, code: i32) {
     );
 }
 
-/// stdout parsed as one JSON document.
+/// stdout parsed as one JSON document, whose keys all follow the README's naming scheme.
 #[track_caller]
 pub fn json(o: &Output) -> serde_json::Value {
     assert_code(o, 0);
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", stdout(o)))
+    let doc = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", stdout(o)));
+    assert_camel_case_keys(&doc);
+    doc
+}
+
+/// Every key, at any depth, is lowerCamelCase: a lowercase ASCII letter, then letters and
+/// digits (the README's one naming scheme for `--json`).
+#[track_caller]
+pub fn assert_camel_case_keys(v: &serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                let camel = key.starts_with(|c: char| c.is_ascii_lowercase())
+                    && key.chars().all(|c| c.is_ascii_alphanumeric());
+                assert!(camel, "JSON key {key:?} is not lowerCamelCase in {v}");
+                assert_camel_case_keys(value);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(assert_camel_case_keys),
+        _ => {}
+    }
 }
 
 pub async fn admin() -> Client {

@@ -18,8 +18,13 @@ fn say(name: &str, what: &str) {
 
 async fn connect(transport: &Transport, hosts: &str, name: &str) -> Client {
     let connected = match transport.builder(hosts) {
+        // A short session, so that failovers show quickly; but the first connection (a TLS
+        // handshake with a JVM, on a loaded machine) may take longer than the third of it
+        // that each server would get by default.
         Ok(b) => b
             .session_timeout(Duration::from_secs(2))
+            .connect_timeout(Duration::from_secs(2))
+            .initial_connect_timeout(Duration::from_secs(20))
             .connect()
             .await
             .map_err(|e| e.to_string()),

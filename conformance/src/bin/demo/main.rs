@@ -13,85 +13,56 @@ mod contender;
 mod scenario;
 mod transport;
 
-use std::{
-    io::{Read, Write},
-    net::TcpStream,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
-use conformance::{Ensemble, ServerTls, TestCerts};
-use tokio_util::codec::Decoder;
+use bytes::Bytes;
+use conformance::{
+    raw::{hex, RawConnection},
+    Ensemble, ServerTls, TestCerts,
+};
 use transport::Transport;
 use zk_proto::{
     decode_reply, jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest,
-    DeleteRequest, ErrorCode, FrameCodec, GetDataRequest, OpCode, Request,
+    DeleteRequest, ErrorCode, GetDataRequest, ReplyHeader, Request, Response,
 };
 use zk_session::{CreateOptions, SessionState, Version};
 
-fn hex(b: &[u8]) -> String {
-    let mut s = String::new();
-    for (i, x) in b.iter().enumerate() {
-        if i > 0 && i % 32 == 0 {
-            s.push_str("\n              ");
-        } else if i > 0 && i % 4 == 0 {
-            s.push(' ');
-        }
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
+/// Prints a frame sent or received, in hex.
+fn show(arrow: &str, what: &str, frame: &[u8]) {
+    println!("  {arrow} {what:<9} {}", hex(frame, 14));
 }
 
-struct Raw {
-    stream: TcpStream,
-    codec: FrameCodec,
-    inbuf: BytesMut,
+/// Sends `req` and prints the frame; reads its reply, printing the frame, and decodes it.
+fn exchange(
+    raw: &mut RawConnection,
+    name: &str,
+    xid: i32,
+    req: &Request,
+) -> Result<(ReplyHeader, Option<Response>), String> {
+    show(
+        "->",
+        name,
+        &raw.send_request(xid, req).map_err(|e| e.to_string())?,
+    );
+    let frame = raw
+        .recv_frame()
+        .map_err(|e| e.to_string())?
+        .ok_or("server closed the connection")?;
+    show("<-", name, &framed(&frame));
+    decode_reply(frame, req.op_code()).map_err(|e| e.to_string())
 }
 
-impl Raw {
-    fn send(&mut self, what: &str, body: impl FnOnce(&mut BytesMut)) -> Result<(), String> {
-        let mut out = BytesMut::new();
-        self.codec
-            .encode_with(&mut out, body)
-            .map_err(|e| e.to_string())?;
-        println!("  -> {what:<9} {}", hex(&out));
-        self.stream.write_all(&out).map_err(|e| e.to_string())
-    }
-
-    fn recv(&mut self, what: &str) -> Result<Bytes, String> {
-        loop {
-            if let Some(f) = self
-                .codec
-                .decode(&mut self.inbuf)
-                .map_err(|e| e.to_string())?
-            {
-                let mut framed = (f.len() as u32).to_be_bytes().to_vec();
-                framed.extend_from_slice(&f);
-                println!("  <- {what:<9} {}", hex(&framed));
-                return Ok(f);
-            }
-            let mut chunk = [0u8; 4096];
-            let n = self.stream.read(&mut chunk).map_err(|e| e.to_string())?;
-            if n == 0 {
-                return Err("server closed the connection".into());
-            }
-            self.inbuf.extend_from_slice(&chunk[..n]);
-        }
-    }
+/// The frame as it was on the wire, length prefix included.
+fn framed(body: &[u8]) -> Vec<u8> {
+    let mut framed = (body.len() as u32).to_be_bytes().to_vec();
+    framed.extend_from_slice(body);
+    framed
 }
 
 fn protocol_demo(ens: &Ensemble) -> Result<(), String> {
     let addr = ens.server(0).client_addr();
     println!("\n== 1. The wire protocol, by hand with zk-proto, against {addr} (plain TCP)");
-    let stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
-    let mut raw = Raw {
-        stream,
-        codec: FrameCodec::new(),
-        inbuf: BytesMut::new(),
-    };
+    let mut raw = RawConnection::connect(addr).map_err(|e| e.to_string())?;
     let connect = ConnectRequest {
         protocol_version: 0,
         last_zxid_seen: 0,
@@ -100,9 +71,18 @@ fn protocol_demo(ens: &Ensemble) -> Result<(), String> {
         passwd: Bytes::from_static(&[0; 16]),
         read_only: false,
     };
-    raw.send("connect", |b| connect.encode(b))?;
-    let resp = ConnectResponse::decode_exact(raw.recv("connect")?, "ConnectResponse")
-        .map_err(|e| e.to_string())?;
+    show(
+        "->",
+        "connect",
+        &raw.send_connect(&connect).map_err(|e| e.to_string())?,
+    );
+    let frame = raw
+        .recv_frame()
+        .map_err(|e| e.to_string())?
+        .ok_or("server closed the connection")?;
+    show("<-", "connect", &framed(&frame));
+    let resp =
+        ConnectResponse::decode_exact(frame, "ConnectResponse").map_err(|e| e.to_string())?;
     println!(
         "     session {:#x}, negotiated timeout {} ms",
         resp.session_id, resp.timeout
@@ -141,9 +121,7 @@ fn protocol_demo(ens: &Ensemble) -> Result<(), String> {
         ("close", Request::CloseSession),
     ];
     for (xid, (name, req)) in (1..).zip(steps) {
-        raw.send(name, |b| req.encode(xid, b))?;
-        let op: OpCode = req.op_code();
-        let (hdr, body) = decode_reply(raw.recv(name)?, op).map_err(|e| e.to_string())?;
+        let (hdr, body) = exchange(&mut raw, name, xid, &req)?;
         println!(
             "     xid {} zxid {:#x} {} {}",
             hdr.xid,

@@ -1,8 +1,8 @@
-//! Per-server scratch directories (config, data, log) under `$TMPDIR/zk-conformance/`.
+//! Per-server scratch directories (config, data, log) under `$TMPDIR/zk-testkit/`.
 //!
 //! Each directory is named after the owning process id. Directories are removed on drop;
 //! directories left behind by processes that no longer exist (a test binary killed with
-//! SIGKILL) are swept the first time a process creates one. Set `ZK_CONFORMANCE_KEEP=1` to
+//! SIGKILL) are swept the first time a process creates one. Set `ZK_TESTKIT_KEEP=1` to
 //! keep directories (and server logs) for inspection.
 
 use std::{
@@ -16,7 +16,7 @@ use std::{
 
 use crate::{HarnessError, Result};
 
-/// A directory removed when dropped (unless `ZK_CONFORMANCE_KEEP` is set).
+/// A directory removed when dropped (unless `ZK_TESTKIT_KEEP` is set).
 #[derive(Debug)]
 pub struct ScratchDir {
     path: PathBuf,
@@ -48,14 +48,14 @@ impl ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        if env::var_os("ZK_CONFORMANCE_KEEP").is_none() {
+        if env::var_os("ZK_TESTKIT_KEEP").is_none() {
             let _ = fs::remove_dir_all(&self.path);
         }
     }
 }
 
 fn root() -> PathBuf {
-    env::temp_dir().join("zk-conformance")
+    env::temp_dir().join("zk-testkit")
 }
 
 fn sweep_stale(root: &Path) {

@@ -15,7 +15,7 @@ pub(crate) const PORT_ATTEMPTS: usize = 4;
 /// `pause()`, `srvr()`, …. Dropping it kills the server and removes its files.
 ///
 /// ```no_run
-/// use conformance::{Mode, Standalone};
+/// use zk_testkit::{Mode, Standalone};
 /// let zk = Standalone::start().unwrap();
 /// assert_eq!(zk.mode(), Some(Mode::Standalone));
 /// println!("connect to {}", zk.connect_string());
@@ -34,7 +34,7 @@ impl Standalone {
     /// A builder for non-default options.
     ///
     /// ```no_run
-    /// let zk = conformance::Standalone::builder()
+    /// let zk = zk_testkit::Standalone::builder()
     ///     .tick_time(100)
     ///     .extended_types(true)
     ///     .start()

@@ -223,7 +223,7 @@ impl ZkServer {
             .open(&self.log_path)
             .map_err(|e| HarnessError::io(format!("opening {}", self.log_path.display()), e))?;
         let log_start = log.seek(SeekFrom::End(0)).unwrap_or(0);
-        let _ = writeln!(log, "=== zk-conformance: starting {} ===", self.name);
+        let _ = writeln!(log, "=== zk-testkit: starting {} ===", self.name);
         let log_err = log
             .try_clone()
             .map_err(|e| HarnessError::io("duplicating the log handle", e))?;

@@ -19,7 +19,7 @@ use crate::{scratch::ScratchDir, HarnessError, Result};
 /// - `other-ca.pem`: a second CA that signed nothing the servers use, for "unknown CA" tests.
 ///
 /// ```no_run
-/// let certs = conformance::TestCerts::generate().unwrap();
+/// let certs = zk_testkit::TestCerts::generate().unwrap();
 /// assert!(certs.ca().is_file());
 /// ```
 #[derive(Debug)]

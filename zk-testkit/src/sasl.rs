@@ -9,7 +9,7 @@ pub const JAAS_FILE: &str = "jaas.conf";
 /// SASL settings of a test server (see [`crate::ServerOptions::sasl`]).
 ///
 /// ```
-/// use conformance::SaslServer;
+/// use zk_testkit::SaslServer;
 /// let sasl = SaslServer::digest_md5().user("bob", "bobsecret").enforce(true);
 /// assert!(sasl.jaas().contains(r#"user_bob="bobsecret""#));
 /// ```

@@ -41,7 +41,7 @@ const PARENT_CHECK: &str = r#"[ "$PPID" = "$0" ] || exit 125; exec "$@""#;
 /// to one) and start it with [`TiedCommand::spawn`].
 ///
 /// ```no_run
-/// use conformance::spawner::TiedCommand;
+/// use zk_testkit::spawner::TiedCommand;
 ///
 /// let mut cmd = TiedCommand::new("sleep");
 /// cmd.arg("60");
@@ -98,10 +98,10 @@ impl TiedCommand {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(job)
-            .map_err(|_| io::Error::other("zk-conformance spawner thread is gone"))?;
+            .map_err(|_| io::Error::other("zk-testkit spawner thread is gone"))?;
         reply_rx
             .recv()
-            .map_err(|_| io::Error::other("zk-conformance spawner thread dropped the request"))?
+            .map_err(|_| io::Error::other("zk-testkit spawner thread dropped the request"))?
     }
 }
 
@@ -126,14 +126,14 @@ fn spawner() -> &'static Mutex<mpsc::Sender<Job>> {
     SPAWNER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<Job>();
         thread::Builder::new()
-            .name("zk-conformance-spawner".into())
+            .name("zk-testkit-spawner".into())
             .spawn(move || {
                 // The sender lives in a static, so this loop ends only with the process.
                 for job in rx {
                     job();
                 }
             })
-            .expect("cannot start the zk-conformance spawner thread");
+            .expect("cannot start the zk-testkit spawner thread");
         Mutex::new(tx)
     })
 }
@@ -146,7 +146,7 @@ fn setpriv() -> Option<&'static Path> {
             let found = find_program(Path::new("setpriv"));
             if found.is_none() {
                 eprintln!(
-                    "zk-conformance: setpriv (util-linux) not found: server processes will \
+                    "zk-testkit: setpriv (util-linux) not found: server processes will \
                      outlive this process if it is killed"
                 );
             }
@@ -212,9 +212,9 @@ mod tests {
 
     #[test]
     fn a_missing_program_fails_to_spawn() {
-        let e = TiedCommand::new("/nonexistent/zk-conformance").spawn();
+        let e = TiedCommand::new("/nonexistent/zk-testkit").spawn();
         assert_eq!(e.unwrap_err().kind(), io::ErrorKind::NotFound);
         assert!(find_program(Path::new("sh")).is_some());
-        assert!(find_program(Path::new("zk-conformance-no-such-program")).is_none());
+        assert!(find_program(Path::new("zk-testkit-no-such-program")).is_none());
     }
 }

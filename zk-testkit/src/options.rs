@@ -12,7 +12,7 @@ use crate::SaslServer;
 ///
 /// ```
 /// use std::time::Duration;
-/// use conformance::ServerOptions;
+/// use zk_testkit::ServerOptions;
 /// let opts = ServerOptions::default()
 ///     .tick_time(100)
 ///     .extended_types(true)
@@ -80,7 +80,7 @@ pub enum ClientAuth {
 /// client port, which health checks and four-letter words keep using (mixed mode).
 ///
 /// ```
-/// use conformance::{options::ClientAuth, ServerOptions, ServerTls};
+/// use zk_testkit::{options::ClientAuth, ServerOptions, ServerTls};
 /// let tls = ServerTls::new("/tmp/c/server.pem", "/tmp/c/ca.pem").client_auth(ClientAuth::Want);
 /// let opts = ServerOptions::default().tls(tls);
 /// assert_eq!(opts.tls.unwrap().client_auth, ClientAuth::Want);

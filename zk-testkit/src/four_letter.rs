@@ -57,7 +57,7 @@ impl Mode {
     /// Parses the `Mode:` line of a `srvr`/`stat` answer; `None` when the server is not serving.
     ///
     /// ```
-    /// use conformance::Mode;
+    /// use zk_testkit::Mode;
     /// assert_eq!(Mode::from_srvr("Zxid: 0x0\nMode: leader\n"), Some(Mode::Leader));
     /// assert_eq!(Mode::from_srvr("This ZooKeeper instance is not currently serving requests\n"), None);
     /// ```

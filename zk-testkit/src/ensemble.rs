@@ -23,7 +23,7 @@ const POLL_TIMEOUT: Duration = Duration::from_millis(500);
 /// every member and removes their files.
 ///
 /// ```no_run
-/// use conformance::{Ensemble, Mode};
+/// use zk_testkit::{Ensemble, Mode};
 /// let ens = Ensemble::start(3).unwrap();
 /// let leader = ens.leader_index().unwrap();
 /// ens.server(leader).stop().unwrap();

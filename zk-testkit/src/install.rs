@@ -1,13 +1,14 @@
 //! Finding (and, on a fresh machine, installing) ZooKeeper and Java.
 //!
 //! The harness runs Debian's `zookeeper` package (3.8.0): jars in `/usr/share/java`, Java from
-//! `default-jre`. When the jars are missing, [`ensure_installed`] runs
-//! `apt-get update && apt-get install -y zookeeper` once per process.
+//! `default-jre`. When the jars are missing, [`ensure_installed`] says so on stderr
+//! ([`INSTALL_NOTICE`]), then runs `apt-get update && apt-get install -y zookeeper` once per
+//! process.
 //!
 //! Environment overrides:
-//! - `ZK_CONFORMANCE_CLASSPATH`: use this Java classpath instead of the Debian jars
+//! - `ZK_TESTKIT_CLASSPATH`: use this Java classpath instead of the Debian jars
 //!   (nothing is installed then);
-//! - `ZK_CONFORMANCE_JAVA`: the `java` binary (default: `$JAVA_HOME/bin/java`, else `java` on
+//! - `ZK_TESTKIT_JAVA`: the `java` binary (default: `$JAVA_HOME/bin/java`, else `java` on
 //!   `PATH`).
 
 use std::{
@@ -51,6 +52,13 @@ pub const TLS_JARS: &[&str] = &[
 /// harness sends to the server log), `jdk14` does too, `nop` at least silences the warning.
 pub const LOG_BINDINGS: &[&str] = &["slf4j-simple.jar", "slf4j-jdk14.jar", "slf4j-nop.jar"];
 
+/// What [`ensure_installed`] prints (to stderr) before it installs anything.
+pub const INSTALL_NOTICE: &str = "zk-testkit: ZooKeeper is not installed (jars missing from \
+/usr/share/java). Installing Debian's `zookeeper` package (ZooKeeper 3.8 and a Java runtime, \
+about 45 packages on a fresh Debian) with `apt-get update && apt-get install zookeeper`, as root or \
+with `sudo -n`, to run real servers for the tests. Set ZK_TESTKIT_CLASSPATH to use a \
+ZooKeeper of your own instead.";
+
 /// How to run the ZooKeeper server on this machine.
 #[derive(Debug, Clone)]
 pub struct Installation {
@@ -65,7 +73,7 @@ pub struct Installation {
 /// Runs at most once per process; later calls return the first outcome.
 ///
 /// ```no_run
-/// let install = conformance::ensure_installed().expect("zookeeper");
+/// let install = zk_testkit::ensure_installed().expect("zookeeper");
 /// println!("java: {}, classpath: {}", install.java.display(), install.classpath);
 /// ```
 pub fn ensure_installed() -> Result<&'static Installation> {
@@ -77,13 +85,15 @@ pub fn ensure_installed() -> Result<&'static Installation> {
 }
 
 fn locate_or_install() -> std::result::Result<Installation, String> {
-    if let Ok(classpath) = env::var("ZK_CONFORMANCE_CLASSPATH") {
-        let java = find_java().ok_or("ZK_CONFORMANCE_CLASSPATH is set but no `java` was found")?;
+    if let Ok(classpath) = env::var("ZK_TESTKIT_CLASSPATH") {
+        let java = find_java().ok_or("ZK_TESTKIT_CLASSPATH is set but no `java` was found")?;
         return Ok(Installation { java, classpath });
     }
     if missing_jars(Path::new(JAR_DIR)).is_empty() && find_java().is_some() {
         return locate(Path::new(JAR_DIR));
     }
+    // Nothing is installed without saying so first: what, why, and how.
+    eprintln!("{INSTALL_NOTICE}");
     apt_install()?;
     locate(Path::new(JAR_DIR))
 }
@@ -98,7 +108,7 @@ fn locate(dir: &Path) -> std::result::Result<Installation, String> {
         ));
     }
     let java = find_java()
-        .ok_or("no `java` executable (install default-jre-headless, or set ZK_CONFORMANCE_JAVA)")?;
+        .ok_or("no `java` executable (install default-jre-headless, or set ZK_TESTKIT_JAVA)")?;
     Ok(Installation {
         java,
         classpath: classpath_in(dir),
@@ -125,7 +135,7 @@ pub fn classpath_in(dir: &Path) -> String {
 }
 
 fn find_java() -> Option<PathBuf> {
-    if let Some(java) = env::var_os("ZK_CONFORMANCE_JAVA") {
+    if let Some(java) = env::var_os("ZK_TESTKIT_JAVA") {
         return Some(PathBuf::from(java));
     }
     if let Some(home) = env::var_os("JAVA_HOME") {

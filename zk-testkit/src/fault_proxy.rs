@@ -17,14 +17,15 @@
 //!
 //! ```no_run
 //! # async fn f() {
-//! use conformance::fault_proxy::{Direction, FaultProxy, OP_CREATE2};
+//! use zk_proto::OpCode;
+//! use zk_testkit::fault_proxy::{Direction, FaultProxy};
 //!
-//! let proxy = FaultProxy::start(conformance::shared_standalone().client_addr()).await;
+//! let proxy = FaultProxy::start(zk_testkit::shared_standalone().client_addr()).await;
 //! // Clients connect to proxy.connect_string() instead of the server.
-//! proxy.cut_reply(OP_CREATE2, "/locks/"); // the create happens, its reply is lost
+//! proxy.cut_reply(OpCode::Create2, "/locks/"); // the create happens, its reply is lost
 //! proxy.cut_after_frames(Direction::ToServer, 3);
 //! proxy.partition(true); // drop the client and refuse it until partition(false)
-//! println!("{} creates", proxy.count(OP_CREATE2));
+//! println!("{} creates", proxy.count(OpCode::Create2));
 //! # }
 //! ```
 
@@ -40,35 +41,7 @@ use tokio::{
     sync::{mpsc, oneshot, watch},
     task::AbortHandle,
 };
-
-/// Opcodes tests commonly match on.
-pub const OP_CREATE: i32 = 1;
-/// delete
-pub const OP_DELETE: i32 = 2;
-/// exists
-pub const OP_EXISTS: i32 = 3;
-/// getData
-pub const OP_GET_DATA: i32 = 4;
-/// setData
-pub const OP_SET_DATA: i32 = 5;
-/// getChildren
-pub const OP_GET_CHILDREN: i32 = 8;
-/// sync
-pub const OP_SYNC: i32 = 9;
-/// ping
-pub const OP_PING: i32 = 11;
-/// getChildren2
-pub const OP_GET_CHILDREN2: i32 = 12;
-/// multi
-pub const OP_MULTI: i32 = 14;
-/// create2
-pub const OP_CREATE2: i32 = 15;
-/// removeWatches
-pub const OP_REMOVE_WATCHES: i32 = 18;
-/// addWatch
-pub const OP_ADD_WATCH: i32 = 106;
-/// setWatches2
-pub const OP_SET_WATCHES2: i32 = 105;
+use zk_proto::OpCode;
 
 /// Which way a frame travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,7 +74,7 @@ enum Action {
 }
 
 struct Rule {
-    op: i32,
+    op: OpCode,
     path_contains: String,
     action: Action,
 }
@@ -110,8 +83,8 @@ struct Rule {
 struct State {
     /// One-shot rules, matched against requests in order.
     rules: Vec<Rule>,
-    /// Requests seen, by opcode, over all connections.
-    counts: HashMap<i32, u64>,
+    /// Requests seen, by opcode, over all connections (unknown opcodes are not counted).
+    counts: HashMap<OpCode, u64>,
     /// Frames forwarded, by direction, over all connections.
     frames: [u64; 2],
     /// Frames left before a cut, by direction.
@@ -225,14 +198,14 @@ impl FaultProxy {
     }
 
     /// How many requests with opcode `op` went through (or were acted on).
-    pub fn count(&self, op: i32) -> u64 {
+    pub fn count(&self, op: OpCode) -> u64 {
         lock(&self.state).counts.get(&op).copied().unwrap_or(0)
     }
 
     /// The request counts of every opcode except pings.
-    pub fn counts(&self) -> HashMap<i32, u64> {
+    pub fn counts(&self) -> HashMap<OpCode, u64> {
         let mut c = lock(&self.state).counts.clone();
-        c.remove(&OP_PING);
+        c.remove(&OpCode::Ping);
         c
     }
 
@@ -246,7 +219,7 @@ impl FaultProxy {
         lock(&self.state).accepted
     }
 
-    fn rule(&self, op: i32, path_contains: &str, action: Action) {
+    fn rule(&self, op: OpCode, path_contains: &str, action: Action) {
         lock(&self.state).rules.push(Rule {
             op,
             path_contains: path_contains.to_owned(),
@@ -256,24 +229,24 @@ impl FaultProxy {
 
     /// The next request with `op` whose path contains `path_contains` (an empty pattern
     /// matches requests without a path too) is not forwarded: the connection is closed.
-    pub fn cut_request(&self, op: i32, path_contains: &str) {
+    pub fn cut_request(&self, op: OpCode, path_contains: &str) {
         self.rule(op, path_contains, Action::CutRequest);
     }
 
     /// The next matching request goes to the server, but its reply is dropped and the
     /// connection closed: it took effect, the client never hears so.
-    pub fn cut_reply(&self, op: i32, path_contains: &str) {
+    pub fn cut_reply(&self, op: OpCode, path_contains: &str) {
         self.rule(op, path_contains, Action::CutReply);
     }
 
     /// The next matching request is never forwarded; the connection stays up.
-    pub fn swallow(&self, op: i32, path_contains: &str) {
+    pub fn swallow(&self, op: OpCode, path_contains: &str) {
         self.rule(op, path_contains, Action::Swallow);
     }
 
     /// The reply to the next matching request is held until the test lets it go (what the
     /// server sends after it on that connection waits behind it).
-    pub fn hold_reply(&self, op: i32, path_contains: &str) -> HeldReply {
+    pub fn hold_reply(&self, op: OpCode, path_contains: &str) -> HeldReply {
         let (tx, rx) = mpsc::unbounded_channel();
         self.rule(op, path_contains, Action::Hold(tx));
         HeldReply { rx }
@@ -302,12 +275,32 @@ async fn read_frame(r: &mut (impl AsyncRead + Unpin)) -> Option<Vec<u8>> {
     Some(frame)
 }
 
-/// The path at the start of a request body, for the opcodes that have one there.
-fn request_path(op: i32, body: &[u8]) -> Option<String> {
-    // create, delete, exists, getData, setData, getACL, setACL, getChildren, sync,
-    // getChildren2, create2, createContainer, createTTL, removeWatches, checkWatches,
-    // getEphemerals, getAllChildrenNumber, addWatch.
-    if !matches!(op, 1..=9 | 12 | 15 | 17..=21 | 103 | 104 | 106) || body.len() < 4 {
+/// The path at the start of a request body, for the opcodes that have one there. Read as a
+/// prefix rather than decoded whole, so that a malformed body still shows its path.
+fn request_path(op: OpCode, body: &[u8]) -> Option<String> {
+    use OpCode::*;
+    let has_path = matches!(
+        op,
+        Create
+            | Delete
+            | Exists
+            | GetData
+            | SetData
+            | GetAcl
+            | SetAcl
+            | GetChildren
+            | Sync
+            | GetChildren2
+            | Create2
+            | CheckWatches
+            | RemoveWatches
+            | CreateContainer
+            | CreateTtl
+            | GetEphemerals
+            | GetAllChildrenNumber
+            | AddWatch
+    );
+    if !has_path || body.len() < 4 {
         return None;
     }
     let n = i32::from_be_bytes(body[..4].try_into().ok()?).max(0) as usize;
@@ -440,6 +433,10 @@ fn on_request(
     let Some((xid, op)) = header(frame) else {
         return Verdict::Forward;
     };
+    // A request the proxy cannot name goes through untouched: tests may send any bytes.
+    let Some(op) = OpCode::from_code(op) else {
+        return Verdict::Forward;
+    };
     let path = request_path(op, &frame[12..]);
     let mut s = lock(state);
     *s.counts.entry(op).or_default() += 1;
@@ -464,10 +461,10 @@ fn on_request(
 mod tests {
     use super::*;
 
-    fn request(xid: i32, op: i32, path: &str) -> Vec<u8> {
+    fn request(xid: i32, op: OpCode, path: &str) -> Vec<u8> {
         let mut body = Vec::new();
         body.extend_from_slice(&xid.to_be_bytes());
-        body.extend_from_slice(&op.to_be_bytes());
+        body.extend_from_slice(&op.code().to_be_bytes());
         body.extend_from_slice(&(path.len() as i32).to_be_bytes());
         body.extend_from_slice(path.as_bytes());
         let mut frame = (body.len() as i32).to_be_bytes().to_vec();
@@ -480,30 +477,33 @@ mod tests {
         let state = StdMutex::new(State::default());
         let actions = StdMutex::new(HashMap::new());
         lock(&state).rules.push(Rule {
-            op: OP_DELETE,
+            op: OpCode::Delete,
             path_contains: "/locks".into(),
             action: Action::Swallow,
         });
         lock(&state).rules.push(Rule {
-            op: OP_CREATE2,
+            op: OpCode::Create2,
             path_contains: String::new(),
             action: Action::CutReply,
         });
         let f = |xid, op, path| on_request(&state, &actions, &request(xid, op, path));
-        assert!(matches!(f(1, OP_DELETE, "/other"), Verdict::Forward));
-        assert!(matches!(f(2, OP_DELETE, "/locks/a"), Verdict::Drop));
-        assert!(matches!(f(3, OP_DELETE, "/locks/a"), Verdict::Forward));
-        assert!(matches!(f(4, OP_CREATE2, "/x"), Verdict::Forward));
+        assert!(matches!(f(1, OpCode::Delete, "/other"), Verdict::Forward));
+        assert!(matches!(f(2, OpCode::Delete, "/locks/a"), Verdict::Drop));
+        assert!(matches!(f(3, OpCode::Delete, "/locks/a"), Verdict::Forward));
+        assert!(matches!(f(4, OpCode::Create2, "/x"), Verdict::Forward));
         assert!(matches!(
             lock_actions(&actions).get(&4),
             Some(Action::CutReply)
         ));
-        assert_eq!(lock(&state).counts[&OP_DELETE], 3);
+        assert_eq!(lock(&state).counts[&OpCode::Delete], 3);
         assert_eq!(
-            request_path(OP_CREATE2, &request(0, 0, "/p")[12..]),
+            request_path(
+                OpCode::Create2,
+                &request(0, OpCode::Notification, "/p")[12..]
+            ),
             Some("/p".into())
         );
-        assert_eq!(request_path(OP_PING, &[]), None);
+        assert_eq!(request_path(OpCode::Ping, &[]), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ static SHARED: OnceLock<Result<Standalone, String>> = OnceLock::new();
 /// Panics (in every caller) when the server cannot be started.
 ///
 /// ```no_run
-/// let zk = conformance::shared_standalone();
+/// let zk = zk_testkit::shared_standalone();
 /// println!("connect to {}", zk.connect_string());
 /// ```
 pub fn shared_standalone() -> &'static Standalone {

@@ -21,7 +21,7 @@ pub struct TlsStandalone {
 /// Panics (in every caller) when the certificates or the server cannot be made.
 ///
 /// ```no_run
-/// let env = conformance::tls_server::shared_tls_standalone();
+/// let env = zk_testkit::tls_server::shared_tls_standalone();
 /// assert!(env.certs.ca().is_file());
 /// ```
 pub fn shared_tls_standalone() -> &'static TlsStandalone {
