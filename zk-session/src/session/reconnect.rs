@@ -12,7 +12,7 @@ use super::{Action, Drop_, End, Phase, SessionCore};
 use crate::{
     backoff::Backoff,
     state::{SessionEvent, SessionState},
-    trace, Error,
+    trace, Error, SessionId,
 };
 
 /// A connection that ends sooner than this after its handshake counts as a quick drop: the
@@ -221,12 +221,13 @@ impl SessionCore {
         };
         // Read-only is announced as such even for the same session (Curator's READ_ONLY): a
         // listener must not take it for a session that can write again.
-        let event = if r.read_only {
-            SessionEvent::ConnectedReadOnly
-        } else if same_session {
-            SessionEvent::Reconnected
-        } else {
-            SessionEvent::Connected
+        let event = match SessionId::new(r.session_id) {
+            Some(session_id) if r.read_only => SessionEvent::ConnectedReadOnly { session_id },
+            _ if same_session => SessionEvent::Reconnected,
+            Some(session_id) => SessionEvent::Connected { session_id },
+            // A server that grants session 0 breaks the protocol; the handshake's timeout
+            // still says the session is alive, so it is told as a reconnect.
+            None => SessionEvent::Reconnected,
         };
         self.publish(state, event);
     }
