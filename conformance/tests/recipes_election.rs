@@ -259,7 +259,7 @@ async fn latch_suspend_policies_across_a_server_restart() {
     let long = || async {
         Client::builder(&cs)
             .session_timeout(Duration::from_secs(60))
-            .connect_timeout(Duration::from_secs(2))
+            .connect_attempt_timeout(Duration::from_secs(2))
             .connect()
             .await
             .expect("connect")

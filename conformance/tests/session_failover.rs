@@ -409,7 +409,7 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
     let c = Client::builder(&ens.connect_string())
         .read_only(ReadOnly::Allowed)
         .session_timeout(Duration::from_secs(4))
-        .initial_connect_timeout(Duration::from_secs(60))
+        .first_connection_timeout(Duration::from_secs(60))
         .connect()
         .await
         .unwrap();

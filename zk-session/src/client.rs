@@ -58,7 +58,7 @@ struct Inner {
     tx: mpsc::UnboundedSender<Command>,
     shared: Arc<Shared>,
     chroot: Chroot,
-    request_timeout: Option<Duration>,
+    operation_timeout: Option<Duration>,
     persistent_watch_buffer: usize,
 }
 
@@ -82,7 +82,7 @@ impl Client {
         tx: mpsc::UnboundedSender<Command>,
         shared: Arc<Shared>,
         chroot: Chroot,
-        request_timeout: Option<Duration>,
+        operation_timeout: Option<Duration>,
         persistent_watch_buffer: usize,
     ) -> Self {
         Client {
@@ -90,7 +90,7 @@ impl Client {
                 tx,
                 shared,
                 chroot,
-                request_timeout,
+                operation_timeout,
                 persistent_watch_buffer,
             }),
         }
@@ -132,7 +132,7 @@ impl Client {
 
     /// Waits for the session task's answer, up to the request timeout.
     async fn reply<T>(&self, rx: oneshot::Receiver<Result<T, Error>>) -> Result<T, Error> {
-        match self.inner.request_timeout {
+        match self.inner.operation_timeout {
             None => rx.await.unwrap_or(Err(Error::Closed)),
             Some(t) => match tokio::time::timeout(t, rx).await {
                 Ok(r) => r.unwrap_or(Err(Error::Closed)),
