@@ -105,6 +105,6 @@ pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
 pub use zk_proto::{
-    Acl, AddWatchMode, ClientInfo, CreateMode, ErrorCode, EventType, Id, PathError, Perms, Stat,
-    WatcherType,
+    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, Id, PathError,
+    Perms, Stat, WatcherType,
 };
