@@ -11,7 +11,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::builder(&zk_examples::servers()).connect().await?;
     let ledger = "/examples/ledger";
     client
-        .create_with_parents(ledger, b"0", &CreateOptions::persistent())
+        .create_with_parents(ledger, b"0", CreateOptions::persistent())
         .await
         .or_else(|e| match e {
             zk_session::Error::Code(zk_session::ErrorCode::NodeExists) => Ok(String::new()),

@@ -21,7 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = "/sasl-private";
     let acl = vec![Acl::new(Perms::ALL, Id::new("sasl", &user))];
     client
-        .create(path, b"secret", &CreateOptions::ephemeral().with_acl(acl))
+        .create(path, b"secret", CreateOptions::ephemeral().with_acl(acl))
         .await?;
     println!("created {path}, readable by sasl:{user} only");
     client.close().await?;

@@ -9,7 +9,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::builder(&zk_examples::servers()).connect().await?;
     let path = "/examples/watched";
     client
-        .create_with_parents(path, b"v1", &CreateOptions::ephemeral())
+        .create_with_parents(path, b"v1", CreateOptions::ephemeral())
         .await?;
 
     // The watch fires once, on the next change of the node's data (or its deletion).
@@ -23,7 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .set_data(path, b"v2", Version::Exact(stat.version))
         .await?;
     let event = watch.await?;
-    println!("event: {:?} on {}", event.event_type, event.path);
+    println!("event: {:?} on {}", event.event_type(), event.path());
 
     client.close().await?;
     Ok(())

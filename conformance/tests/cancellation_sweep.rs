@@ -63,7 +63,7 @@ impl Env {
     /// Nothing of the session's under the path but `nodes` and watches on `watches`, and
     /// the handle still works.
     async fn clean(&self, nodes: &[String], watches: &[String]) -> Result<(), String> {
-        let session = self.c.session_id();
+        let session = self.c.session_id().map_or(0, zk_session::SessionId::get);
         expect_clean(
             &self.observer,
             self.server,
@@ -372,13 +372,13 @@ async fn session_watch_operations(pause: Pause) {
     let env = Env::new("watches", pause).await;
     let env = &env;
     env.observer
-        .create(&env.path, b"", &CreateOptions::persistent())
+        .create(&env.path, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let there = format!("{}/there", env.path);
     let missing = format!("{}/missing", env.path);
     env.observer
-        .create(&there, b"", &CreateOptions::persistent())
+        .create(&there, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let ops = [
@@ -425,8 +425,12 @@ async fn session_watch_operations(pause: Pause) {
                     Some(r) => {
                         let (watch, path) = r.map_err(|e| e.to_string())?;
                         env.clean(&[], std::slice::from_ref(&path)).await?;
-                        let mut found = watches_of(env.server, c.session_id(), &env.path)
-                            .map_err(|e| e.to_string())?;
+                        let mut found = watches_of(
+                            env.server,
+                            c.session_id().map_or(0, zk_session::SessionId::get),
+                            &env.path,
+                        )
+                        .map_err(|e| e.to_string())?;
                         found.extend(
                             child_watches(c, std::slice::from_ref(&path))
                                 .await
@@ -453,7 +457,7 @@ async fn session_watch_operations(pause: Pause) {
 async fn the_sweep_catches_leaks() {
     let env = &Env::new("leaky", Pause::Sleep(Duration::from_millis(1))).await;
     env.observer
-        .create(&env.path, b"", &CreateOptions::persistent())
+        .create(&env.path, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let plan = SweepPlan {
@@ -466,7 +470,7 @@ async fn the_sweep_catches_leaks() {
         let target = format!("{}/leak", env.path);
         async move {
             if node {
-                let _ = c.create(&target, b"", &CreateOptions::ephemeral()).await;
+                let _ = c.create(&target, b"", CreateOptions::ephemeral()).await;
             } else if let Ok((_, w)) = c.exists_watch(&target).await {
                 // Kept alive past the drop of this future: a watch nobody can use.
                 std::mem::forget(w);
@@ -477,7 +481,7 @@ async fn the_sweep_catches_leaks() {
     for node in [true, false] {
         let report = sweep(&plan, |k| async move {
             let _ = poll_then_drop(leaky(node), k, plan.pause).await;
-            let session = env.c.session_id();
+            let session = env.c.session_id().map_or(0, zk_session::SessionId::get);
             let found = expect_clean(
                 &env.observer,
                 env.server,

@@ -131,7 +131,7 @@ async fn a_listing_refused_for_good_leaves_no_node() {
         Id::anyone(),
     )];
     admin
-        .create(&path, b"", &CreateOptions::persistent().with_acl(blind))
+        .create(&path, b"", CreateOptions::persistent().with_acl(blind))
         .await
         .unwrap();
     let m = InterProcessMutex::new(c.clone(), &path);
@@ -230,7 +230,11 @@ async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
 
     expire_session(&shared(), &c).await;
     proxy.partition(false);
-    until_state(&c, SessionState::Expired).await;
+    until_state(
+        &c,
+        SessionState::Ended(zk_session::EndReason::SessionExpired),
+    )
+    .await;
     let r = soon("an acquire on the expired session ends", m.acquire()).await;
     assert!(matches!(r, Err(RecipeError::Lost(_))), "{r:?}");
     assert_eq!(children(&admin, &path).await, vec![name_of(hg.path())]);

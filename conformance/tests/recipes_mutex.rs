@@ -29,7 +29,7 @@ async fn n_clients_m_tasks_never_overlap() {
     let path = unique("overlap");
     let counter = format!("{path}-counter");
     admin
-        .create(&counter, b"0", &CreateOptions::persistent())
+        .create(&counter, b"0", CreateOptions::persistent())
         .await
         .unwrap();
     let inside = Arc::new(AtomicUsize::new(0));
@@ -38,7 +38,7 @@ async fn n_clients_m_tasks_never_overlap() {
     let mut sessions = Vec::new();
     for _ in 0..CLIENTS {
         let c = client(&shared()).await;
-        sessions.push(c.session_id());
+        sessions.push(c.session_id().map_or(0, zk_session::SessionId::get));
         for _ in 0..TASKS {
             let (c, path, counter) = (c.clone(), path.clone(), counter.clone());
             let (inside, tokens) = (inside.clone(), tokens.clone());
@@ -182,7 +182,7 @@ async fn deleted_lock_node_is_lost_and_fenced() {
     let path = unique("deleted");
     let target = format!("{path}-data");
     admin
-        .create(&target, b"", &CreateOptions::persistent())
+        .create(&target, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let m = InterProcessMutex::new(c.clone(), &path);
@@ -279,7 +279,11 @@ async fn dropped_waiters_leave_no_node() {
     })
     .await;
     eventually("and its watches", || async {
-        watches_of(shared_standalone(), w.session_id()).is_empty()
+        watches_of(
+            shared_standalone(),
+            w.session_id().map_or(0, zk_session::SessionId::get),
+        )
+        .is_empty()
     })
     .await;
     hg.release().await.unwrap();
@@ -297,7 +301,7 @@ async fn foreign_children_and_other_clients_names() {
     let persistent = CreateOptions::persistent();
     for name in ["config", "leases", "locks", "zzz", "0000000000"] {
         other
-            .create(&format!("{path}/{name}"), b"", &persistent)
+            .create(&format!("{path}/{name}"), b"", persistent.clone())
             .await
             .unwrap();
     }
@@ -305,7 +309,7 @@ async fn foreign_children_and_other_clients_names() {
         .create(
             &format!("{path}/readme-"),
             b"",
-            &CreateOptions::persistent_sequential(),
+            CreateOptions::persistent_sequential(),
         )
         .await
         .unwrap();
@@ -317,7 +321,7 @@ async fn foreign_children_and_other_clients_names() {
         .expect("foreign children do not block");
     g.release().await.unwrap();
 
-    let sid = other.session_id();
+    let sid = other.session_id().map_or(0, zk_session::SessionId::get);
     for prefix in [
         format!("{}__lock__", "0123456789abcdef0123456789abcdef"),
         format!("{}__rlock__", "fedcba9876543210fedcba9876543210"),
@@ -328,14 +332,18 @@ async fn foreign_children_and_other_clients_names() {
             .create(
                 &format!("{path}/{prefix}"),
                 b"",
-                &CreateOptions::ephemeral_sequential(),
+                CreateOptions::ephemeral_sequential(),
             )
             .await
             .unwrap();
         assert!(m.try_acquire().await.unwrap().is_none(), "{foreign} holds");
         let waiter = spawn_acquire(&m);
         eventually("the waiter queues", || async {
-            watches_of(shared_standalone(), c.session_id()).contains(&foreign)
+            watches_of(
+                shared_standalone(),
+                c.session_id().map_or(0, zk_session::SessionId::get),
+            )
+            .contains(&foreign)
         })
         .await;
         assert!(!waiter.is_finished());
@@ -422,8 +430,8 @@ async fn no_nodes_or_watches_leak() {
     eventually("no watch left", || async {
         let s = shared_standalone();
         watches_under(s, &path).is_empty()
-            && watches_of(s, a.session_id()).is_empty()
-            && watches_of(s, b.session_id()).is_empty()
+            && watches_of(s, a.session_id().map_or(0, zk_session::SessionId::get)).is_empty()
+            && watches_of(s, b.session_id().map_or(0, zk_session::SessionId::get)).is_empty()
     })
     .await;
 }

@@ -39,7 +39,10 @@ async fn lost_create_reply_adopts_the_node() {
     );
     assert_eq!(proxy.count(OpCode::Create2), 1, "no second create");
     let stat = admin.exists(g.path()).await.unwrap().unwrap();
-    assert_eq!(stat.ephemeral_owner, c.session_id());
+    assert_eq!(
+        stat.ephemeral_owner,
+        c.session_id().map_or(0, zk_session::SessionId::get)
+    );
     assert_eq!(children(&admin, &path).await, vec![name_of(g.path())]);
     g.release().await.unwrap();
 
@@ -69,7 +72,7 @@ async fn recovery_deletes_another_sessions_node() {
         .create(
             &format!("{path}/_c_{id}-lock-"),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();
@@ -88,7 +91,7 @@ async fn recovery_deletes_another_sessions_node() {
         .create(
             &format!("{path}/_c_{id}-lock-"),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();
@@ -96,7 +99,10 @@ async fn recovery_deletes_another_sessions_node() {
         Recovery::Adopted(node) => {
             assert_eq!(node.path, own);
             assert_eq!(node.id, id);
-            assert_eq!(node.stat.ephemeral_owner, mine.session_id());
+            assert_eq!(
+                node.stat.ephemeral_owner,
+                mine.session_id().map_or(0, zk_session::SessionId::get)
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -120,7 +126,7 @@ async fn holder_session_expiry_hands_over() {
     let w = client(&shared()).await;
     let path = unique("expiry");
     let target = format!("{path}-data");
-    w.create(&target, b"", &CreateOptions::persistent())
+    w.create(&target, b"", CreateOptions::persistent())
         .await
         .unwrap();
     // Only a lost or expired session counts, so the reason seen is the expiry itself.
@@ -197,7 +203,12 @@ async fn server_restart_with_holder_and_waiter() {
         children(&h, path).await.is_empty()
     })
     .await;
-    assert_eq!(h.session_id(), mh.client().session_id());
+    assert_eq!(
+        h.session_id().map_or(0, zk_session::SessionId::get),
+        mh.client()
+            .session_id()
+            .map_or(0, zk_session::SessionId::get)
+    );
 }
 
 /// Edge case 9: a release wakes only the next waiter. Each waiter's requests go through its
@@ -230,7 +241,7 @@ async fn release_wakes_only_the_next_waiter() {
         eventually(
             "the waiter watches its predecessor and its own node",
             || {
-                let id = c.session_id();
+                let id = c.session_id().map_or(0, zk_session::SessionId::get);
                 async move { watches_of(shared_standalone(), id).len() == 2 }
             },
         )
@@ -298,7 +309,7 @@ async fn predecessor_gone_between_list_and_watch() {
         .create(
             &format!("{path}/_c_{}-lock-", new_protected_id()),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();
@@ -310,7 +321,10 @@ async fn predecessor_gone_between_list_and_watch() {
     go.send(()).unwrap();
     // The waiter tried the gone node, listed again, and now watches the holder.
     eventually("the waiter watches the holder and its own node", || async {
-        let watched = watches_of(shared_standalone(), w.session_id());
+        let watched = watches_of(
+            shared_standalone(),
+            w.session_id().map_or(0, zk_session::SessionId::get),
+        );
         watched.len() == 2 && watched.contains(&hg.path().to_owned())
     })
     .await;

@@ -91,7 +91,7 @@ async fn a_sasl_acl_admits_its_user_and_nobody_else() {
     bob.create(
         &path,
         b"bob's",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -132,7 +132,10 @@ async fn a_wrong_password_ends_in_auth_failed_at_once_without_retries() {
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
         "{r:?}"
     );
-    assert_eq!(c.state(), SessionState::AuthFailed);
+    assert_eq!(
+        c.state(),
+        SessionState::Ended(zk_session::EndReason::AuthFailed)
+    );
     let r = soon("a later request", c.exists("/")).await;
     assert!(
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
@@ -173,7 +176,10 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
         matches!(r, Err(Error::Code(ErrorCode::SessionClosedRequireSaslAuth))),
         "{r:?}"
     );
-    assert_eq!(anonymous.state(), SessionState::AuthFailed);
+    assert_eq!(
+        anonymous.state(),
+        SessionState::Ended(zk_session::EndReason::AuthFailed)
+    );
     let r = soon("a later request", anonymous.exists("/")).await;
     assert!(
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
@@ -191,7 +197,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
     .unwrap();
     let mut state = idle.watch_state();
     soon("AuthFailed without a request", async {
-        while *state.borrow_and_update() != SessionState::AuthFailed {
+        while state.get_and_update() != SessionState::Ended(zk_session::EndReason::AuthFailed) {
             state.changed().await.unwrap();
         }
     })
@@ -203,7 +209,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
 
     let bob = connect(&cs, Some(("bob", "bobsecret"))).await;
     let path = unique_under("sasl", "enforced");
-    bob.create(&path, b"ok", &CreateOptions::persistent())
+    bob.create(&path, b"ok", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"ok");
@@ -229,7 +235,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.create(
         &path,
         b"v1",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -255,7 +261,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.set_data(&path, b"v2", Version::Any).await.unwrap();
     // The watch was re-registered after the exchange.
     let event = soon("the watch", watch).await.unwrap();
-    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    assert_eq!(event.event_type(), EventType::NodeDataChanged);
     bob.delete(&path, Version::Any).await.unwrap();
 }
 
@@ -366,7 +372,7 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     bob.create(
         &path,
         b"",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -374,7 +380,7 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     let mut state = bob.watch_state();
     relay.cut();
     soon("suspended", async {
-        while state.borrow_and_update().is_connected() {
+        while state.get_and_update().is_connected() {
             state.changed().await.unwrap();
         }
     })
@@ -452,7 +458,7 @@ async fn sasl_runs_inside_tls() {
     bob.create(
         &path,
         b"x",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();

@@ -30,7 +30,7 @@ async fn acls_and_digest_auth() {
         .create(
             &p,
             b"s3cr3t",
-            &CreateOptions::persistent().with_acl(Acl::creator_all()),
+            CreateOptions::persistent().with_acl(Acl::creator_all()),
         )
         .await
         .unwrap();
@@ -80,7 +80,10 @@ async fn acls_and_digest_auth() {
     let bad = client().await;
     let e = bad.add_auth("nosuchscheme", b"x").await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::AuthFailed));
-    assert_eq!(bad.state(), SessionState::AuthFailed);
+    assert_eq!(
+        bad.state(),
+        SessionState::Ended(zk_session::EndReason::AuthFailed)
+    );
     assert_eq!(
         bad.get_data("/").await.unwrap_err().code(),
         Some(ErrorCode::AuthFailed)
@@ -122,7 +125,7 @@ async fn repeated_credentials_are_resent_once_on_reconnect() {
     c.create(
         &mine,
         b"",
-        &CreateOptions::persistent().with_acl(Acl::creator_all()),
+        CreateOptions::persistent().with_acl(Acl::creator_all()),
     )
     .await
     .unwrap();

@@ -50,7 +50,7 @@
 //!
 //! let client = Client::builder("127.0.0.1:2181,127.0.0.1:2182/app").connect().await?;
 //! let path = client
-//!     .create("/jobs/job-", b"payload", &CreateOptions::persistent_sequential())
+//!     .create("/jobs/job-", b"payload", CreateOptions::persistent_sequential())
 //!     .await?;
 //! let (_children, _stat, watch) = client.get_children_watch("/jobs").await?;
 //! let event = watch.await?;
@@ -60,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+mod backoff;
 mod builder;
 mod chroot;
 mod client;
@@ -76,6 +77,7 @@ mod retry;
 #[cfg(feature = "sasl")]
 pub mod sasl;
 mod session;
+mod session_id;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
@@ -86,6 +88,7 @@ mod version;
 mod watch;
 mod watch_table;
 
+pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;
 pub use create_options::CreateOptions;
@@ -94,13 +97,14 @@ pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
-pub use state::{SessionEvent, SessionEvents, SessionState};
+pub use session_id::SessionId;
+pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
 pub use zk_proto::{
-    Acl, AddWatchMode, ClientInfo, CreateMode, ErrorCode, EventType, Id, PathError, Perms, Stat,
-    WatcherType,
+    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, Id, PathError,
+    Perms, Stat, WatcherType,
 };

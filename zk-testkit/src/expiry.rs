@@ -17,7 +17,7 @@
 //! // The client connected through the proxy; partition it, expire its session, let it back.
 //! let proxy = FaultProxy::start(shared_standalone().client_addr()).await;
 //! proxy.partition(true);
-//! let (id, password) = (client.session_id(), client.session_password());
+//! let (id, password) = (client.session_id().unwrap().get(), client.session_password());
 //! let done = tokio::task::spawn_blocking(move || {
 //!     expire_session(shared_standalone().client_addr(), id, &password)
 //! });

@@ -45,7 +45,7 @@
 //!     .await
 //!     .unwrap();
 //! client
-//!     .create("/my-service", b"up", &CreateOptions::ephemeral())
+//!     .create("/my-service", b"up", CreateOptions::ephemeral())
 //!     .await
 //!     .unwrap();
 //! let session = client.session_id();

@@ -21,12 +21,15 @@ async fn a_partitioned_client_finds_its_session_expired() {
         .unwrap();
     let path = format!("/testkit-expiry-{}", std::process::id());
     client
-        .create(&path, b"", &CreateOptions::ephemeral())
+        .create(&path, b"", CreateOptions::ephemeral())
         .await
         .unwrap();
 
     proxy.partition(true);
-    let (id, password) = (client.session_id(), client.session_password());
+    let (id, password) = (
+        client.session_id().unwrap().get(),
+        client.session_password(),
+    );
     let outcome = tokio::task::spawn_blocking(move || expire_session(server, id, &password))
         .await
         .unwrap()
@@ -49,7 +52,7 @@ async fn a_partitioned_client_finds_its_session_expired() {
 
     proxy.partition(false);
     let mut state = client.watch_state();
-    tokio::time::timeout(SOON, state.wait_for(|s| *s == SessionState::Expired))
+    tokio::time::timeout(SOON, state.wait_for(|s| s == SessionState::Expired))
         .await
         .expect("the client learns of the expiry")
         .unwrap();

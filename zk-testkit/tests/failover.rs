@@ -15,7 +15,7 @@ async fn a_client_survives_the_death_of_its_server() {
         .await
         .unwrap();
     client
-        .create("/my-service", b"up", &CreateOptions::ephemeral())
+        .create("/my-service", b"up", CreateOptions::ephemeral())
         .await
         .unwrap();
     let session = client.session_id();

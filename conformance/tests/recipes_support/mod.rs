@@ -165,7 +165,8 @@ pub async fn expire_session(connect_string: &str, victim: &Client) {
         .next()
         .and_then(|s| s.parse().ok())
         .expect("an address in the connect string");
-    let (id, password) = (victim.session_id(), victim.session_password());
+    let id = victim.session_id().expect("the victim has a session").get();
+    let password = victim.session_password();
     tokio::task::spawn_blocking(move || conformance::expire_session(server, id, &password))
         .await
         .expect("the expiry task")
@@ -175,7 +176,7 @@ pub async fn expire_session(connect_string: &str, victim: &Client) {
 /// Waits (at most [`SOON`]) until `c` is in state `want`.
 pub async fn until_state(c: &Client, want: SessionState) {
     let mut rx = c.watch_state();
-    soon(&format!("state {want:?}"), rx.wait_for(|s| *s == want))
+    soon(&format!("state {want:?}"), rx.wait_for(|s| s == want))
         .await
         .expect("client gone");
 }

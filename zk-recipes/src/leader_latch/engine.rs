@@ -11,8 +11,9 @@
 use std::future::Future;
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use zk_session::{Client, Error, ErrorCode, SessionState};
+use zk_session::{Client, Error, ErrorCode, SessionState, StateWatch};
 
+use crate::plumbing::liveness::raw_session_id;
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
@@ -129,7 +130,7 @@ pub(crate) fn spawn(cfg: Config) -> Handle {
 }
 
 struct Inputs {
-    state: watch::Receiver<SessionState>,
+    state: StateWatch,
     cmds: mpsc::UnboundedReceiver<Close>,
 }
 
@@ -157,7 +158,7 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
     tokio::select! {
         biased;
         r = inp.state.changed() => Err(match r {
-            Ok(()) => Stop::State,
+            Ok(_) => Stop::State,
             Err(_) => Stop::End(RecipeError::Lost(LostReason::Closed)),
         }),
         c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
@@ -261,7 +262,7 @@ impl Engine {
     /// One look at the line, then one wait: for the predecessor, for our own node while
     /// leader, or for the connection.
     async fn step(&mut self, inp: &mut Inputs) -> Result<(), Stop> {
-        let state = *inp.state.borrow_and_update();
+        let state = inp.state.get_and_update();
         if !self.apply_state(state)? {
             return guard(inp, std::future::pending::<()>()).await;
         }
@@ -271,7 +272,7 @@ impl Engine {
         };
         self.errors = 0;
         // A node of an earlier session is not ours any more, whatever its name says.
-        if node.stat.ephemeral_owner != client.session_id() {
+        if node.stat.ephemeral_owner != raw_session_id(&client) {
             return self.forget_stale(inp, &client, &node).await;
         }
         match look(&ContenderNames::new(), &children, &node.name, &Exclusive) {
@@ -367,12 +368,12 @@ impl Engine {
             }
             Err(e) => return self.on_error(inp, e).await,
         };
-        if stat.ephemeral_owner != client.session_id() {
+        if stat.ephemeral_owner != raw_session_id(client) {
             self.drop_node();
             return Ok(());
         }
         // The state may have changed while the reply was on its way; `guard` sees that next.
-        if Liveness::seen(client, *inp.state.borrow()) == Liveness::Serving {
+        if Liveness::seen(client, inp.state.get()) == Liveness::Serving {
             self.set_leader(true, true);
         }
         let _ = guard(inp, watch).await?;
@@ -387,7 +388,7 @@ impl Engine {
         let client = self.cfg.client.clone();
         let mut retry = 0;
         while let Some(node) = self.node.clone() {
-            let now = Liveness::seen(&client, *inp.state.borrow_and_update());
+            let now = Liveness::seen(&client, inp.state.get_and_update());
             if now.session_over() {
                 // The session is over, and its ephemeral nodes with it.
                 break;

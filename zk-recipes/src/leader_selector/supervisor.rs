@@ -8,6 +8,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
+use crate::plumbing::liveness::raw_session_id;
 use crate::{
     mutex::InterProcessMutex,
     plumbing::{liveness::Liveness, retry::retry_delay},
@@ -168,7 +169,7 @@ impl Supervisor {
     async fn on_current_session(&self, guard: &InterProcessMutexGuard) -> bool {
         tokio::select! {
             r = self.client.exists(guard.path()) => {
-                matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == self.client.session_id())
+                matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == raw_session_id(&self.client))
             }
             _ = guard.lost() => false,
         }

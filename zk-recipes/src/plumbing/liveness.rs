@@ -6,7 +6,7 @@
 //! from the client (its state and whether it has ended), so that the rules are tested without
 //! a server and a change in zk-session's states is met in this one file.
 
-use zk_session::{Client, SessionEvent, SessionState};
+use zk_session::{Client, EndReason, SessionEvent, SessionId, SessionState};
 
 use crate::LostReason;
 
@@ -77,21 +77,16 @@ pub(crate) enum Candidacy {
 impl Liveness {
     /// The reading of `state` on a client that has (`ended`) or has not ended for good.
     pub(crate) fn of(state: SessionState, ended: bool) -> Liveness {
-        if ended {
-            return Liveness::Ended(match state {
-                SessionState::Expired => LostReason::Expired,
-                SessionState::AuthFailed => LostReason::AuthFailed,
-                _ => LostReason::Closed,
-            });
-        }
         match state {
+            SessionState::Ended(why) => Liveness::Ended(end_reason(why)),
+            // An end published before the state caught up.
+            SessionState::Expired if ended => Liveness::Ended(LostReason::Expired),
+            _ if ended => Liveness::Ended(LostReason::Closed),
             SessionState::Connected => Liveness::Serving,
             SessionState::Connecting => Liveness::Connecting,
             SessionState::ConnectedReadOnly => Liveness::ReadOnly,
             SessionState::Lost => Liveness::Lost,
             SessionState::Expired => Liveness::Expired,
-            SessionState::AuthFailed => Liveness::Ended(LostReason::AuthFailed),
-            SessionState::Closed => Liveness::Ended(LostReason::Closed),
             // Suspended, and anything this crate does not know yet: doubt the session.
             _ => Liveness::Suspended,
         }
@@ -180,17 +175,31 @@ impl Liveness {
 /// may skip states: read it beside [`Liveness::now`]).
 pub(crate) fn event_doubt(event: SessionEvent, policy: SuspendPolicy) -> Option<LostReason> {
     match event {
-        SessionEvent::Suspended | SessionEvent::ConnectedReadOnly => suspended(policy),
+        SessionEvent::Suspended | SessionEvent::ConnectedReadOnly { .. } => suspended(policy),
         SessionEvent::Lost => Some(LostReason::SessionLost),
         SessionEvent::Expired => Some(LostReason::Expired),
-        SessionEvent::Closed => Some(LostReason::Closed),
-        SessionEvent::AuthFailed => Some(LostReason::AuthFailed),
+        SessionEvent::Ended(why) => Some(end_reason(why)),
         _ => None,
     }
 }
 
 fn suspended(policy: SuspendPolicy) -> Option<LostReason> {
     (policy == SuspendPolicy::StepDown).then_some(LostReason::Suspended)
+}
+
+/// What a client's end means for a recipe.
+pub(crate) fn end_reason(why: EndReason) -> LostReason {
+    match why {
+        EndReason::SessionExpired => LostReason::Expired,
+        EndReason::AuthFailed => LostReason::AuthFailed,
+        // Closed, and any end this crate does not know yet.
+        _ => LostReason::Closed,
+    }
+}
+
+/// The client's session id as ZooKeeper's znodes carry it (`ephemeral_owner`): 0 for none.
+pub(crate) fn raw_session_id(client: &Client) -> i64 {
+    client.session_id().map_or(0, SessionId::get)
 }
 
 /// [`Liveness::client_over`] of the client now.
@@ -200,7 +209,7 @@ pub(crate) fn client_over(client: &Client) -> Option<LostReason> {
 
 /// [`Liveness::session_gone`] of the client now.
 pub(crate) fn session_gone(client: &Client, owner: i64) -> bool {
-    Liveness::now(client).session_gone(client.session_id(), owner)
+    Liveness::now(client).session_gone(raw_session_id(client), owner)
 }
 
 #[cfg(test)]
@@ -209,6 +218,8 @@ mod tests {
     use SessionState as S;
     use SuspendPolicy::{StepDown, WaitForLost};
 
+    const ID: SessionId = SessionId::new(7).unwrap();
+
     const ALL: [SessionState; 8] = [
         S::Connecting,
         S::Connected,
@@ -216,8 +227,8 @@ mod tests {
         S::Suspended,
         S::Lost,
         S::Expired,
-        S::AuthFailed,
-        S::Closed,
+        S::Ended(EndReason::AuthFailed),
+        S::Ended(EndReason::Closed),
     ];
 
     #[test]
@@ -229,13 +240,13 @@ mod tests {
         );
         assert_eq!(Liveness::of(S::Expired, false).client_over(), None);
         assert_eq!(
-            Liveness::of(S::AuthFailed, false).ended(),
+            Liveness::of(S::Ended(EndReason::AuthFailed), false).ended(),
             Some(LostReason::AuthFailed)
         );
         // An end published before the state caught up is the end.
         for s in ALL
             .into_iter()
-            .filter(|s| !matches!(s, S::Expired | S::AuthFailed))
+            .filter(|s| !matches!(s, S::Expired | S::Ended(_)))
         {
             assert_eq!(
                 Liveness::of(s, true).ended(),
@@ -265,8 +276,11 @@ mod tests {
             (S::Connecting, None),
             (S::Lost, Some(LostReason::SessionLost)),
             (S::Expired, Some(LostReason::Expired)),
-            (S::Closed, Some(LostReason::Closed)),
-            (S::AuthFailed, Some(LostReason::AuthFailed)),
+            (S::Ended(EndReason::Closed), Some(LostReason::Closed)),
+            (
+                S::Ended(EndReason::AuthFailed),
+                Some(LostReason::AuthFailed),
+            ),
         ];
         for (s, want) in decided {
             for p in [StepDown, WaitForLost] {
@@ -279,12 +293,21 @@ mod tests {
     fn events_are_judged_as_the_states_they_announce() {
         let pairs = [
             (SessionEvent::Suspended, S::Suspended),
-            (SessionEvent::ConnectedReadOnly, S::ConnectedReadOnly),
+            (
+                SessionEvent::ConnectedReadOnly { session_id: ID },
+                S::ConnectedReadOnly,
+            ),
             (SessionEvent::Lost, S::Lost),
             (SessionEvent::Expired, S::Expired),
-            (SessionEvent::Closed, S::Closed),
-            (SessionEvent::AuthFailed, S::AuthFailed),
-            (SessionEvent::Connected, S::Connected),
+            (
+                SessionEvent::Ended(EndReason::Closed),
+                S::Ended(EndReason::Closed),
+            ),
+            (
+                SessionEvent::Ended(EndReason::AuthFailed),
+                S::Ended(EndReason::AuthFailed),
+            ),
+            (SessionEvent::Connected { session_id: ID }, S::Connected),
             (SessionEvent::Reconnected, S::Connected),
         ];
         for (ev, s) in pairs {
@@ -316,7 +339,7 @@ mod tests {
             Candidacy::End(LostReason::Expired)
         );
         assert_eq!(
-            c(S::Closed, false, WaitForLost),
+            c(S::Ended(EndReason::Closed), false, WaitForLost),
             Candidacy::End(LostReason::Closed)
         );
     }

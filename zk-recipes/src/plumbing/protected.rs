@@ -21,7 +21,7 @@
 //!
 //! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
 //! assert!(node.name.starts_with("_c_"));
-//! assert_eq!(node.stat.ephemeral_owner, client.session_id());
+//! assert_eq!(zk_session::SessionId::new(node.stat.ephemeral_owner), client.session_id());
 //! # Ok(()) }
 //! ```
 
@@ -29,6 +29,7 @@ use bytes::Bytes;
 use tokio::runtime::Handle;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
+use crate::plumbing::liveness::raw_session_id;
 use crate::{
     plumbing::{
         cleanup::{spawn_removal, Claim},
@@ -234,7 +235,7 @@ impl ProtectedCreate {
         claim: Option<Claim>,
     ) -> Result<(ProtectedNode, Option<Vec<String>>), Error> {
         // The session this create belongs to; a node of any other session is not ours.
-        let session = client.session_id();
+        let session = raw_session_id(client);
         let guard = RemoveOnDrop {
             client: client.clone(),
             parent: self.parent.clone(),
@@ -307,7 +308,7 @@ impl ProtectedCreate {
     /// # Ok(()) }
     /// ```
     pub async fn recover(&self, client: &Client, id: &str) -> Result<Recovery, RecipeError> {
-        Ok(self.recover_as(client, id, client.session_id()).await?.0)
+        Ok(self.recover_as(client, id, raw_session_id(client)).await?.0)
     }
 
     /// Sends the create and, when `list`, the parent's listing right behind it.
@@ -320,7 +321,7 @@ impl ProtectedCreate {
         Result<(String, Stat), Error>,
         Option<Result<Vec<String>, Error>>,
     ) {
-        let create = client.create_with_stat(path, &self.data, &self.options);
+        let create = client.create_with_stat(path, &self.data, self.options.clone());
         if list {
             let (c, l) = tokio::join!(create, client.get_children(&self.parent));
             (c, Some(l))
@@ -367,7 +368,7 @@ impl ProtectedCreate {
             Err(Error::Code(ErrorCode::NoNode)) => return Ok((Recovery::NotFound, Vec::new())),
             Err(e) => return Err(e),
         };
-        let session = client.session_id();
+        let session = raw_session_id(client);
         let ephemeral = self.options.mode().is_ephemeral();
         let prefix = protected_prefix(id);
         let mut adopted = None;
@@ -437,7 +438,7 @@ async fn make_parents(client: &Client, path: &str) -> Result<(), Error> {
     for part in path.split('/').filter(|p| !p.is_empty()) {
         at.push('/');
         at.push_str(part);
-        match client.create(&at, b"", &CreateOptions::container()).await {
+        match client.create(&at, b"", CreateOptions::container()).await {
             Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => {}
             Err(e) => return Err(e),
         }

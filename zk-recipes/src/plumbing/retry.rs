@@ -1,24 +1,27 @@
 //! The recipes' retry policy for requests that failed retryably (ConnectionLoss and the
 //! like): how long to pause, and whether to try again at all. One place, so every recipe
-//! backs off alike.
+//! backs off alike; the pause is zk-session's one backoff computation.
 
 use std::time::Duration;
 
-use zk_session::{Client, SessionState};
+use zk_session::{Backoff, Client};
 
-/// How long to wait before retry number `n` of an operation that failed retryably: 50 ms
-/// doubling to 1 s, with jitter so that many clients do not retry in step.
+use super::liveness::client_over;
+
+/// 50 ms doubling to 1 s, with the session's jitter so that many clients do not retry in step.
+const BACKOFF: Backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1));
+
+/// How long to wait before retry number `n` of an operation that failed retryably.
 pub(crate) fn retry_delay(n: u32) -> Duration {
-    let ms = (50u64 << n.min(5)).min(1000);
-    Duration::from_millis(rand::random_range(ms / 2..=ms))
+    BACKOFF.delay(n)
 }
 
-/// Whether an operation that failed retryably may be tried again: not once the session is
-/// over, nor while it is presumed lost (no connection for the whole session timeout), when
-/// the session fails every request at once and the caller is owed a prompt answer.
+/// Whether an operation that failed retryably may be tried again: not once the client is
+/// over, nor while the session is presumed lost (no connection for the whole session
+/// timeout), when the session fails every request at once and the caller is owed a prompt
+/// answer.
 pub(crate) fn may_retry(client: &Client) -> bool {
-    let state = client.state();
-    state != SessionState::Lost && !state.is_terminal()
+    client_over(client).is_none()
 }
 
 #[cfg(test)]
@@ -29,11 +32,9 @@ mod tests {
     fn retry_delays_grow_and_are_capped() {
         for n in 0..40 {
             let d = retry_delay(n);
-            assert!(
-                d >= Duration::from_millis(25) && d <= Duration::from_secs(1),
-                "{d:?}"
-            );
+            assert!(d <= Duration::from_secs(1), "{d:?}");
         }
         assert!(retry_delay(0) <= Duration::from_millis(50));
+        assert!(BACKOFF.ceiling(30) == Duration::from_secs(1));
     }
 }

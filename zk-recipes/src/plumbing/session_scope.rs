@@ -10,7 +10,7 @@
 
 use zk_session::Client;
 
-use super::liveness::{client_over, session_gone, Liveness};
+use super::liveness::{client_over, raw_session_id, session_gone, Liveness};
 use crate::LostReason;
 
 /// One session of a client, for an operation that must not outlive it.
@@ -27,12 +27,12 @@ impl SessionScope {
     pub(crate) async fn enter(client: &Client) -> Result<SessionScope, LostReason> {
         let mut state = client.watch_state();
         loop {
-            state.borrow_and_update();
+            state.get_and_update();
             let now = Liveness::now(client);
             if let Some(r) = now.client_over() {
                 return Err(r);
             }
-            let id = client.session_id();
+            let id = raw_session_id(client);
             if now.has_session(id) {
                 return Ok(SessionScope {
                     client: client.clone(),
@@ -63,7 +63,7 @@ impl SessionScope {
     pub(crate) async fn wait_ended(&self) -> LostReason {
         let mut state = self.client.watch_state();
         loop {
-            state.borrow_and_update();
+            state.get_and_update();
             if let Some(r) = self.ended() {
                 return r;
             }

@@ -23,8 +23,8 @@ async fn connect(transport: &Transport, hosts: &str, name: &str) -> Client {
         // that each server would get by default.
         Ok(b) => b
             .session_timeout(Duration::from_secs(2))
-            .connect_timeout(Duration::from_secs(2))
-            .initial_connect_timeout(Duration::from_secs(20))
+            .connect_attempt_timeout(Duration::from_secs(2))
+            .first_connection_timeout(Duration::from_secs(20))
             .connect()
             .await
             .map_err(|e| e.to_string()),
@@ -54,10 +54,10 @@ pub async fn lock_loop(transport: &Transport, hosts: &str, path: &str, name: &st
     while let Some(i) = counter[at + 1..].find('/') {
         at += i + 1;
         let _ = c
-            .create(&counter[..at], b"", &CreateOptions::persistent())
+            .create(&counter[..at], b"", CreateOptions::persistent())
             .await;
     }
-    let _ = c.create(&counter, b"0", &CreateOptions::persistent()).await;
+    let _ = c.create(&counter, b"0", CreateOptions::persistent()).await;
     let mutex = InterProcessMutex::new(c.clone(), path);
     loop {
         let guard = match mutex.acquire().await {
