@@ -23,6 +23,7 @@ mod mixed_watches;
 mod reconnect;
 mod requests;
 mod timers;
+pub(crate) mod watch_table;
 
 #[cfg(test)]
 mod tests;
@@ -46,11 +47,10 @@ use crate::{
     state::{SessionEvent, SessionState, StatePublisher},
     trace,
     transport::Security,
-    watch_table::WatchTable,
     Error,
 };
 
-use self::{auth::Auths, requests::Requests, timers::Timers};
+use self::{auth::Auths, requests::Requests, timers::Timers, watch_table::WatchTable};
 
 /// Settings the session needs, fixed at build time. `Debug` (in redact.rs) hides
 /// credentials.

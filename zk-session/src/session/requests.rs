@@ -10,12 +10,11 @@ use zk_proto::{
     xid, ErrorCode, OpCode, RemoveWatchesRequest, ReplyHeader, Request, Response, WatcherEvent,
 };
 
-use super::{Drop_, End, Phase, SessionCore};
+use super::{watch_table::WatchTable, Drop_, End, Phase, SessionCore};
 use crate::{
     command::{ReplyTx, RequestCmd, WatchReg},
     trace,
     watch::WatchKind,
-    watch_table::WatchTable,
     Error,
 };
 
