@@ -445,12 +445,14 @@ impl SessionCore {
 
     fn publish_view(&self, event: Option<SessionEvent>) {
         let state = self.state();
-        trace::info!(
-            session_id = %trace::SessionId(self.session_id),
-            ?state,
-            ?event,
-            "session state changed"
-        );
+        if let Some(event) = event {
+            trace::info!(
+                session_id = %trace::SessionId(self.session_id),
+                ?state,
+                ?event,
+                "session state changed"
+            );
+        }
         let server = match self.phase {
             Phase::Connected { host, .. } => {
                 let (h, p) = &self.cfg.hosts[host];
@@ -458,10 +460,12 @@ impl SessionCore {
             }
             _ => None,
         };
+        // An expired session is no session, until the next one is made.
+        let expired = self.away == Away::Expired && !matches!(self.phase, Phase::Connected { .. });
         self.shared.publish(View {
             state,
             event,
-            session_id: self.session_id,
+            session_id: if expired { 0 } else { self.session_id },
             passwd: self.passwd.clone(),
             negotiated_timeout: self.negotiated,
             server,
