@@ -227,7 +227,7 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     expect(
         Level::INFO,
         "session state changed",
-        &[("session_id", &new_hex), ("state", "Closed")],
+        &[("session_id", &new_hex), ("state", "Ended(Closed)")],
     );
 
     let mut secrets = text_secrets();

@@ -86,7 +86,6 @@ mod transport;
 mod tree_ops;
 mod version;
 mod watch;
-mod watch_table;
 
 pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
