@@ -69,6 +69,7 @@ mod connect_string;
 mod connection;
 mod create_options;
 mod driver;
+mod ensemble_config;
 mod error;
 mod jitter;
 mod multi;
@@ -80,6 +81,7 @@ mod session;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
+mod tls_error;
 mod trace;
 mod transport;
 mod tree_ops;
@@ -87,7 +89,7 @@ mod version;
 mod watch;
 
 pub use backoff::Backoff;
-pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
+pub use builder::{ClientBuilder, OnExpiry, ReadOnly, ServerList};
 pub use client::Client;
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};
@@ -98,6 +100,7 @@ pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use state::{SessionEvent, SessionEvents, SessionState};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
+pub use tls_error::{TlsError, TlsFailure};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
