@@ -33,6 +33,7 @@
 
 pub mod bench;
 pub mod certs;
+pub mod client_certs;
 pub mod config;
 pub mod ensemble;
 pub mod error;
