@@ -44,6 +44,7 @@ pub mod load_average;
 pub mod options;
 pub mod peers;
 pub mod ports;
+pub mod reconfig;
 pub mod sasl;
 pub mod scratch;
 pub mod server;
