@@ -78,6 +78,7 @@ mod retry;
 #[cfg(feature = "sasl")]
 pub mod sasl;
 mod session;
+mod session_id;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
@@ -97,7 +98,8 @@ pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
-pub use state::{SessionEvent, SessionEvents, SessionState};
+pub use session_id::SessionId;
+pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use tls_error::{TlsError, TlsFailure};

@@ -17,9 +17,10 @@ impl SessionCore {
             "session expired: creating a new session on the same handle"
         );
         self.away = Away::Expired;
+        // Logged with the id that expired; published without it.
+        self.publish(SessionEvent::Expired);
         self.session_id = 0;
         self.passwd = Bytes::from_static(&[0u8; 16]);
-        self.publish(SessionEvent::Expired);
         let err = Error::session_expired();
         self.requests.fail_waiting(&mut self.watches, &err);
         self.watches.fail_oneshots(&err);

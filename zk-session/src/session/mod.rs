@@ -54,7 +54,7 @@ use zk_proto::{ConnectRequest, ErrorCode, FrameCodec};
 use crate::{
     chroot::Chroot,
     connection::{ConnectFailure, SaslOption},
-    state::{SessionEvent, SessionState, StatePublisher},
+    state::{EndReason, SessionEvent, SessionState, StatePublisher},
     trace,
     transport::Security,
     Error,
@@ -181,12 +181,14 @@ impl End {
         }
     }
 
+    /// The one place that maps how the core ends to what the handle sees.
     fn state(self) -> (SessionState, SessionEvent) {
-        match self {
-            End::Expired => (SessionState::Expired, SessionEvent::Expired),
-            End::AuthFailed => (SessionState::AuthFailed, SessionEvent::AuthFailed),
-            End::Closed => (SessionState::Closed, SessionEvent::Closed),
-        }
+        let reason = match self {
+            End::Expired => EndReason::SessionExpired,
+            End::AuthFailed => EndReason::AuthFailed,
+            End::Closed => EndReason::Closed,
+        };
+        (SessionState::Ended(reason), SessionEvent::Ended(reason))
     }
 }
 
@@ -458,12 +460,15 @@ impl SessionCore {
 
     fn publish_view(&self, event: Option<SessionEvent>) {
         let state = self.state();
-        trace::info!(
-            session_id = %trace::SessionId(self.session_id),
-            ?state,
-            ?event,
-            "session state changed"
-        );
+        if let Some(event) = event {
+            trace::info!(
+                session_id = %trace::SessionId(self.session_id),
+                ?state,
+                event = %trace::EventName(event),
+                "session state changed"
+            );
+            let _ = event; // Only the log reads it (none without the `tracing` feature).
+        }
         let server = match self.phase {
             Phase::Connected { host, .. } => {
                 let (h, p) = &self.cfg.hosts[host];
@@ -471,10 +476,12 @@ impl SessionCore {
             }
             _ => None,
         };
+        // An expired session is no session, until the next one is made.
+        let expired = self.away == Away::Expired && !matches!(self.phase, Phase::Connected { .. });
         self.shared.publish(View {
             state,
             event,
-            session_id: self.session_id,
+            session_id: if expired { 0 } else { self.session_id },
             passwd: self.passwd.clone(),
             negotiated_timeout: self.negotiated,
             server,
