@@ -1,7 +1,8 @@
 //! A client that follows the ensemble's configuration across a full change of membership,
 //! on a real ZooKeeper 3.8 ensemble with dynamic reconfiguration: three members join, then
 //! the three original members leave and are stopped. The client, started with only the
-//! original members, keeps its session, its watch, a held lock and a won leadership.
+//! original members, keeps its session, its watch, a held lock and a won leadership; so does
+//! one told of the new list by `update_server_list`.
 
 use std::time::{Duration, Instant};
 
@@ -38,6 +39,28 @@ async fn wait_connected_to(c: &Client, ports: &[u16]) {
     }
 }
 
+/// Removes `leaving` by reconfig; the leader leaving may cost the reply (ConnectionLoss),
+/// so a retryable failure reads the config to see whether it happened. Returns the config.
+async fn remove_members(admin: &Client, leaving: &str, gone: &str) -> String {
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        match admin.reconfig(None, Some(leaving), None, None).await {
+            Ok((config, _)) => return String::from_utf8_lossy(&config).into_owned(),
+            Err(e) if e.is_retryable() && Instant::now() < deadline => {
+                eprintln!("reconfig: {e}; reading the config");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                if let Ok((config, _)) = admin.get_config().await {
+                    let config = String::from_utf8_lossy(&config).into_owned();
+                    if !config.contains(gone) {
+                        return config;
+                    }
+                }
+            }
+            Err(e) => panic!("removing members {leaving}: {e:?}"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
     let ens = Ensemble::start_reconfigurable(3).expect("ensemble");
@@ -49,6 +72,13 @@ async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
         .await
         .unwrap();
     let sid = c.session_id();
+    // Another client, told of the new list by hand.
+    let manual = Client::builder(&original)
+        .session_timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .unwrap();
+    let manual_sid = manual.session_id();
     c.create("/moves", b"v0", &CreateOptions::persistent())
         .await
         .unwrap();
@@ -84,14 +114,15 @@ async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
         .connect()
         .await
         .unwrap();
-    let (config, _) = admin
-        .reconfig(None, Some("1,2,3"), None, None)
-        .await
-        .expect("removing members 1, 2, 3");
-    let config = String::from_utf8_lossy(&config).into_owned();
+    let config = remove_members(&admin, "1,2,3", "server.1=").await;
     eprintln!("configuration now:\n{config}");
     assert!(!config.contains("server.1="), "{config}");
     wait_connected_to(&c, &new_ports).await;
+    manual
+        .update_server_list(&new_list.join(","))
+        .await
+        .unwrap();
+    wait_connected_to(&manual, &new_ports).await;
     for i in 0..3 {
         blocking(|| ens.server(i).stop()).unwrap();
     }
@@ -99,6 +130,9 @@ async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
     // Same session, watch, lock and leadership, on the new members only.
     wait_connected_to(&c, &new_ports).await;
     assert_eq!(c.session_id(), sid);
+    wait_connected_to(&manual, &new_ports).await;
+    assert_eq!(manual.session_id(), manual_sid);
+    manual.exists("/moves").await.unwrap().expect("the znode");
     admin
         .set_data("/moves", b"v1", zk_session::Version::Any)
         .await

@@ -29,8 +29,8 @@ fn env() -> &'static TlsStandalone {
 fn builder(connect_string: &str) -> ClientBuilder {
     Client::builder(connect_string)
         .session_timeout(Duration::from_secs(10))
-        .connect_timeout(Duration::from_secs(2))
-        .initial_connect_timeout(Duration::from_secs(4))
+        .connect_attempt_timeout(Duration::from_secs(2))
+        .first_connection_timeout(Duration::from_secs(4))
 }
 
 fn trusting(ca: std::path::PathBuf) -> TlsConfigBuilder {
