@@ -79,7 +79,7 @@ async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
         .await
         .unwrap();
     let manual_sid = manual.session_id();
-    c.create("/moves", b"v0", &CreateOptions::persistent())
+    c.create("/moves", b"v0", CreateOptions::persistent())
         .await
         .unwrap();
     let (_, _, watch) = c.get_data_watch("/moves").await.unwrap();
@@ -141,7 +141,7 @@ async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
         .await
         .expect("the watch fires")
         .unwrap();
-    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    assert_eq!(event.event_type(), EventType::NodeDataChanged);
     assert!(guard.is_held(), "{:?}", guard.lost_reason());
     assert!(latch.has_leadership());
     assert_eq!(c.get_data("/moves").await.unwrap().0, &b"v1"[..]);

@@ -23,7 +23,7 @@ pub enum TlsFailure {
     /// The server's certificate chain does not lead to one of the trusted CAs.
     UnknownCa,
     /// The server's certificate is not valid for `name`, the name the client checked (the
-    /// connect-string host or [`ServerNameCheck::Name`](crate::ServerNameCheck)).
+    /// connect-string host or `ServerNameCheck::Name`).
     NameMismatch {
         /// The name the certificate was checked against.
         name: String,
@@ -44,7 +44,7 @@ pub enum TlsFailure {
     /// `clientPort`?).
     NotTlsPort,
     /// The port speaks TLS and the client does not (a `secureClientPort` given to a client
-    /// without [`ClientBuilder::tls`](crate::ClientBuilder::tls)).
+    /// without `ClientBuilder::tls`, feature `tls`).
     ServerExpectsTls,
     /// No TLS version or cipher suite in common (ZooKeeper 3.8 speaks TLS 1.2 unless told
     /// otherwise), or another protocol disagreement: rustls' words.
@@ -101,12 +101,13 @@ impl fmt::Display for TlsFailure {
 /// [permanent](TlsFailure::is_permanent) TLS failure, instead of waiting out its timeout.
 ///
 /// ```no_run
-/// # async fn example(tls: zk_session::TlsConfig) {
+/// # async fn example() {
 /// use zk_session::{Client, Error, TlsFailure};
 ///
-/// match Client::builder("zk1:2281").tls(tls).connect().await {
-///     Err(Error::Tls(e)) if e.failure == TlsFailure::NoClientCert => {
-///         eprintln!("{}: configure a client certificate", e.server)
+/// // A plain client given a secureClientPort.
+/// match Client::builder("zk1:2281").connect().await {
+///     Err(Error::Tls(e)) if e.failure == TlsFailure::ServerExpectsTls => {
+///         eprintln!("{}: this port needs TLS", e.server)
 ///     }
 ///     Err(e) => eprintln!("{e}"),
 ///     Ok(_client) => {}
