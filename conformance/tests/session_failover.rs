@@ -444,12 +444,7 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_config_and_reconfig() {
-    let ens = Ensemble::builder()
-        .size(3)
-        .reconfig_enabled(true)
-        .skip_acl(true)
-        .start()
-        .expect("ensemble");
+    let ens = Ensemble::start_reconfigurable(3).expect("ensemble");
     let c = Client::builder(&ens.connect_string())
         .connect()
         .await

@@ -45,7 +45,8 @@ fn builder(connect_string: &str) -> ClientBuilder {
         .first_connection_timeout(Duration::from_secs(3))
 }
 
-/// What `connect` reports when no attempt succeeds: the last attempt's failure.
+/// What `connect` reports when no attempt succeeds: the last attempt's failure, or the TLS
+/// failure that made it stop trying.
 async fn connect_failure(b: ClientBuilder) -> String {
     match b.connect().await {
         Err(Error::ConnectTimeout {
@@ -54,6 +55,10 @@ async fn connect_failure(b: ClientBuilder) -> String {
         }) => {
             eprintln!("connect failed as expected: {e}");
             e
+        }
+        Err(Error::Tls(e)) => {
+            eprintln!("connect failed as expected: {e}");
+            format!("TLS handshake failed: {e}")
         }
         Ok(_) => panic!("connected"),
         Err(e) => panic!("expected ConnectTimeout with a last error, got {e:?}"),
@@ -209,9 +214,10 @@ async fn no_client_certificate_is_a_clear_error_without_a_retry_storm() {
         .unwrap();
     let started = Instant::now();
     let e = connect_failure(builder(&format!("127.0.0.1:{relay}")).tls(no_cert)).await;
-    // ssl.clientAuth=need: the server ends the handshake with an alert.
+    // ssl.clientAuth=need: the server ends the handshake with an alert, which connect
+    // reports as the missing certificate (typed: tls_failures.rs).
     assert!(
-        e.contains("TLS handshake failed") && e.contains("alert"),
+        e.contains("TLS handshake failed") && e.contains("requires a client certificate"),
         "{e}"
     );
     assert!(
@@ -236,7 +242,7 @@ async fn an_untrusted_server_certificate_is_refused() {
         .unwrap();
     let e = connect_failure(builder(&env.zk.secure_connect_string()).tls(stranger)).await;
     assert!(
-        e.contains("TLS handshake failed") && e.contains("UnknownIssuer"),
+        e.contains("TLS handshake failed") && e.contains("not signed by a trusted CA"),
         "{e}"
     );
     // Skipping the name check keeps the chain check.
@@ -247,7 +253,7 @@ async fn an_untrusted_server_certificate_is_refused() {
         .build()
         .unwrap();
     let e = connect_failure(builder(&env.zk.secure_connect_string()).tls(careless)).await;
-    assert!(e.contains("UnknownIssuer"), "{e}");
+    assert!(e.contains("not signed by a trusted CA"), "{e}");
 }
 
 #[tokio::test]
@@ -265,13 +271,13 @@ async fn the_server_name_is_checked_unless_told_otherwise() {
     // The certificate names 127.0.0.1 and zk-server.test, not localhost.
     let localhost = format!("localhost:{port}");
     let e = connect_failure(builder(&localhost).tls(with(ServerNameCheck::ConnectHost))).await;
-    assert!(e.contains("not valid for name"), "{e}");
+    assert!(e.contains("not valid for"), "{e}");
     let e = connect_failure(
         builder(&format!("127.0.0.1:{port}"))
             .tls(with(ServerNameCheck::Name("elsewhere.test".into()))),
     )
     .await;
-    assert!(e.contains("not valid for name"), "{e}");
+    assert!(e.contains("not valid for"), "{e}");
     let named = builder(&localhost)
         .tls(with(ServerNameCheck::Name(SERVER_DNS_NAME.into())))
         .connect()

@@ -36,6 +36,12 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
                 last_error.as_deref().unwrap_or("none")
             ),
         ),
+        // Every server failed TLS for a reason no retry fixes (a certificate, a port that
+        // does or does not speak TLS): said at once, in one line (no usable session: 3).
+        Error::Tls(e) => Failure::new(
+            exit::CONNECTION,
+            format!("connecting to {server}: TLS handshake failed: {e}"),
+        ),
         // The server refused the SASL credentials: no retry helps (no usable session: 3).
         Error::Code(ErrorCode::AuthFailed) if g.security.sasl_user.is_some() => Failure::new(
             exit::CONNECTION,

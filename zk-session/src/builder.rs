@@ -45,6 +45,23 @@ pub enum OnExpiry {
     End,
 }
 
+/// Where the client's server list comes from.
+///
+/// See the example on [`ClientBuilder::server_list`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ServerList {
+    /// The connect string, and whatever [`Client::update_server_list`] sets (the default).
+    #[default]
+    ConnectString,
+    /// The connect string to start with, then the ensemble's own configuration
+    /// (`/zookeeper/config`, read with a watch on every connection and every change), as
+    /// Curator's EnsembleTracker does: when members join or leave (dynamic reconfiguration,
+    /// ZooKeeper 3.5+), the list follows and the connection moves as
+    /// [`Client::update_server_list`] describes.
+    FollowEnsemble,
+}
+
 /// Builds a [`Client`]; see [`Client::builder`].
 ///
 /// ```no_run
@@ -78,6 +95,7 @@ pub struct ClientBuilder {
     on_expiry: OnExpiry,
     sasl: crate::connection::SaslOption,
     security: Security,
+    server_list: ServerList,
 }
 
 impl ClientBuilder {
@@ -98,7 +116,26 @@ impl ClientBuilder {
             on_expiry: OnExpiry::NewSession,
             sasl: None,
             security: Security::Plain,
+            server_list: ServerList::ConnectString,
         }
+    }
+
+    /// Where the server list comes from (default: [`ServerList::ConnectString`]).
+    ///
+    /// ```no_run
+    /// # async fn example() -> zk_session::Result<()> {
+    /// use zk_session::{Client, ServerList};
+    ///
+    /// // Start from two members; follow the ensemble as it grows, shrinks or moves.
+    /// let client = Client::builder("zk1:2181,zk2:2181/app")
+    ///     .server_list(ServerList::FollowEnsemble)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn server_list(mut self, source: ServerList) -> Self {
+        self.server_list = source;
+        self
     }
 
     /// Authenticates every connection with SASL before anything else is sent (cargo feature
@@ -423,13 +460,17 @@ impl ClientBuilder {
         let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();
         driver::spawn(cfg, shared.clone(), rx);
-        Ok(Client::new(
+        let client = Client::new(
             tx,
             shared,
             cs.chroot,
             self.operation_timeout,
             self.persistent_watch_buffer,
-        ))
+        );
+        if self.server_list == ServerList::FollowEnsemble {
+            client.follow_ensemble_config();
+        }
+        Ok(client)
     }
 
     /// Starts the session and waits until it is connected.
@@ -455,18 +496,32 @@ impl ClientBuilder {
             .unwrap_or(self.session_timeout);
         let client = self.build()?;
         let mut state = client.watch_state();
+        let mut hopeless = client.hopeless();
         let reached = tokio::time::timeout(wait, async {
             loop {
                 let s = state.get_and_update();
                 if s != SessionState::Connecting {
-                    return s;
+                    return Ok(s);
                 }
-                if state.changed().await.is_err() {
-                    return SessionState::Ended(EndReason::Closed);
+                if let Some(e) = hopeless.borrow_and_update().clone() {
+                    return Err(e);
+                }
+                tokio::select! {
+                    changed = state.changed() => if changed.is_err() {
+                        return Ok(SessionState::Ended(EndReason::Closed));
+                    },
+                    // The sender lives as long as the client.
+                    _ = hopeless.changed() => {}
                 }
             }
         })
         .await;
+        let reached = match reached {
+            // Dropping the client ends the session and its attempts.
+            Ok(Err(e)) => return Err(Error::Tls(e)),
+            Ok(Ok(s)) => Ok(s),
+            Err(elapsed) => Err(elapsed),
+        };
         match reached {
             // Suspended and Lost come only after a connection: one that dropped right after
             // its handshake still leaves a live session, which the client takes back.
@@ -508,6 +563,7 @@ impl fmt::Debug for ClientBuilder {
             .field("on_expiry", &self.on_expiry)
             .field("sasl", &self.sasl)
             .field("security", &self.security)
+            .field("server_list", &self.server_list)
             .finish_non_exhaustive()
     }
 }

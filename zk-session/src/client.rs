@@ -198,6 +198,7 @@ mod acl_ops;
 mod children_ops;
 mod ensemble_ops;
 mod node_ops;
+mod server_list_ops;
 mod session_ops;
 mod transactions;
 mod watch_ops;

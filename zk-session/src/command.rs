@@ -27,6 +27,11 @@ pub(crate) enum Command {
     Close {
         reply: oneshot::Sender<()>,
     },
+    /// Replace the server list (not empty).
+    ServerList {
+        hosts: Vec<(String, u16)>,
+        reply: oneshot::Sender<()>,
+    },
 }
 
 /// One operation: its request (paths already under the chroot), where its reply goes, and

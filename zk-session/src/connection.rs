@@ -52,11 +52,17 @@ pub(crate) enum ConnectFailure {
          (a TLS port? a server behind the session's last zxid?)"
     )]
     Closed,
-    /// The TLS handshake failed: rustls' error (unknown CA, name mismatch, an alert from the
-    /// server) or the I/O error that ended it.
-    #[cfg(feature = "tls")]
+    /// The TLS handshake failed (or a TLS port answered a plain client), classified.
     #[error("TLS handshake failed: {0}")]
-    Tls(String),
+    Tls(crate::TlsFailure),
+}
+
+impl ConnectFailure {
+    /// True when the same attempt would fail the same way again: a TLS failure other than an
+    /// interrupted handshake. (A refused SASL login ends the session on its own.)
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, ConnectFailure::Tls(f) if f.is_permanent())
+    }
 }
 
 /// Opens a stream to `addr` (with TLS if `security` says so). The core bounds the time the
@@ -77,6 +83,28 @@ pub(crate) async fn open(
 /// a frame: such a length would be over 350 MB, far above any frame limit.
 pub(crate) fn speaks_tls(rbuf: &[u8]) -> bool {
     matches!(rbuf, [0x15 | 0x16, 0x03, ..])
+}
+
+/// Whether `host:port` answers a plain four-letter word (`srvr`): a ZooKeeper plain port
+/// answers even when it is not serving or the word is not allowed, a TLS port hangs up
+/// without a byte. `None` when the probe tells nothing (no connection, a reset, no answer in
+/// a second).
+pub(crate) async fn answers_plain(host: &str, port: u16) -> Option<bool> {
+    let probe = async {
+        let mut s = tokio::net::TcpStream::connect((host, port)).await.ok()?;
+        // Five bytes: a TLS port needs a whole record header before it gives up on us.
+        s.write_all(b"srvr\n").await.ok()?;
+        let mut byte = [0u8; 1];
+        match s.read(&mut byte).await {
+            Ok(n) => Some(n > 0),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => Some(false),
+            Err(_) => None,
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(1), probe)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Asks each server with the `isro` four-letter word whether it serves writes, until one does;

@@ -111,7 +111,7 @@ impl Driver {
                 r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
                     let now = Instant::now();
                     match r {
-                        Ok(0) => self.in_span(|d| d.core.handle_disconnected(now)),
+                        Ok(0) => self.hung_up(now).await,
                         Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
                         Ok(_) => self.input(now),
                     }
@@ -183,6 +183,7 @@ impl Driver {
                         let _ = c.wr.shutdown().await;
                     }
                 }
+                Action::ServerList(hosts) => self.hosts = hosts,
                 Action::ProbeReadWrite { skip } => {
                     let hosts = self.hosts.clone();
                     let probe =
@@ -191,6 +192,24 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// The server closed the stream. A plain handshake that gets no byte before the first
+    /// connection may have reached a TLS port: a probe tells, so that `connect` can stop
+    /// trying a port that will never answer in plain.
+    async fn hung_up(&mut self, now: Instant) {
+        if let (Phase::Handshaking { host }, Security::Plain, true) =
+            (self.core.phase(), &self.security, self.core.first_connect())
+        {
+            let nothing_read = self.conn.as_ref().is_some_and(|c| c.rbuf.is_empty());
+            let (h, p) = self.hosts[host].clone();
+            if nothing_read && connection::answers_plain(&h, p).await == Some(false) {
+                let tls_port = ConnectFailure::Tls(crate::TlsFailure::ServerExpectsTls);
+                let now = Instant::now();
+                return self.in_span(|d| d.core.handle_connect_failed(host, tls_port, now));
+            }
+        }
+        self.in_span(|d| d.core.handle_disconnected(now))
     }
 
     /// Hands the end of a connection attempt to the core, inside the attempt's span.

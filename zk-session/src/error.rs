@@ -66,6 +66,11 @@ pub enum Error {
         /// Why the last attempt failed, if one was made.
         last_error: Option<String>,
     },
+    /// Every server failed the TLS handshake (or refused a plain client at its TLS port) for
+    /// a reason another attempt would not fix: [`connect`](crate::ClientBuilder::connect)
+    /// returns this, with the last server's failure, instead of waiting out its timeout.
+    #[error("{0}")]
+    Tls(#[from] crate::TlsError),
     /// The watch was removed by [`Client::remove_watches`](crate::Client::remove_watches)
     /// before it fired.
     #[error("the watch was removed")]

@@ -69,6 +69,7 @@ mod connect_string;
 mod connection;
 mod create_options;
 mod driver;
+mod ensemble_config;
 mod error;
 mod jitter;
 mod multi;
@@ -81,6 +82,7 @@ mod session_id;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
+mod tls_error;
 mod trace;
 mod transport;
 mod tree_ops;
@@ -88,7 +90,7 @@ mod version;
 mod watch;
 
 pub use backoff::Backoff;
-pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
+pub use builder::{ClientBuilder, OnExpiry, ReadOnly, ServerList};
 pub use client::Client;
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};
@@ -100,6 +102,7 @@ pub use session_id::SessionId;
 pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
+pub use tls_error::{TlsError, TlsFailure};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 

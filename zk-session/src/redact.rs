@@ -72,6 +72,7 @@ impl fmt::Debug for Shared {
             .field("passwd", &Redacted(()))
             .field("last_connect_error", &self.last_connect_error)
             .field("server", &self.server)
+            .field("hopeless", &*self.hopeless.borrow())
             .finish_non_exhaustive()
     }
 }
@@ -163,6 +164,7 @@ mod tests {
             passwd: Mutex::new(Bytes::from_static(SECRET.as_bytes())),
             last_connect_error: Mutex::new(None),
             server: Mutex::new(Some("127.0.0.1:2181".into())),
+            hopeless: tokio::sync::watch::Sender::new(None),
             ended: Default::default(),
         }
     }

@@ -2,7 +2,7 @@
 //! verify. rustls with the `ring` provider; TLS 1.2 and 1.3 (ZooKeeper 3.8 speaks only 1.2
 //! unless configured otherwise).
 
-use std::{fmt, io, path::Path, sync::Arc};
+use std::{fmt, path::Path, sync::Arc};
 
 use tokio::net::TcpStream;
 use tokio_rustls::{
@@ -19,7 +19,9 @@ use tokio_rustls::{
     TlsConnector,
 };
 
-use crate::{connection::ConnectFailure, Error};
+use crate::{connection::ConnectFailure, tls_error, Error, TlsFailure};
+
+mod reload;
 
 /// Which name a server's certificate must be valid for.
 ///
@@ -68,17 +70,20 @@ pub enum ServerNameCheck {
 /// assert!(me.iter().any(|id| id.auth_scheme == "x509"));
 /// # Ok(()) }
 /// ```
+///
+/// Certificates and keys given as files are read again before each new connection, and a
+/// change is taken up from then on: a rotated client certificate (or CA bundle) needs no
+/// restart. A file that no longer parses (half written?) leaves the previous material in use.
 #[derive(Clone)]
 pub struct TlsConfig {
-    client: Arc<ClientConfig>,
+    current: Arc<std::sync::Mutex<reload::Loaded>>,
     server_name: ServerNameCheck,
 }
 
 /// Builds a [`TlsConfig`]; see [`TlsConfig::builder`].
 #[derive(Clone, Default)]
 pub struct TlsConfigBuilder {
-    ca_pems: Vec<Vec<u8>>,
-    client_cert: Option<(Vec<u8>, Vec<u8>)>,
+    material: reload::Material,
     server_name: ServerNameCheck,
     /// Files that could not be read, reported by `build`.
     problems: Vec<String>,
@@ -103,11 +108,14 @@ impl TlsConfig {
             ServerNameCheck::Name(n) => n.as_str(),
             ServerNameCheck::ConnectHost | ServerNameCheck::DangerousAnyName => host,
         };
-        let server_name = server_name(name).map_err(ConnectFailure::Tls)?;
-        TlsConnector::from(self.client.clone())
+        let server_name = server_name(name)
+            .map_err(|e| ConnectFailure::Tls(TlsFailure::NameMismatch { name: e }))?;
+        let client = reload::current(&self.current, &self.server_name);
+        let had_client_cert = client.client_auth_cert_resolver.has_certs();
+        TlsConnector::from(client)
             .connect(server_name, tcp)
             .await
-            .map_err(|e| ConnectFailure::Tls(handshake_failure(e)))
+            .map_err(|e| ConnectFailure::Tls(tls_error::classify(&e, had_client_cert, name)))
     }
 }
 
@@ -115,14 +123,14 @@ impl TlsConfigBuilder {
     /// Trusts the CA certificates in `pem` (one or more `CERTIFICATE` sections; other
     /// sections are skipped). May be called more than once.
     pub fn ca_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
-        self.ca_pems.push(pem.as_ref().to_vec());
+        self.material.ca.push(reload::Pem::given(pem.as_ref()));
         self
     }
 
     /// Trusts the CA certificates in the PEM file at `path` (ZooKeeper's PEM trust store).
     pub fn ca_file(mut self, path: impl AsRef<Path>) -> Self {
-        match read(path.as_ref()) {
-            Ok(pem) => self.ca_pems.push(pem),
+        match reload::Pem::file(path.as_ref()) {
+            Ok(pem) => self.material.ca.push(pem),
             Err(e) => self.problems.push(e),
         }
         self
@@ -131,7 +139,10 @@ impl TlsConfigBuilder {
     /// Presents this certificate chain (PEM, the client's certificate first) and private key
     /// (PEM: PKCS#8, PKCS#1 or SEC1, unencrypted) to servers that ask for one.
     pub fn client_cert_pem(mut self, cert_chain: impl AsRef<[u8]>, key: impl AsRef<[u8]>) -> Self {
-        self.client_cert = Some((cert_chain.as_ref().to_vec(), key.as_ref().to_vec()));
+        self.material.client_cert = Some((
+            reload::Pem::given(cert_chain.as_ref()),
+            reload::Pem::given(key.as_ref()),
+        ));
         self
     }
 
@@ -142,8 +153,11 @@ impl TlsConfigBuilder {
         cert_chain: impl AsRef<Path>,
         key: impl AsRef<Path>,
     ) -> Self {
-        match (read(cert_chain.as_ref()), read(key.as_ref())) {
-            (Ok(c), Ok(k)) => self.client_cert = Some((c, k)),
+        match (
+            reload::Pem::file(cert_chain.as_ref()),
+            reload::Pem::file(key.as_ref()),
+        ) {
+            (Ok(c), Ok(k)) => self.material.client_cert = Some((c, k)),
             (Err(e), _) | (_, Err(e)) => self.problems.push(e),
         }
         self
@@ -173,49 +187,56 @@ impl TlsConfigBuilder {
         if let Some(p) = self.problems.into_iter().next() {
             return Err(Error::Config(p));
         }
-        let roots = root_store(&self.ca_pems)?;
         if let ServerNameCheck::Name(n) = &self.server_name {
             server_name(n).map_err(Error::Config)?;
         }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls_err = |what: &str, e: rustls::Error| Error::Config(format!("{what}: {e}"));
-        // The safe defaults are TLS 1.3 and 1.2; ZooKeeper 3.8 speaks only 1.2 by default.
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| tls_err("TLS versions", e))?;
-        let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-            .build()
-            .map_err(|e| Error::Config(format!("TLS server verifier: {e}")))?;
-        let builder = match self.server_name {
-            ServerNameCheck::DangerousAnyName => builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AnyServerName(verifier))),
-            _ => builder.with_webpki_verifier(verifier),
-        };
-        let client = match self.client_cert {
-            None => builder.with_no_client_auth(),
-            Some((chain, key)) => {
-                let (chain, key) = client_identity(&chain, &key)?;
-                builder
-                    .with_client_auth_cert(chain, key)
-                    .map_err(|e| tls_err("client certificate", e))?
-            }
-        };
+        let client = client_config(&self.material, &self.server_name)?;
         Ok(TlsConfig {
-            client: Arc::new(client),
+            current: Arc::new(std::sync::Mutex::new(reload::Loaded::new(
+                Arc::new(client),
+                self.material,
+            ))),
             server_name: self.server_name,
         })
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))
+/// The rustls configuration for `material`.
+fn client_config(
+    material: &reload::Material,
+    server_name: &ServerNameCheck,
+) -> Result<ClientConfig, Error> {
+    let roots = root_store(&material.ca)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls_err = |what: &str, e: rustls::Error| Error::Config(format!("{what}: {e}"));
+    // The safe defaults are TLS 1.3 and 1.2; ZooKeeper 3.8 speaks only 1.2 by default.
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| tls_err("TLS versions", e))?;
+    let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| Error::Config(format!("TLS server verifier: {e}")))?;
+    let builder = match server_name {
+        ServerNameCheck::DangerousAnyName => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyServerName(verifier))),
+        _ => builder.with_webpki_verifier(verifier),
+    };
+    Ok(match &material.client_cert {
+        None => builder.with_no_client_auth(),
+        Some((chain, key)) => {
+            let (chain, key) = client_identity(&chain.bytes, &key.bytes)?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| tls_err("client certificate", e))?
+        }
+    })
 }
 
-fn root_store(pems: &[Vec<u8>]) -> Result<RootCertStore, Error> {
+fn root_store(pems: &[reload::Pem]) -> Result<RootCertStore, Error> {
     let mut roots = RootCertStore::empty();
     for pem in pems {
-        for cert in CertificateDer::pem_slice_iter(pem) {
+        for cert in CertificateDer::pem_slice_iter(&pem.bytes) {
             let cert = cert.map_err(|e| Error::Config(format!("CA certificate PEM: {e}")))?;
             roots
                 .add(cert)
@@ -250,21 +271,6 @@ fn client_identity(chain: &[u8], key: &[u8]) -> Result<Identity, Error> {
 fn server_name(name: &str) -> Result<ServerName<'static>, String> {
     ServerName::try_from(name.to_owned())
         .map_err(|e| format!("{name:?} cannot be checked against a certificate: {e}"))
-}
-
-/// Says what went wrong in a handshake: rustls' own error when there is one (an unknown CA, a
-/// name mismatch, an alert from the server), otherwise the I/O error.
-fn handshake_failure(e: io::Error) -> String {
-    if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-        return tls.to_string();
-    }
-    match e.kind() {
-        // A plain-TCP ZooKeeper port reads the ClientHello as a frame length and hangs up.
-        io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset => {
-            format!("the server closed the connection during the handshake (not a TLS port?): {e}")
-        }
-        _ => e.to_string(),
-    }
 }
 
 /// The WebPKI verifier, less the name check (see [`ServerNameCheck::DangerousAnyName`]).
@@ -321,7 +327,9 @@ impl fmt::Debug for TlsConfig {
         f.debug_struct("TlsConfig")
             .field(
                 "client_cert",
-                &self.client.client_auth_cert_resolver.has_certs(),
+                &reload::peek(&self.current)
+                    .client_auth_cert_resolver
+                    .has_certs(),
             )
             .field("server_name", &self.server_name)
             .finish_non_exhaustive()
@@ -331,10 +339,10 @@ impl fmt::Debug for TlsConfig {
 impl fmt::Debug for TlsConfigBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TlsConfigBuilder")
-            .field("ca_pems", &self.ca_pems.len())
+            .field("ca_pems", &self.material.ca.len())
             .field(
                 "client_cert",
-                &self.client_cert.as_ref().map(|_| "<redacted>"),
+                &self.material.client_cert.as_ref().map(|_| "<redacted>"),
             )
             .field("server_name", &self.server_name)
             .finish_non_exhaustive()
@@ -376,16 +384,5 @@ mod tests {
         let shown = format!("{b:?}");
         assert!(!shown.contains("SECRET"), "{shown}");
         assert!(shown.contains("redacted"), "{shown}");
-    }
-
-    #[test]
-    fn handshake_failures_say_what_happened() {
-        let alert = io::Error::new(
-            io::ErrorKind::InvalidData,
-            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer),
-        );
-        assert!(handshake_failure(alert).contains("UnknownIssuer"));
-        let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
-        assert!(handshake_failure(eof).contains("not a TLS port"));
     }
 }

@@ -104,8 +104,19 @@ fn make_ca(dir: &Path, name: &str, subject: &str) -> Result<()> {
     )
 }
 
-/// A key and a certificate signed by `ca`, then `NAME.pem` = certificate + key.
+/// A key and a certificate signed by the test CA, then `NAME.pem` = certificate + key.
 fn issue(dir: &Path, name: &str, subject: &str, extensions: &str) -> Result<()> {
+    issue_by(dir, "ca", name, subject, extensions)
+}
+
+/// Like [`issue`], signed by the CA whose files are `CA.pem` and `CA.key`.
+pub(crate) fn issue_by(
+    dir: &Path,
+    ca: &str,
+    name: &str,
+    subject: &str,
+    extensions: &str,
+) -> Result<()> {
     let ext = format!("{name}.ext");
     std::fs::write(dir.join(&ext), extensions)
         .map_err(|e| HarnessError::io(format!("writing {ext}"), e))?;
@@ -122,7 +133,14 @@ fn issue(dir: &Path, name: &str, subject: &str, extensions: &str) -> Result<()> 
     openssl(
         dir,
         &[
-            "x509", "-req", "-days", "30", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "x509",
+            "-req",
+            "-days",
+            "30",
+            "-CA",
+            &format!("{ca}.pem"),
+            "-CAkey",
+            &format!("{ca}.key"),
         ],
         &[
             "-CAcreateserial",

@@ -81,6 +81,7 @@
 //! - `ZK_TESTKIT_KEEP=1`: keep scratch directories and server logs (see [`scratch`]).
 
 pub mod certs;
+pub mod client_certs;
 pub mod config;
 pub mod ensemble;
 pub mod error;
@@ -91,6 +92,7 @@ pub mod install;
 pub mod options;
 pub mod ports;
 pub mod raw;
+pub mod reconfig;
 pub mod sasl;
 pub mod scratch;
 pub mod server;

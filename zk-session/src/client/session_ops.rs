@@ -61,6 +61,11 @@ impl Client {
         self.inner.shared.last_zxid.load(Ordering::Relaxed)
     }
 
+    /// Tells when every server failed for a reason retrying will not fix.
+    pub(crate) fn hopeless(&self) -> tokio::sync::watch::Receiver<Option<crate::TlsError>> {
+        self.inner.shared.hopeless.subscribe()
+    }
+
     pub(crate) fn last_connect_error(&self) -> Option<String> {
         self.inner
             .shared

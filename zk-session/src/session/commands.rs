@@ -16,6 +16,7 @@ impl SessionCore {
     /// Takes one command from the handle.
     pub fn handle_command(&mut self, cmd: Command, now: Instant) {
         self.owed = self.owed.saturating_sub(1);
+
         match self.phase {
             Phase::Connected { .. } => self.command_connected(cmd, now),
             Phase::Ended(end) => command_ended(cmd, end),
@@ -52,6 +53,10 @@ impl SessionCore {
                 .auths
                 .send_now(&self.codec, &mut self.wbuf, scheme, auth, reply),
             Command::WatchDropped { path, kind } => self.drop_watch(&path, kind),
+            Command::ServerList { hosts, reply } => {
+                self.update_hosts(hosts, now);
+                let _ = reply.send(());
+            }
             Command::Close { reply } => {
                 self.close_waiters.push(reply);
                 if !self.closing {
@@ -81,6 +86,10 @@ impl SessionCore {
             // connection re-registers only the watches still held: nothing to do, and above
             // all nothing to defer until a registration on the path ends.
             Command::WatchDropped { .. } => {}
+            Command::ServerList { hosts, reply } => {
+                self.update_hosts(hosts, now);
+                let _ = reply.send(());
+            }
             Command::Close { reply } => {
                 self.close_waiters.push(reply);
                 self.end(End::Closed);
@@ -110,7 +119,7 @@ fn command_ended(cmd: Command, end: End) {
             let _ = reply.send(Err(err));
         }
         Command::WatchDropped { .. } => {}
-        Command::Close { reply } => {
+        Command::Close { reply } | Command::ServerList { reply, .. } => {
             let _ = reply.send(());
         }
     }

@@ -67,9 +67,7 @@ impl SessionCore {
         now: Instant,
     ) -> Result<bool, ConnectFailure> {
         if speaks_tls(rbuf) {
-            return Err(ConnectFailure::Protocol(
-                "the server answered with TLS: connect with TLS to this port".into(),
-            ));
+            return Err(ConnectFailure::Tls(crate::TlsFailure::ServerExpectsTls));
         }
         let protocol = |e: &dyn std::fmt::Display| ConnectFailure::Protocol(e.to_string());
         let Some(frame) = self.codec.decode_frame(rbuf).map_err(|e| protocol(&e))? else {

@@ -28,8 +28,10 @@ mod commands;
 mod expiry;
 mod handshake;
 mod mixed_watches;
+mod rebalance;
 mod reconnect;
 mod requests;
+mod server_list;
 mod timers;
 pub(crate) mod watch_table;
 
@@ -96,6 +98,9 @@ pub(crate) struct Shared {
     pub last_connect_error: Mutex<Option<String>>,
     /// The server of the current connection, `host:port`.
     pub server: Mutex<Option<String>>,
+    /// Set when, before any connection, every server failed for a reason retrying will not
+    /// fix (see [`ConnectFailure::is_permanent`]): `connect` stops waiting then.
+    pub hopeless: tokio::sync::watch::Sender<Option<crate::TlsError>>,
     /// True once the session is over for good (set before the final state is published).
     pub ended: AtomicBool,
 }
@@ -153,6 +158,7 @@ impl Shared {
             passwd: Mutex::new(Bytes::new()),
             last_connect_error: Mutex::new(None),
             server: Mutex::new(None),
+            hopeless: tokio::sync::watch::Sender::new(None),
             ended: AtomicBool::new(false),
         }
     }
@@ -214,6 +220,8 @@ pub(crate) enum Action {
     /// Look for a read-write server other than `skip`; report it with
     /// [`SessionCore::handle_read_write_found`].
     ProbeReadWrite { skip: usize },
+    /// The server list is now this: host indices in later actions refer to it.
+    ServerList(Vec<(String, u16)>),
 }
 
 /// Where the session stands.
@@ -327,6 +335,11 @@ impl SessionCore {
         };
         core.next_attempt(now);
         core
+    }
+
+    /// True until a handshake has succeeded.
+    pub fn first_connect(&self) -> bool {
+        !self.ever_connected
     }
 
     /// Where the session stands.

@@ -24,6 +24,8 @@ pub(super) struct HostCycle {
     pub next_host: usize,
     /// Failed attempts in the current pass over the hosts.
     failures_in_cycle: usize,
+    /// Those of them that retrying will not fix.
+    permanent_in_cycle: usize,
     /// Passes over every host that all failed (plus the quick drops before them).
     cycles: u32,
     /// Connections in a row that ended within [`QUICK_DROP`] of their handshake.
@@ -33,10 +35,23 @@ pub(super) struct HostCycle {
 }
 
 impl HostCycle {
+    /// The connection was dropped on purpose: no backoff before the next attempt.
+    pub fn planned_move(&mut self) {
+        self.quick_drops = 0;
+        self.cycles = 0;
+        self.failures_in_cycle = 0;
+    }
+
+    /// The session's generator, for choices other than the backoff's.
+    pub fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+
     pub fn new(seed: u64) -> Self {
         HostCycle {
             next_host: 0,
             failures_in_cycle: 0,
+            permanent_in_cycle: 0,
             cycles: 0,
             quick_drops: 0,
             rng: SmallRng::seed_from_u64(seed),
@@ -139,9 +154,21 @@ impl SessionCore {
         self.actions.push_back(Action::Disconnect);
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
+        c.permanent_in_cycle += usize::from(failure.is_permanent());
         if c.failures_in_cycle >= self.cfg.hosts.len() {
+            let hopeless = c.permanent_in_cycle >= c.failures_in_cycle;
             c.failures_in_cycle = 0;
+            c.permanent_in_cycle = 0;
             c.cycles += 1;
+            if let (true, false, ConnectFailure::Tls(f)) = (hopeless, self.ever_connected, failure)
+            {
+                // The client keeps trying (a built client may wait for a fix), but a caller
+                // of `connect` hears of it now.
+                let server = format!("{h}:{p}");
+                self.shared
+                    .hopeless
+                    .send_replace(Some(crate::TlsError::new(server, f)));
+            }
             trace::warn!(
                 servers = self.cfg.hosts.len(),
                 passes = c.cycles,
@@ -277,6 +304,7 @@ impl SessionCore {
         };
         c.cycles = c.quick_drops;
         c.failures_in_cycle = 0;
+        c.permanent_in_cycle = 0;
         // Not connected from here on: nothing is sent on a dead connection. The state
         // changes before the callers hear of it, so that one who looks at the state on
         // getting the error sees why.

@@ -165,7 +165,7 @@ impl Harness {
                     host = Some((h, request.session_id));
                 }
                 Action::Disconnect => {}
-                Action::ProbeReadWrite { .. } => {}
+                Action::ProbeReadWrite { .. } | Action::ServerList(_) => {}
             }
         }
         // A backoff first: let the virtual clock run to it.

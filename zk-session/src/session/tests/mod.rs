@@ -8,3 +8,4 @@ mod sasl;
 #[cfg(feature = "sasl")]
 mod sasl_exchange;
 mod server;
+mod server_list;

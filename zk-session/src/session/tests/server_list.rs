@@ -1,0 +1,130 @@
+//! A new server list while connected or connecting, and giving up on the first connection
+//! when every server fails for good.
+
+use tokio::sync::oneshot;
+
+use super::harness::{config, refused, Harness, SESSION};
+use crate::{
+    command::Command,
+    connection::ConnectFailure,
+    session::{Action, Phase},
+    TlsFailure,
+};
+
+fn actions(h: &mut Harness) -> Vec<Action> {
+    std::iter::from_fn(|| h.core.poll_action()).collect()
+}
+
+fn hosts(names: &[&str]) -> Vec<(String, u16)> {
+    names.iter().map(|n| (n.to_string(), 2181)).collect()
+}
+
+fn update(h: &mut Harness, names: &[&str]) {
+    let (reply, mut rx) = oneshot::channel();
+    let cmd = Command::ServerList {
+        hosts: hosts(names),
+        reply,
+    };
+    h.core.handle_command(cmd, h.now);
+    assert!(rx.try_recv().is_ok(), "answered at once");
+}
+
+fn connected_host(h: &Harness) -> usize {
+    match h.core.phase() {
+        Phase::Connected { host, .. } => host,
+        p => panic!("not connected: {p:?}"),
+    }
+}
+
+#[test]
+fn a_client_whose_server_stays_listed_and_nothing_was_added_keeps_its_connection() {
+    let mut h = Harness::connected();
+    let on = h.core.cfg.hosts[connected_host(&h)].0.clone();
+    // The same servers in another order, less one that is not ours.
+    let mut rest: Vec<&str> = ["h0", "h1", "h2"]
+        .into_iter()
+        .filter(|n| *n != on)
+        .collect();
+    rest.truncate(1);
+    let new = [rest[0], on.as_str()];
+    update(&mut h, &new);
+    let acts = actions(&mut h);
+    assert_eq!(acts, [Action::ServerList(hosts(&new))]);
+    assert_eq!(connected_host(&h), 1, "the index follows the server");
+}
+
+#[test]
+fn a_client_whose_server_left_the_list_moves_and_keeps_its_session() {
+    let mut h = Harness::connected();
+    update(&mut h, &["n1", "n2"]);
+    let acts = actions(&mut h);
+    assert_eq!(
+        acts[0],
+        Action::ServerList(hosts(&["n1", "n2"])),
+        "{acts:?}"
+    );
+    assert_eq!(acts[1], Action::Disconnect, "{acts:?}");
+    let Some(Action::Connect { host, request, .. }) = acts.get(2) else {
+        panic!("{acts:?}")
+    };
+    assert!(*host < 2);
+    assert_eq!(request.session_id, SESSION);
+    // Only the new servers are tried from now on.
+    h.core.handle_connect_failed(*host, refused(), h.now);
+    let next = actions(&mut h);
+    assert!(
+        next.iter()
+            .all(|a| !matches!(a, Action::Connect { host, .. } if *host >= 2)),
+        "{next:?}"
+    );
+}
+
+#[test]
+fn an_attempt_to_a_server_no_longer_listed_is_given_up() {
+    let mut h = Harness::new(config(2));
+    let (host, _) = h.connect_action().unwrap();
+    assert!(matches!(h.core.phase(), Phase::Connecting { .. }));
+    let keep = if host == 0 { "h1" } else { "h0" };
+    update(&mut h, &[keep, "n1"]);
+    let acts = actions(&mut h);
+    assert!(
+        matches!(
+            &acts[..],
+            [
+                Action::ServerList(_),
+                Action::Disconnect,
+                Action::Connect { .. }
+            ]
+        ),
+        "{acts:?}"
+    );
+}
+
+fn fail_all(h: &mut Harness, failure: impl Fn(usize) -> ConnectFailure) {
+    for _ in 0..3 {
+        let (host, _) = h.connect_action().expect("an attempt");
+        h.core.handle_connect_failed(host, failure(host), h.now);
+    }
+}
+
+#[test]
+fn connect_gives_up_only_when_every_server_failed_for_good() {
+    let no_cert = || ConnectFailure::Tls(TlsFailure::NoClientCert);
+    let mut h = Harness::new(config(3));
+    fail_all(&mut h, |_| no_cert());
+    let verdict = h.shared.hopeless.borrow().clone().expect("gave up");
+    assert_eq!(verdict.failure, TlsFailure::NoClientCert);
+    // The client itself keeps trying, for a caller of `build` who waits for a fix.
+    assert!(!matches!(h.core.phase(), Phase::Ended(_)));
+
+    // One server refused the connection: that may pass, so connect keeps waiting.
+    let mut h = Harness::new(config(3));
+    fail_all(&mut h, |host| if host == 1 { refused() } else { no_cert() });
+    assert!(h.shared.hopeless.borrow().is_none());
+    // An interrupted handshake is no reason to give up either.
+    let mut h = Harness::new(config(3));
+    fail_all(&mut h, |_| {
+        ConnectFailure::Tls(TlsFailure::Interrupted("reset".into()))
+    });
+    assert!(h.shared.hopeless.borrow().is_none());
+}
