@@ -100,9 +100,7 @@ impl Driver {
             } = &mut self;
             let (rd, wr, rbuf) = match conn.as_mut() {
                 Some(c) => {
-                    if c.rbuf.capacity() - c.rbuf.len() < 8 * 1024 {
-                        c.rbuf.reserve(64 * 1024);
-                    }
+                    c.reserve_read();
                     (Some(&mut c.rd), Some(&mut c.wr), Some(&mut c.rbuf))
                 }
                 None => (None, None, None),
@@ -114,6 +112,9 @@ impl Driver {
                         Ok(0) => self.in_span(|d| d.core.handle_disconnected(now)),
                         Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
                         Ok(_) => {
+                            if let Some(c) = self.conn.as_mut() {
+                                c.read_done(now);
+                            }
                             self.input(now);
                             self.gather().await;
                             self.write_now().await;
@@ -130,7 +131,11 @@ impl Driver {
                 }
                 _ = &mut timer, if armed.is_some() => {
                     armed = None;
-                    self.in_span(|d| d.core.handle_timeout(Instant::now()));
+                    let now = Instant::now();
+                    if let Some(c) = self.conn.as_mut() {
+                        c.shrink_if_idle(now);
+                    }
+                    self.in_span(|d| d.core.handle_timeout(now));
                 }
                 r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
                     self.attempt = None;
