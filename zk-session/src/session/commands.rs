@@ -42,7 +42,7 @@ impl SessionCore {
                 if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                     self.watches.begin_registration(path);
                 }
-                self.send(rc);
+                self.send(*rc);
             }
             Command::AddAuth {
                 scheme,
@@ -70,7 +70,7 @@ impl SessionCore {
                 if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                     self.watches.begin_registration(path);
                 }
-                self.requests.wait(rc, now, &mut self.watches);
+                self.requests.wait(*rc, now, &mut self.watches);
             }
             Command::AddAuth {
                 scheme,
