@@ -223,7 +223,7 @@ impl World {
             SOON,
             state.wait_for(|s| {
                 let id = client.session_id().map_or(0, zk_session::SessionId::get);
-                *s == SessionState::Connected && id != 0 && id != old
+                s == SessionState::Connected && id != 0 && id != old
             }),
         )
         .await
@@ -306,7 +306,7 @@ async fn run(n: usize, actions: Vec<Action>) -> Result<(), String> {
     // A persistent lock path, so that an acquire's frames are the same each time (a
     // container would be reaped whenever the lock is free, and made again).
     observer
-        .create(&path, b"", &CreateOptions::persistent())
+        .create(&path, b"", CreateOptions::persistent())
         .await
         .map_err(|e| e.to_string())?;
     let mut world = World { observer, path, cs };

@@ -90,7 +90,7 @@ async fn a_sasl_acl_admits_its_user_and_nobody_else() {
     bob.create(
         &path,
         b"bob's",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -196,7 +196,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
     .unwrap();
     let mut state = idle.watch_state();
     soon("AuthFailed without a request", async {
-        while *state.borrow_and_update() != SessionState::Ended(zk_session::EndReason::AuthFailed) {
+        while state.get_and_update() != SessionState::Ended(zk_session::EndReason::AuthFailed) {
             state.changed().await.unwrap();
         }
     })
@@ -208,7 +208,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
 
     let bob = connect(&cs, Some(("bob", "bobsecret"))).await;
     let path = unique_under("sasl", "enforced");
-    bob.create(&path, b"ok", &CreateOptions::persistent())
+    bob.create(&path, b"ok", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"ok");
@@ -234,7 +234,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.create(
         &path,
         b"v1",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -260,7 +260,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.set_data(&path, b"v2", Version::Any).await.unwrap();
     // The watch was re-registered after the exchange.
     let event = soon("the watch", watch).await.unwrap();
-    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    assert_eq!(event.event_type(), EventType::NodeDataChanged);
     bob.delete(&path, Version::Any).await.unwrap();
 }
 
@@ -371,7 +371,7 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     bob.create(
         &path,
         b"",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -379,7 +379,7 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     let mut state = bob.watch_state();
     relay.cut();
     soon("suspended", async {
-        while state.borrow_and_update().is_connected() {
+        while state.get_and_update().is_connected() {
             state.changed().await.unwrap();
         }
     })
@@ -457,7 +457,7 @@ async fn sasl_runs_inside_tls() {
     bob.create(
         &path,
         b"x",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();

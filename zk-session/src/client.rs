@@ -6,7 +6,7 @@ use std::{
 };
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use zk_proto::{
     validate_path, Acl, AddWatchMode, AddWatchRequest, CheckVersionRequest, ClientInfo, CreateMode,
     CreateRequest, CreateTtlRequest, DeleteRequest, ErrorCode, ExistsRequest, GetAclRequest,
@@ -21,7 +21,7 @@ use crate::{
     command::{Command, RequestCmd, WatchReg},
     redact::Redacted,
     session::Shared,
-    state::{SessionEvents, SessionState},
+    state::{SessionEvents, SessionState, StateWatch},
     watch::{stream_channel, DropNotice, WatchKind},
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
     SessionId, Version,
@@ -41,7 +41,7 @@ const CONFIG_NODE: &str = "/zookeeper/config";
 /// use zk_session::{Client, CreateOptions, Version};
 ///
 /// let client = Client::builder("127.0.0.1:2181").connect().await?;
-/// client.create("/hello", b"world", &CreateOptions::persistent()).await?;
+/// client.create("/hello", b"world", CreateOptions::persistent()).await?;
 /// let (data, stat) = client.get_data("/hello").await?;
 /// assert_eq!(&data[..], b"world");
 /// client.delete("/hello", Version::Exact(stat.version)).await?;

@@ -50,7 +50,7 @@
 //!
 //! let client = Client::builder("127.0.0.1:2181,127.0.0.1:2182/app").connect().await?;
 //! let path = client
-//!     .create("/jobs/job-", b"payload", &CreateOptions::persistent_sequential())
+//!     .create("/jobs/job-", b"payload", CreateOptions::persistent_sequential())
 //!     .await?;
 //! let (_children, _stat, watch) = client.get_children_watch("/jobs").await?;
 //! let event = watch.await?;
@@ -97,13 +97,13 @@ pub use retry::RetryPolicy;
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use session_id::SessionId;
-pub use state::{EndReason, SessionEvent, SessionEvents, SessionState};
+pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
 pub use zk_proto::{
-    Acl, AddWatchMode, ClientInfo, CreateMode, ErrorCode, EventType, Id, PathError, Perms, Stat,
-    WatcherType,
+    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, Id, PathError,
+    Perms, Stat, WatcherType,
 };

@@ -179,7 +179,7 @@ async fn windows(connect: &str, set: &Settings) -> Vec<(usize, Throughput)> {
         .expect("connect");
     let path = format!("/scale-window-{}", std::process::id());
     client
-        .create(&path, &[7u8; window::DATA_LEN], &CreateOptions::ephemeral())
+        .create(&path, &[7u8; window::DATA_LEN], CreateOptions::ephemeral())
         .await
         .expect("data znode");
     let mut best: Vec<(usize, Throughput)> = Vec::new();

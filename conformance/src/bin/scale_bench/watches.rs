@@ -44,7 +44,7 @@ pub(crate) async fn run(ens: &mut Ensemble, n: usize) -> Result<Watches, String>
         .map_err(|e| format!("connect: {e}"))?;
     let base = format!("/scale-watches-{}", std::process::id());
     client
-        .create(&base, b"", &CreateOptions::persistent())
+        .create(&base, b"", CreateOptions::persistent())
         .await
         .map_err(|e| format!("{base}: {e}"))?;
     let path = |i: usize| format!("{base}/w{i}");
@@ -68,7 +68,7 @@ pub(crate) async fn run(ens: &mut Ensemble, n: usize) -> Result<Watches, String>
     let mut fired_tasks = JoinSet::new();
     for w in watches {
         fired_tasks.spawn(async move {
-            matches!(w.await, Ok(e) if e.event_type == EventType::NodeCreated)
+            matches!(w.await, Ok(e) if e.event_type() == EventType::NodeCreated)
         });
     }
     for chunk in (0..n).collect::<Vec<_>>().chunks(BATCH) {
