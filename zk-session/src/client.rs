@@ -121,11 +121,11 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         self.inner
             .tx
-            .send(Command::Request(RequestCmd {
+            .send(Command::Request(Box::new(RequestCmd {
                 request,
                 reply: tx,
                 watch,
-            }))
+            })))
             .map_err(|_| Error::Closed)?;
         self.reply(rx).await
     }

@@ -14,7 +14,9 @@ use crate::{
 /// What the client handle asks of the session task.
 #[derive(Debug)]
 pub(crate) enum Command {
-    Request(RequestCmd),
+    /// Boxed: every session's channel allocates a block of 32 commands up front, and the
+    /// request's size made that 6 KiB per session, idle or not.
+    Request(Box<RequestCmd>),
     AddAuth {
         scheme: String,
         auth: Redacted<Bytes>,

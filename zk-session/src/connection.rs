@@ -5,7 +5,10 @@
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    time::Instant,
+};
 
 use crate::transport::{self, ReadHalf, Security, WriteHalf};
 
@@ -17,6 +20,56 @@ pub(crate) struct Connection {
     pub wr: WriteHalf,
     /// Every read.
     pub rbuf: BytesMut,
+    /// The room the next read gets: see [`READ_ROOM_MIN`] and [`READ_ROOM_MAX`].
+    read_room: usize,
+    /// When the last read returned bytes.
+    last_read: Instant,
+}
+
+/// The room an idle connection reads into: it reads a ping reply (20 bytes) every few
+/// seconds, and with thousands of sessions in a process every idle KiB counts.
+const READ_ROOM_MIN: usize = 1024;
+/// The room a busy connection reads into: one read takes hundreds of replies.
+const READ_ROOM_MAX: usize = 64 * 1024;
+/// No read for this long (a ping period is seconds): the read buffer goes back to its least.
+const IDLE: Duration = Duration::from_secs(1);
+
+impl Connection {
+    pub fn new(rd: ReadHalf, wr: WriteHalf) -> Connection {
+        Connection {
+            rd,
+            wr,
+            rbuf: BytesMut::new(),
+            read_room: READ_ROOM_MIN,
+            last_read: Instant::now(),
+        }
+    }
+
+    /// Makes room for the next read. Below an eighth of the room left, the buffer gets the
+    /// whole room again: moved to its front when nothing read is still in use, else anew.
+    pub fn reserve_read(&mut self) {
+        if self.rbuf.capacity() - self.rbuf.len() < self.read_room / 8 {
+            self.rbuf.reserve(self.read_room);
+        }
+    }
+
+    /// After a read at `now`, before its frames are taken: a read that filled all the room
+    /// there was may have left bytes in the socket, so the next reads get more room.
+    pub fn read_done(&mut self, now: Instant) {
+        self.last_read = now;
+        if self.rbuf.len() == self.rbuf.capacity() {
+            self.read_room = (self.read_room * 4).min(READ_ROOM_MAX);
+        }
+    }
+
+    /// Gives back the room a burst of replies grew, once nothing has been read for a while.
+    pub fn shrink_if_idle(&mut self, now: Instant) {
+        let idle = now.saturating_duration_since(self.last_read) >= IDLE;
+        if idle && self.rbuf.is_empty() && self.read_room > READ_ROOM_MIN {
+            self.rbuf = BytesMut::new();
+            self.read_room = READ_ROOM_MIN;
+        }
+    }
 }
 
 /// The SASL mechanism every new connection authenticates with, if any; without the `sasl`
@@ -72,11 +125,7 @@ pub(crate) async fn open(
     security: Security,
 ) -> Result<Connection, ConnectFailure> {
     let (rd, wr) = transport::open(&addr.0, addr.1, &security).await?;
-    Ok(Connection {
-        rd,
-        wr,
-        rbuf: BytesMut::with_capacity(64 * 1024),
-    })
+    Ok(Connection::new(rd, wr))
 }
 
 /// Whether `rbuf` starts like a TLS record (an alert or a handshake, version 3.x) rather than

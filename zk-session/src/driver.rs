@@ -100,9 +100,7 @@ impl Driver {
             } = &mut self;
             let (rd, wr, rbuf) = match conn.as_mut() {
                 Some(c) => {
-                    if c.rbuf.capacity() - c.rbuf.len() < 8 * 1024 {
-                        c.rbuf.reserve(64 * 1024);
-                    }
+                    c.reserve_read();
                     (Some(&mut c.rd), Some(&mut c.wr), Some(&mut c.rbuf))
                 }
                 None => (None, None, None),
@@ -113,7 +111,12 @@ impl Driver {
                     match r {
                         Ok(0) => self.hung_up(now).await,
                         Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
-                        Ok(_) => self.input(now),
+                        Ok(_) => {
+                            if let Some(c) = self.conn.as_mut() {
+                                c.read_done(now);
+                            }
+                            self.input(now);
+                        }
                     }
                 }
                 r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
@@ -123,7 +126,11 @@ impl Driver {
                 cmd = rx.recv(), if take_commands => self.commands(cmd).await,
                 _ = &mut timer, if armed.is_some() => {
                     armed = None;
-                    self.in_span(|d| d.core.handle_timeout(Instant::now()));
+                    let now = Instant::now();
+                    if let Some(c) = self.conn.as_mut() {
+                        c.shrink_if_idle(now);
+                    }
+                    self.in_span(|d| d.core.handle_timeout(now));
                 }
                 r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
                     self.attempt = None;

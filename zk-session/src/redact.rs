@@ -190,11 +190,11 @@ mod tests {
             listener.accept()
         );
         let (rd, wr) = stream.unwrap().into_split();
-        let connection = Connection {
-            rd: crate::transport::ReadHalf::Tcp(rd),
-            wr: crate::transport::WriteHalf::Tcp(wr),
-            rbuf: bytes::BytesMut::from(format!("data {SECRET}").as_bytes()),
-        };
+        let mut connection = Connection::new(
+            crate::transport::ReadHalf::Tcp(rd),
+            crate::transport::WriteHalf::Tcp(wr),
+        );
+        connection.rbuf = bytes::BytesMut::from(format!("data {SECRET}").as_bytes());
         assert_redacted(&connection, &["rbuf_len"]);
     }
 

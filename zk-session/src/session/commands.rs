@@ -43,7 +43,7 @@ impl SessionCore {
                 if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                     self.watches.begin_registration(path);
                 }
-                self.send(rc);
+                self.send(*rc);
             }
             Command::AddAuth {
                 scheme,
@@ -75,7 +75,7 @@ impl SessionCore {
                 if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                     self.watches.begin_registration(path);
                 }
-                self.requests.wait(rc, now, &mut self.watches);
+                self.requests.wait(*rc, now, &mut self.watches);
             }
             Command::AddAuth {
                 scheme,

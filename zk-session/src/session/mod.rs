@@ -261,6 +261,9 @@ pub(crate) enum Away {
 /// Write buffer size above which no more commands are taken until the socket drains, so a
 /// server that stops reading cannot make us buffer without bound.
 pub(crate) const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
+/// Write room an idle session keeps: it writes a 12-byte ping every few seconds, and with
+/// thousands of sessions in a process every idle KiB counts (the buffer grows on demand).
+const IDLE_WRITE_ROOM: usize = 1024;
 
 /// The session state machine; see the module documentation.
 pub(crate) struct SessionCore {
@@ -326,7 +329,7 @@ impl SessionCore {
             timers: Timers::new(now),
             handshake: handshake::Handshake::Response,
             reconnect: reconnect::HostCycle::new(seed),
-            wbuf: BytesMut::with_capacity(64 * 1024),
+            wbuf: BytesMut::new(),
             actions: VecDeque::new(),
             ever_connected: false,
             close_waiters: Vec::new(),
@@ -395,6 +398,10 @@ impl SessionCore {
                 } else if self.timers.read_timed_out(now) {
                     self.connection_ended(Drop_::Reconnect, now);
                 } else if self.wbuf.is_empty() && self.timers.ping_due(now) {
+                    // Idle for a ping period: give back the room a burst of requests grew.
+                    if self.wbuf.capacity() > IDLE_WRITE_ROOM {
+                        self.wbuf = BytesMut::new();
+                    }
                     self.send_ping(now);
                 }
             }

@@ -287,11 +287,11 @@ impl Harness {
     pub fn request(&mut self, request: Request, watch: Option<WatchReg>) -> Reply {
         let (tx, rx) = oneshot::channel();
         self.core.handle_command(
-            Command::Request(RequestCmd {
+            Command::Request(Box::new(RequestCmd {
                 request,
                 reply: tx,
                 watch,
-            }),
+            })),
             self.now,
         );
         Reply(rx)
