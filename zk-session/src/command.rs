@@ -6,8 +6,8 @@ use zk_proto::{Request, Response, WatcherType};
 
 use crate::{
     redact::Redacted,
+    session::watch_table::OneshotTx,
     watch::{StreamTx, WatchKind},
-    watch_table::OneshotTx,
     Error,
 };
 

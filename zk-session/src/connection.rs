@@ -1,27 +1,22 @@
-//! One connection to one server (plain TCP or TLS): the handshake (connect request and
-//! response, then SASL when configured) and the read-write probe. All I/O of a connection
-//! attempt is here; the session core only hears how it ended.
+//! One connection to one server (plain TCP or TLS): opening its stream, and the read-write
+//! probe. The handshake on the stream (connect request and response, then SASL) is the
+//! session core's, fed with the bytes the driver reads.
 
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use zk_proto::{jute::Record, ConnectRequest, ConnectResponse, FrameCodec};
+use bytes::BytesMut;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::transport::{self, ReadHalf, Security, WriteHalf};
 
-/// An established connection with a completed handshake. The session core owns everything
-/// else (the write buffer, the requests in flight); the driver moves bytes through these
-/// halves. `Debug` (in redact.rs) shows neither the session password nor the bytes read.
+/// An open stream to a server. The session core owns everything else (the handshake, the
+/// write buffer, the requests in flight); the driver moves bytes through these halves.
+/// `Debug` (in redact.rs) does not show the bytes read.
 pub(crate) struct Connection {
     pub rd: ReadHalf,
     pub wr: WriteHalf,
-    /// Bytes read behind the handshake, then every read.
+    /// Every read.
     pub rbuf: BytesMut,
-    pub response: ConnectResponse,
-    /// The session's next xid: the handshake may have used some (SASL); the core goes on
-    /// from here.
-    pub next_xid: i32,
 }
 
 /// The SASL mechanism every new connection authenticates with, if any; without the `sasl`
@@ -64,113 +59,23 @@ pub(crate) enum ConnectFailure {
     Tls(String),
 }
 
-/// What a new connection says before anything else: the connect request, then SASL (when
-/// set and the session is alive) numbered from `xid`.
-pub(crate) struct Handshake {
-    pub request: ConnectRequest,
-    pub sasl: SaslOption,
-    pub xid: i32,
-}
-
-/// Connects to `addr` (with TLS if `security` says so), sends the connect request, reads the
-/// connect response and runs the rest of the `handshake`; all within `timeout`.
-pub(crate) async fn connect(
+/// Opens a stream to `addr` (with TLS if `security` says so). The core bounds the time the
+/// attempt takes, handshake included: the driver drops this future when it ends the attempt.
+pub(crate) async fn open(
     addr: (String, u16),
-    handshake: Handshake,
-    timeout: Duration,
-    codec: FrameCodec,
     security: Security,
 ) -> Result<Connection, ConnectFailure> {
-    let Handshake { request, sasl, xid } = handshake;
-    let attempt = async move {
-        let (mut rd, mut wr) = transport::open(&addr.0, addr.1, &security).await?;
-        let mut out = BytesMut::with_capacity(64);
-        codec
-            .encode_with(&mut out, |b| request.encode(b))
-            .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
-        wr.write_all(&out).await.map_err(ConnectFailure::Io)?;
-        let mut rbuf = BytesMut::with_capacity(64 * 1024);
-        let mut codec_mut = codec;
-        // The server closes without a word when our lastZxidSeen is ahead of it, and a TLS
-        // port closes on a plain connect request.
-        let frame = match read_frame(&mut rd, &mut rbuf, &mut codec_mut).await {
-            Err(ConnectFailure::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                Err(ConnectFailure::Closed)
-            }
-            r => r,
-        }?;
-        let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
-            .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
-        // An expired session gets no SASL: the server hangs up after the response.
-        #[cfg(feature = "sasl")]
-        let next_xid = match &sasl {
-            Some(sasl) if response.timeout > 0 => {
-                let next = crate::sasl::authenticate(
-                    &mut rd,
-                    &mut wr,
-                    &mut rbuf,
-                    &mut codec_mut,
-                    sasl,
-                    &addr.0,
-                    xid,
-                )
-                .await?;
-                crate::trace::info!(
-                    server = %crate::trace::Server(&addr),
-                    session_id = %crate::trace::SessionId(response.session_id),
-                    mechanism = sasl.mechanism_name(),
-                    "SASL authenticated"
-                );
-                next
-            }
-            _ => xid,
-        };
-        #[cfg(not(feature = "sasl"))]
-        let next_xid = {
-            let _ = sasl;
-            xid
-        };
-        Ok(Connection {
-            rd,
-            wr,
-            rbuf,
-            response,
-            next_xid,
-        })
-    };
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(r) => r,
-        Err(_) => Err(ConnectFailure::Timeout),
-    }
-}
-
-/// Reads one whole frame, leaving what follows it in `rbuf`. The end of the stream is an
-/// `UnexpectedEof` error.
-pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
-    rd: &mut R,
-    rbuf: &mut BytesMut,
-    codec: &mut FrameCodec,
-) -> Result<Bytes, ConnectFailure> {
-    loop {
-        if speaks_tls(rbuf) {
-            return Err(ConnectFailure::Protocol(
-                "the server answered with TLS: connect with TLS to this port".into(),
-            ));
-        }
-        match codec.decode_frame(rbuf) {
-            Ok(Some(f)) => return Ok(f),
-            Ok(None) => {}
-            Err(e) => return Err(ConnectFailure::Protocol(e.to_string())),
-        }
-        if rd.read_buf(rbuf).await.map_err(ConnectFailure::Io)? == 0 {
-            return Err(ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into()));
-        }
-    }
+    let (rd, wr) = transport::open(&addr.0, addr.1, &security).await?;
+    Ok(Connection {
+        rd,
+        wr,
+        rbuf: BytesMut::with_capacity(64 * 1024),
+    })
 }
 
 /// Whether `rbuf` starts like a TLS record (an alert or a handshake, version 3.x) rather than
 /// a frame: such a length would be over 350 MB, far above any frame limit.
-fn speaks_tls(rbuf: &[u8]) -> bool {
+pub(crate) fn speaks_tls(rbuf: &[u8]) -> bool {
     matches!(rbuf, [0x15 | 0x16, 0x03, ..])
 }
 

@@ -4,22 +4,20 @@
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
+use crate::{
+    command::Command,
+    connection::{self, ConnectFailure, Connection},
+    jitter,
+    session::{Action, Config, Phase, SessionCore, Shared},
+    trace::{self, Spans},
+    transport::Security,
+};
 use rand::seq::SliceRandom;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     sync::mpsc,
     task::JoinHandle,
     time::{sleep_until, Instant},
-};
-use zk_proto::FrameCodec;
-
-use crate::{
-    command::Command,
-    connection::{self, ConnectFailure, Connection, Handshake, SaslOption},
-    jitter,
-    session::{Action, Config, Phase, SessionCore, Shared},
-    trace::{self, Spans},
-    transport::Security,
 };
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
@@ -33,9 +31,8 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
     // Shuffled, as the reference client does, so clients spread over the ensemble.
     cfg.hosts.shuffle(&mut jitter::rng());
     let hosts = cfg.hosts.clone();
-    let max_frame_len = cfg.max_frame_len;
-    // The connection's business, not the core's: the core only hears how a handshake ended.
-    let (sasl, security) = (cfg.sasl.clone(), cfg.security.clone());
+    // Opening streams is the driver's business, not the core's.
+    let security = cfg.security.clone();
     let seed = jitter::random_range(0..=u64::MAX);
     let core = SessionCore::new(cfg, shared, seed, Instant::now());
     let driver = Driver {
@@ -43,8 +40,6 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         rx,
         rx_open: true,
         hosts,
-        max_frame_len,
-        sasl,
         security,
         conn: None,
         attempt: None,
@@ -61,8 +56,6 @@ struct Driver {
     /// False once every handle is gone.
     rx_open: bool,
     hosts: Vec<(String, u16)>,
-    max_frame_len: usize,
-    sasl: SaslOption,
     security: Security,
     conn: Option<Connection>,
     attempt: Option<Attempt>,
@@ -83,13 +76,8 @@ impl Driver {
         let mut armed: Option<Instant> = None;
         loop {
             self.run_actions().await;
-            if self.core.is_ended() {
-                if self.attempt.take().is_some() {
-                    self.spans.connection_over();
-                }
-                if !self.rx_open {
-                    break;
-                }
+            if self.core.is_ended() && !self.rx_open {
+                break;
             }
             // An earlier deadline re-arms the timer; a later one waits for it to fire (the
             // core ignores early calls), which spares a reset per write.
@@ -123,16 +111,14 @@ impl Driver {
                 r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
                     let now = Instant::now();
                     match r {
-                        Ok(0) | Err(_) => self.in_span(|d| d.core.handle_disconnected(now)),
-                        Ok(_) => self.in_span(|d| {
-                            let c = d.conn.as_mut().expect("connected");
-                            d.core.handle_input(&mut c.rbuf, now);
-                        }),
+                        Ok(0) => self.in_span(|d| d.core.handle_disconnected(now)),
+                        Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
+                        Ok(_) => self.input(now),
                     }
                 }
                 r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
                     Ok(_) => self.in_span(|d| d.core.handle_written(Instant::now())),
-                    Err(_) => self.in_span(|d| d.core.handle_disconnected(Instant::now())),
+                    Err(e) => self.in_span(|d| d.core.handle_io_error(e, Instant::now())),
                 },
                 cmd = rx.recv(), if take_commands => self.commands(cmd).await,
                 _ = &mut timer, if armed.is_some() => {
@@ -166,35 +152,28 @@ impl Driver {
                 Action::Connect {
                     host,
                     request,
-                    xid,
                     timeout,
                 } => {
-                    let codec = FrameCodec::with_max_frame_len(self.max_frame_len);
                     let addr = self.hosts[host].clone();
-                    let handshake = Handshake {
-                        request,
-                        sasl: self.sasl.clone(),
-                        xid,
-                    };
                     let security = self.security.clone();
-                    let span = self
-                        .spans
-                        .connection_started(&addr, handshake.request.session_id);
+                    let span = self.spans.connection_started(&addr, request.session_id);
                     span.in_scope(|| {
                         trace::debug!(
                             server = %trace::Server(&addr),
-                            session_id = %trace::SessionId(handshake.request.session_id),
-                            last_zxid_seen = handshake.request.last_zxid_seen,
+                            session_id = %trace::SessionId(request.session_id),
+                            last_zxid_seen = request.last_zxid_seen,
                             timeout_ms = timeout.as_millis() as u64,
                             "connecting"
                         );
                     });
-                    let attempt = connection::connect(addr, handshake, timeout, codec, security);
+                    let _ = timeout; // Only the log reads it (none without `tracing`).
+                    let attempt = connection::open(addr, security);
                     self.attempt = Some(Box::pin(self.spans.instrument(attempt)));
                     self.attempt_host = host;
                 }
                 Action::Disconnect => {
                     self.spans.connection_over();
+                    self.attempt = None;
                     if let Some(p) = self.probe.take() {
                         p.abort();
                     }
@@ -216,37 +195,26 @@ impl Driver {
 
     /// Hands the end of a connection attempt to the core, inside the attempt's span.
     fn attempted(&mut self, r: Result<Connection, ConnectFailure>) {
-        self.in_span(|d| d.attempt_ended(r));
-        if self.conn.is_none() {
-            self.spans.connection_over();
+        let (host, now) = (self.attempt_host, Instant::now());
+        match r {
+            Ok(c) => {
+                self.conn = Some(c);
+                self.in_span(|d| d.core.handle_stream_opened(host, now));
+            }
+            Err(f) => self.in_span(|d| d.core.handle_connect_failed(host, f, now)),
         }
     }
 
-    fn attempt_ended(&mut self, r: Result<Connection, ConnectFailure>) {
-        let now = Instant::now();
-        match r {
-            Ok(mut c) => {
-                // Known before the core tells of it: its events show the id in their span.
-                if c.response.timeout > 0 {
-                    self.spans.session_known(c.response.session_id);
-                }
-                self.core.handle_connected(&c.response, c.next_xid, now);
-                if matches!(self.core.phase(), Phase::Connected { .. }) {
-                    // Bytes that came in behind the connect response are frames like any other.
-                    if !c.rbuf.is_empty() {
-                        self.core.handle_input(&mut c.rbuf, now);
-                    }
-                    self.conn = Some(c);
-                }
-            }
-            // The same credentials would fail on every server: no retry loop.
-            Err(f @ ConnectFailure::AuthFailed(_)) => {
-                self.core
-                    .handle_auth_failed(self.attempt_host, &f.to_string(), now)
-            }
-            Err(f) => self
-                .core
-                .handle_connect_failed(self.attempt_host, &f.to_string(), now),
+    /// Hands what was read to the core. A handshake that it completes gives the session
+    /// span its session id.
+    fn input(&mut self, now: Instant) {
+        let handshaking = matches!(self.core.phase(), Phase::Handshaking { .. });
+        self.in_span(|d| {
+            let c = d.conn.as_mut().expect("connected");
+            d.core.handle_input(&mut c.rbuf, now);
+        });
+        if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
+            self.spans.session_known(self.core.session_id());
         }
     }
 
@@ -266,7 +234,6 @@ impl Driver {
                 Some(cmd) => self.in_span(|d| d.core.handle_command(cmd, now)),
             }
             taken += 1;
-            self.core.owed = self.core.owed.saturating_sub(1);
             if taken >= COMMAND_BATCH || !self.core.wants_commands() {
                 return;
             }
@@ -275,14 +242,16 @@ impl Driver {
                 // Callers just answered (on this thread or another) are likely to send again:
                 // yield once so that their requests join this write instead of costing a
                 // write (and a server wake-up) each.
-                Err(mpsc::error::TryRecvError::Empty) if self.core.owed > 0 && !yielded => {
+                Err(mpsc::error::TryRecvError::Empty)
+                    if self.core.expects_commands() && !yielded =>
+                {
                     yielded = true;
                     tokio::task::yield_now().await;
                     match self.rx.try_recv() {
                         Ok(c) => next = Some(c),
                         Err(_) => {
                             // They had nothing more to send.
-                            self.core.owed = 0;
+                            self.core.handle_commands_drained();
                             return;
                         }
                     }

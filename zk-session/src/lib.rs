@@ -84,7 +84,6 @@ mod transport;
 mod tree_ops;
 mod version;
 mod watch;
-mod watch_table;
 
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;

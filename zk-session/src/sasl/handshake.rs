@@ -1,79 +1,97 @@
-//! Runs a [`SaslExchange`](super::SaslExchange) on a fresh connection, between the
-//! ConnectResponse and anything else.
+//! One connection's SASL exchange as a plain value: the session core numbers and writes the
+//! packets and hands over each answer; this checks the answer and asks the mechanism for the
+//! next token.
 
-use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use bytes::Bytes;
 use zk_proto::{
     jute::{Reader, Record},
-    ErrorCode, FrameCodec, GetSaslRequest, GetSaslResponse, ReplyHeader, Request,
+    ErrorCode, GetSaslResponse, ReplyHeader,
 };
 
-use super::SaslConfig;
-use crate::connection::{read_frame, ConnectFailure};
+use super::{SaslConfig, SaslExchange, SaslStep};
+use crate::connection::ConnectFailure;
 
-/// Authenticates the connection with `sasl`, numbering its packets from `xid`. Returns the
-/// next xid. A refusal by the server or a failed exchange is [`ConnectFailure::AuthFailed`];
-/// a lost connection is an ordinary failure.
-pub(crate) async fn authenticate<R, W>(
-    rd: &mut R,
-    wr: &mut W,
-    rbuf: &mut BytesMut,
-    codec: &mut FrameCodec,
-    sasl: &SaslConfig,
-    server_host: &str,
-    mut xid: i32,
-) -> Result<i32, ConnectFailure>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let failed =
-        |why: String| ConnectFailure::AuthFailed(format!("SASL {}: {why}", sasl.mechanism_name()));
-    let mut exchange = sasl.start(server_host).map_err(|e| failed(e.to_string()))?;
-    let mut token = exchange
-        .initial_response()
-        .map_err(|e| failed(e.to_string()))?;
-    let mut out = BytesMut::new();
-    loop {
-        let sent = xid;
-        xid = if xid == i32::MAX { 1 } else { xid + 1 };
-        let packet = Request::Sasl(GetSaslRequest {
-            token: Some(token.into()),
-        });
-        out.clear();
-        codec
-            .encode_with(&mut out, |b| packet.encode(sent, b))
-            .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
-        wr.write_all(&out).await.map_err(ConnectFailure::Io)?;
-        let mut r = Reader::new(read_frame(rd, rbuf, codec).await?);
-        let header =
-            ReplyHeader::decode(&mut r).map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
-        if header.xid != sent {
+/// A SASL exchange under way on a fresh connection, between the ConnectResponse and anything
+/// else.
+pub(crate) struct SaslHandshake {
+    exchange: Box<dyn SaslExchange>,
+    mechanism: String,
+    /// The xid of the packet whose answer comes next.
+    sent: i32,
+}
+
+impl std::fmt::Debug for SaslHandshake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SaslHandshake")
+            .field("mechanism", &self.mechanism)
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SaslHandshake {
+    /// Starts the exchange with `server_host`; returns it and the first token to send. A
+    /// mechanism that cannot start is [`ConnectFailure::AuthFailed`].
+    pub fn start(sasl: &SaslConfig, server_host: &str) -> Result<(Self, Vec<u8>), ConnectFailure> {
+        let mechanism = sasl.mechanism_name().to_owned();
+        let failed = |e: super::SaslError| failure(&mechanism, e.to_string());
+        let mut exchange = sasl.start(server_host).map_err(failed)?;
+        let token = exchange.initial_response().map_err(failed)?;
+        let me = SaslHandshake {
+            exchange,
+            mechanism,
+            sent: 0,
+        };
+        Ok((me, token))
+    }
+
+    /// The mechanism's name, for the log.
+    pub fn mechanism(&self) -> &str {
+        &self.mechanism
+    }
+
+    /// The last token went out with `xid`.
+    pub fn sent(&mut self, xid: i32) {
+        self.sent = xid;
+    }
+
+    /// Takes the server's answer to the last packet: `Some(token)` to send next, `None` when
+    /// the client is authenticated. A refusal by the server or a failed exchange is
+    /// [`ConnectFailure::AuthFailed`]; a malformed answer is a protocol failure (try another
+    /// server).
+    pub fn answer(&mut self, frame: Bytes) -> Result<Option<Vec<u8>>, ConnectFailure> {
+        let mut r = Reader::new(frame);
+        let header = ReplyHeader::decode(&mut r).map_err(protocol)?;
+        if header.xid != self.sent {
             return Err(ConnectFailure::Protocol(format!(
-                "reply xid {} to the SASL packet with xid {sent}",
-                header.xid
+                "reply xid {} to the SASL packet with xid {}",
+                header.xid, self.sent
             )));
         }
         if header.err != 0 {
             // -115 for wrong credentials, -124 when the server enforces SASL; it hangs up.
             let code = ErrorCode::from_code(header.err);
-            return Err(failed(format!(
-                "the server refused: {code} ({})",
-                header.err
-            )));
+            let why = format!("the server refused: {code} ({})", header.err);
+            return Err(failure(&self.mechanism, why));
         }
         let reply = GetSaslResponse::decode(&mut r)
             .and_then(|reply| r.finish("SetSASLResponse").map(|()| reply))
-            .map_err(|e| ConnectFailure::Protocol(e.to_string()))?;
-        match exchange
-            .step(reply.token.as_deref())
-            .map_err(|e| failed(e.to_string()))?
-        {
-            super::SaslStep::Send(next) => token = next,
-            super::SaslStep::Done => return Ok(xid),
+            .map_err(protocol)?;
+        match self.exchange.step(reply.token.as_deref()) {
+            Ok(SaslStep::Send(next)) => Ok(Some(next)),
+            Ok(SaslStep::Done) => Ok(None),
+            Err(e) => Err(failure(&self.mechanism, e.to_string())),
         }
     }
 }
 
+fn failure(mechanism: &str, why: String) -> ConnectFailure {
+    ConnectFailure::AuthFailed(format!("SASL {mechanism}: {why}"))
+}
+
+fn protocol(e: zk_proto::DecodeError) -> ConnectFailure {
+    ConnectFailure::Protocol(e.to_string())
+}
+
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

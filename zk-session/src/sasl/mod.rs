@@ -51,7 +51,9 @@ pub use gssapi::{GssapiConfig, HostnameCanonicalization};
 
 use std::{fmt, sync::Arc};
 
-pub(crate) use handshake::authenticate;
+#[cfg(test)]
+pub(crate) use handshake::tests::TwoRounds;
+pub(crate) use handshake::SaslHandshake;
 
 /// Why a SASL exchange could not go on: a challenge the mechanism cannot answer, or a
 /// server that failed to prove it knows the credentials.

@@ -5,21 +5,23 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zk_proto::Request;
 
-use super::{End, Phase, SessionCore};
+use super::{Away, End, Phase, SessionCore};
 use crate::{
     command::{Command, WatchReg},
     redact::Redacted,
-    state::SessionState,
     Error,
 };
 
 impl SessionCore {
     /// Takes one command from the handle.
     pub fn handle_command(&mut self, cmd: Command, now: Instant) {
+        self.owed = self.owed.saturating_sub(1);
         match self.phase {
             Phase::Connected { .. } => self.command_connected(cmd, now),
             Phase::Ended(end) => command_ended(cmd, end),
-            Phase::Backoff { .. } | Phase::Connecting { .. } => self.command_disconnected(cmd, now),
+            Phase::Backoff { .. } | Phase::Connecting { .. } | Phase::Handshaking { .. } => {
+                self.command_disconnected(cmd, now)
+            }
         }
     }
 
@@ -28,7 +30,9 @@ impl SessionCore {
         match self.phase {
             Phase::Connected { .. } if !self.closing => self.send_close(now),
             Phase::Connected { .. } | Phase::Ended(_) => {}
-            Phase::Backoff { .. } | Phase::Connecting { .. } => self.end(End::Closed),
+            Phase::Backoff { .. } | Phase::Connecting { .. } | Phase::Handshaking { .. } => {
+                self.end(End::Closed)
+            }
         }
     }
 
@@ -59,7 +63,7 @@ impl SessionCore {
 
     fn command_disconnected(&mut self, cmd: Command, now: Instant) {
         match cmd {
-            Command::Request(rc) if self.shared.publisher.state() == SessionState::Lost => {
+            Command::Request(rc) if self.away == Away::Lost => {
                 let _ = rc.reply.send(Err(Error::connection_loss()));
             }
             Command::Request(rc) => {

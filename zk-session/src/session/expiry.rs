@@ -1,15 +1,10 @@
 //! Carrying on after the ensemble expired the session: a new session on the same handle.
 
-use std::sync::atomic::Ordering;
-
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::SessionCore;
-use crate::{
-    state::{SessionEvent, SessionState},
-    trace, Error,
-};
+use super::{Away, SessionCore};
+use crate::{state::SessionEvent, trace, Error};
 
 impl SessionCore {
     /// A server told us the session is expired: announce it, end what belonged to it, and
@@ -21,13 +16,14 @@ impl SessionCore {
             session_id = %trace::SessionId(self.session_id),
             "session expired: creating a new session on the same handle"
         );
-        self.publish(SessionState::Expired, SessionEvent::Expired);
+        self.away = Away::Expired;
+        // Logged with the id that expired; published without it.
+        self.publish(SessionEvent::Expired);
+        self.session_id = 0;
+        self.passwd = Bytes::from_static(&[0u8; 16]);
         let err = Error::session_expired();
         self.requests.fail_waiting(&mut self.watches, &err);
         self.watches.fail_oneshots(&err);
-        self.session_id = 0;
-        self.passwd = Bytes::from_static(&[0u8; 16]);
-        self.shared.session_id.store(0, Ordering::Release);
         // Announced as a first connection, and requests made meanwhile wait at most a
         // session timeout, as before the first connection.
         self.ever_connected = false;

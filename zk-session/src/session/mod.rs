@@ -1,12 +1,19 @@
 //! The session core: the whole state machine of one ZooKeeper session as a plain value, with
 //! no sockets, no clock and no randomness of its own.
 //!
+//! Its [`Phase`] is the one source of truth: backing off, connecting (the driver opens a
+//! stream), handshaking (connect request, ConnectResponse, SASL), connected, ended; with
+//! [`Away`] (how it stands without a connection) it makes the state the core publishes
+//! ([`SessionCore::state`]). The core writes what the handle reads ([`Shared`]) and never
+//! reads it back.
+//!
 //! A driver (the tokio task in [`driver`](crate::driver), or a unit test) feeds it inputs —
-//! commands from the handle, "connected to host i" with the connect response, bytes read,
-//! "disconnected", "now" — and takes its outputs: bytes to write ([`SessionCore::transmit`]),
-//! actions ([`SessionCore::poll_action`]: connect to a host, drop the connection, probe for a
-//! read-write server) and the next deadline ([`SessionCore::poll_timeout`]). Replies, watch
-//! events and state changes go straight out on the channels the core holds.
+//! commands from the handle, "the stream to host i is open", bytes read (the handshake's
+//! frames as well as replies), "disconnected", "now" — and takes its outputs: bytes to write
+//! ([`SessionCore::transmit`]), actions ([`SessionCore::poll_action`]: open a stream to a
+//! host, drop the connection, probe for a read-write server) and the next deadline
+//! ([`SessionCore::poll_timeout`]). Replies, watch events and state changes go straight out
+//! on the channels the core holds.
 //!
 //! Call order: after every input, write out [`transmit`](SessionCore::transmit), run every
 //! action, and sleep until [`poll_timeout`](SessionCore::poll_timeout), then call
@@ -19,10 +26,12 @@
 mod auth;
 mod commands;
 mod expiry;
+mod handshake;
 mod mixed_watches;
 mod reconnect;
 mod requests;
 mod timers;
+pub(crate) mod watch_table;
 
 #[cfg(test)]
 mod tests;
@@ -42,15 +51,14 @@ use zk_proto::{ConnectRequest, ErrorCode, FrameCodec};
 
 use crate::{
     chroot::Chroot,
-    connection::SaslOption,
+    connection::{ConnectFailure, SaslOption},
     state::{SessionEvent, SessionState, StatePublisher},
     trace,
     transport::Security,
-    watch_table::WatchTable,
     Error,
 };
 
-use self::{auth::Auths, requests::Requests, timers::Timers};
+use self::{auth::Auths, requests::Requests, timers::Timers, watch_table::WatchTable};
 
 /// Settings the session needs, fixed at build time. `Debug` (in redact.rs) hides
 /// credentials.
@@ -69,8 +77,8 @@ pub(crate) struct Config {
     pub resume: Option<(i64, Bytes)>,
     /// Create a new session when the ensemble expires the one the client had.
     pub new_session_on_expiry: bool,
-    /// SASL on every new connection; the driver hands it to `connection::connect`, the core
-    /// only hears whether it failed.
+    /// SASL on every new connection, run by the core between the ConnectResponse and
+    /// anything else.
     pub sasl: SaslOption,
     /// Plain TCP or TLS, for every server and every reconnect (the driver's business too).
     pub security: Security,
@@ -92,7 +100,50 @@ pub(crate) struct Shared {
     pub ended: AtomicBool,
 }
 
+/// What the core publishes on a change of state: everything here is derived from the core's
+/// own fields, which alone decide (the core never reads `Shared` back).
+pub(crate) struct View {
+    pub state: SessionState,
+    /// `None` when the state did not change (an expired session that ends as expired).
+    pub event: Option<SessionEvent>,
+    pub session_id: i64,
+    pub passwd: Bytes,
+    pub negotiated_timeout: Option<Duration>,
+    pub server: Option<String>,
+    /// The session is over for good.
+    pub ended: bool,
+}
+
 impl Shared {
+    /// Publishes `view`: the handle's fields first, then the state and its event, so that
+    /// whoever sees the state also sees the rest.
+    fn publish(&self, view: View) {
+        self.session_id.store(view.session_id, Ordering::Release);
+        if let Some(t) = view.negotiated_timeout {
+            let ms = t.as_millis().min(u64::MAX as u128) as u64;
+            self.negotiated_timeout_ms.store(ms, Ordering::Release);
+        }
+        lock_set(&self.passwd, view.passwd);
+        lock_set(&self.server, view.server);
+        if view.ended {
+            // Before the state: whoever sees the final state must also see that it is final.
+            self.ended.store(true, Ordering::Release);
+        }
+        if let Some(event) = view.event {
+            self.publisher.publish(view.state, event);
+        }
+    }
+
+    /// The highest zxid seen so far (on the hot path: one relaxed store).
+    fn zxid_seen(&self, zxid: i64) {
+        self.last_zxid.store(zxid, Ordering::Relaxed);
+    }
+
+    /// Why the last connection attempt failed.
+    fn attempt_failed(&self, why: String) {
+        lock_set(&self.last_connect_error, Some(why));
+    }
+
     pub fn new() -> Self {
         Shared {
             publisher: StatePublisher::new(),
@@ -145,17 +196,18 @@ pub(crate) enum Drop_ {
 /// What the driver must do for the core.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Action {
-    /// Open a connection to `hosts[host]` and shake hands with `request` (then SASL, if
-    /// configured, numbering its packets from `xid`), within `timeout`; then call
-    /// [`SessionCore::handle_connected`], [`SessionCore::handle_connect_failed`] or, when the
-    /// server refused the credentials, [`SessionCore::handle_auth_failed`].
+    /// Open a stream to `hosts[host]` (TCP, then TLS when configured); then call
+    /// [`SessionCore::handle_stream_opened`] or [`SessionCore::handle_connect_failed`]. The
+    /// core writes `request` and runs the rest of the handshake itself, and gives up on the
+    /// attempt (with a [`Disconnect`](Action::Disconnect)) after `timeout`; the driver only
+    /// logs them.
     Connect {
         host: usize,
         request: ConnectRequest,
-        xid: i32,
         timeout: Duration,
     },
-    /// Close the current connection (and stop any read-write probe).
+    /// Close the current connection or give up the current attempt (and stop any
+    /// read-write probe).
     Disconnect,
     /// Look for a read-write server other than `skip`; report it with
     /// [`SessionCore::handle_read_write_found`].
@@ -169,10 +221,31 @@ pub(crate) enum Phase {
     Backoff { host: usize, until: Instant },
     /// A connection attempt to `host` is under way.
     Connecting { host: usize },
-    /// Connected to `host` since `since`.
-    Connected { host: usize, since: Instant },
+    /// The stream to `host` is open: the connect request is out, and the handshake (the
+    /// connect response, then SASL when configured) is under way.
+    Handshaking { host: usize },
+    /// Connected to `host` since `since`, to a read-only server if `read_only`.
+    Connected {
+        host: usize,
+        since: Instant,
+        read_only: bool,
+    },
     /// Over; commands are answered with the end's error.
     Ended(End),
+}
+
+/// How the session stands while it has no connection; with [`Phase`] it makes the state the
+/// core publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Away {
+    /// No connection yet (or yet for the session that replaces an expired one).
+    FirstConnect,
+    /// The connection dropped; the session may live.
+    Suspended,
+    /// No connection for the whole session timeout.
+    Lost,
+    /// The ensemble expired the session; a new one is being made.
+    Expired,
 }
 
 /// Write buffer size above which no more commands are taken until the socket drains, so a
@@ -184,15 +257,20 @@ pub(crate) struct SessionCore {
     cfg: Config,
     shared: Arc<Shared>,
     phase: Phase,
+    away: Away,
     pub(super) session_id: i64,
     passwd: Bytes,
     /// The negotiated timeout once connected, the requested one before.
     timeout: Duration,
+    /// The timeout the last handshake granted.
+    negotiated: Option<Duration>,
     last_zxid: i64,
     requests: Requests,
     watches: WatchTable,
     auths: Auths,
     timers: Timers,
+    /// How far the handshake is, in [`Phase::Handshaking`].
+    handshake: handshake::Handshake,
     reconnect: reconnect::HostCycle,
     /// The bytes to write on the current connection.
     wbuf: BytesMut,
@@ -208,8 +286,8 @@ pub(crate) struct SessionCore {
     /// resuming it, as the Java client does (the server expires it if the close never came).
     closing: bool,
     /// Callers answered whose next request has not been taken yet (an estimate the driver
-    /// uses to batch writes).
-    pub owed: usize,
+    /// asks for through [`SessionCore::expects_commands`] to batch writes).
+    owed: usize,
 }
 
 impl SessionCore {
@@ -230,10 +308,13 @@ impl SessionCore {
             cfg,
             shared,
             phase: Phase::Ended(End::Closed),
+            away: Away::FirstConnect,
+            negotiated: None,
             last_zxid: 0,
             requests: Requests::new(),
             watches: WatchTable::default(),
             timers: Timers::new(now),
+            handshake: handshake::Handshake::Response,
             reconnect: reconnect::HostCycle::new(seed),
             wbuf: BytesMut::with_capacity(64 * 1024),
             actions: VecDeque::new(),
@@ -282,7 +363,10 @@ impl SessionCore {
             Phase::Backoff { until, .. } => {
                 min_opt(Some(until), self.timers.disconnected_deadline(first_wait))
             }
-            Phase::Connecting { .. } => self.timers.disconnected_deadline(first_wait),
+            Phase::Connecting { .. } | Phase::Handshaking { .. } => min_opt(
+                self.timers.attempt_until,
+                self.timers.disconnected_deadline(first_wait),
+            ),
             Phase::Ended(_) => None,
         }
     }
@@ -302,10 +386,15 @@ impl SessionCore {
             Phase::Backoff { host, until } => {
                 self.check_lost(now);
                 if now >= until {
-                    self.start_attempt(host);
+                    self.start_attempt(host, now);
                 }
             }
-            Phase::Connecting { .. } => self.check_lost(now),
+            Phase::Connecting { host } | Phase::Handshaking { host } => {
+                self.check_lost(now);
+                if self.timers.attempt_until.is_some_and(|t| now >= t) {
+                    self.attempt_failed(host, ConnectFailure::Timeout, now);
+                }
+            }
             Phase::Ended(_) => {}
         }
         if !self.ever_connected {
@@ -318,24 +407,82 @@ impl SessionCore {
         self.timers.last_send = now;
     }
 
+    /// The session id the server gave (0 before it did).
+    pub fn session_id(&self) -> i64 {
+        self.session_id
+    }
+
     /// True once the session is over for good.
     pub fn is_ended(&self) -> bool {
         matches!(self.phase, Phase::Ended(_))
     }
 
-    /// Every change of state goes through here, so this is where it is logged.
-    fn publish(&self, state: SessionState, event: SessionEvent) {
-        trace::info!(
-            session_id = %trace::SessionId(self.session_id),
-            ?state,
-            ?event,
-            "session state changed"
-        );
-        self.shared.publisher.publish(state, event);
+    /// The state the handle sees, derived from the phase (and, without a connection, from
+    /// how the session stands).
+    pub fn state(&self) -> SessionState {
+        match self.phase {
+            Phase::Connected {
+                read_only: true, ..
+            } => SessionState::ConnectedReadOnly,
+            Phase::Connected { .. } => SessionState::Connected,
+            Phase::Ended(end) => end.state().0,
+            Phase::Backoff { .. } | Phase::Connecting { .. } | Phase::Handshaking { .. } => {
+                match self.away {
+                    Away::FirstConnect => SessionState::Connecting,
+                    Away::Suspended => SessionState::Suspended,
+                    Away::Lost => SessionState::Lost,
+                    Away::Expired => SessionState::Expired,
+                }
+            }
+        }
     }
 
-    fn lock_set<T>(m: &Mutex<T>, v: T) {
-        *m.lock().unwrap_or_else(|e| e.into_inner()) = v;
+    /// Every change of state goes through here, so this is where it is logged: publishes
+    /// [`state`](Self::state) with `event`, and what the handle reads beside it.
+    fn publish(&self, event: SessionEvent) {
+        self.publish_view(Some(event));
+    }
+
+    fn publish_view(&self, event: Option<SessionEvent>) {
+        let state = self.state();
+        if let Some(event) = event {
+            trace::info!(
+                session_id = %trace::SessionId(self.session_id),
+                ?state,
+                ?event,
+                "session state changed"
+            );
+        }
+        let server = match self.phase {
+            Phase::Connected { host, .. } => {
+                let (h, p) = &self.cfg.hosts[host];
+                Some(format!("{h}:{p}"))
+            }
+            _ => None,
+        };
+        // An expired session is no session, until the next one is made.
+        let expired = self.away == Away::Expired && !matches!(self.phase, Phase::Connected { .. });
+        self.shared.publish(View {
+            state,
+            event,
+            session_id: if expired { 0 } else { self.session_id },
+            passwd: self.passwd.clone(),
+            negotiated_timeout: self.negotiated,
+            server,
+            ended: self.is_ended(),
+        });
+    }
+
+    /// Whether callers just answered are likely to send their next request soon: then the
+    /// driver waits a moment for it, so that one write carries many requests.
+    pub fn expects_commands(&self) -> bool {
+        self.owed > 0
+    }
+
+    /// The driver found no command after waiting for the callers just answered: they had
+    /// nothing more to send.
+    pub fn handle_commands_drained(&mut self) {
+        self.owed = 0;
     }
 
     /// Ends the session: tells everyone, answers everything still waiting.
@@ -343,11 +490,18 @@ impl SessionCore {
         if self.is_ended() {
             return;
         }
-        if matches!(self.phase, Phase::Connected { .. }) {
+        if matches!(
+            self.phase,
+            Phase::Connected { .. } | Phase::Handshaking { .. } | Phase::Connecting { .. }
+        ) {
             self.actions.push_back(Action::Disconnect);
         }
+        // Published before anyone hears the error, so that a caller who looks at the state
+        // on getting it sees why; once (an expired session may end as expired).
+        let before = self.state();
         self.phase = Phase::Ended(end);
-        self.announce_end(end);
+        let changed = self.state() != before;
+        self.publish_view(changed.then_some(end.state().1));
         let err = end.error();
         self.requests.fail_all(&mut self.watches, &err);
         self.watches.fail_all(&err);
@@ -357,16 +511,6 @@ impl SessionCore {
         }
         self.wbuf.clear();
     }
-
-    /// Publishes the state the session ends in, once.
-    fn announce_end(&self, end: End) {
-        // Before the state: whoever sees the final state must also see that it is final.
-        self.shared.ended.store(true, Ordering::Release);
-        let (state, event) = end.state();
-        if self.shared.publisher.state() != state {
-            self.publish(state, event);
-        }
-    }
 }
 
 fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
@@ -375,4 +519,8 @@ fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (a, None) => a,
         (None, b) => b,
     }
+}
+
+fn lock_set<T>(m: &Mutex<T>, v: T) {
+    *m.lock().unwrap_or_else(|e| e.into_inner()) = v;
 }

@@ -1,17 +1,14 @@
 //! Finding a server: host order, backoff, the handshake, and the replay of auth, watches and
 //! waiting requests on a new connection; and what happens when a connection ends.
 
-use std::{sync::atomic::Ordering, time::Duration};
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
-use super::{Action, Drop_, End, Phase, SessionCore};
-use crate::{
-    state::{SessionEvent, SessionState},
-    trace, Error,
-};
+use super::{handshake::Handshake, Action, Away, Drop_, End, Phase, SessionCore};
+use crate::{connection::ConnectFailure, state::SessionEvent, trace, Error};
 
 /// A connection that ends sooner than this after its handshake counts as a quick drop: the
 /// next reconnection waits a backoff that grows with the run of quick drops, so a server that
@@ -66,7 +63,7 @@ impl SessionCore {
             Duration::ZERO
         };
         if backoff.is_zero() {
-            self.start_attempt(host);
+            self.start_attempt(host, now);
         } else {
             trace::debug!(
                 server = %trace::Server(&self.cfg.hosts[host]),
@@ -80,20 +77,24 @@ impl SessionCore {
         }
     }
 
-    pub(super) fn start_attempt(&mut self, host: usize) {
+    /// The connect request of the next attempt.
+    pub(super) fn connect_request(&self) -> ConnectRequest {
         let (session_id, passwd) = if self.seen_rw_server {
             (self.session_id, self.passwd.clone())
         } else {
             (0, Bytes::from_static(&[0u8; 16]))
         };
-        let request = ConnectRequest {
+        ConnectRequest {
             protocol_version: 0,
             last_zxid_seen: self.last_zxid,
             timeout: self.cfg.session_timeout.as_millis().min(i32::MAX as u128) as i32,
             session_id,
             passwd,
             read_only: self.cfg.read_only,
-        };
+        }
+    }
+
+    pub(super) fn start_attempt(&mut self, host: usize, now: Instant) {
         // The reference client splits the session timeout over the hosts; we split it in at
         // least three, so that a server that accepts and never answers (3.8.0 leaves a
         // connection made during its start-up that way) leaves time for another try before
@@ -105,25 +106,42 @@ impl SessionCore {
             .unwrap_or_else(|| (self.timeout / n.max(3) as u32).max(Duration::from_millis(500)));
         // The driver tells of the attempt ("connecting"), inside the attempt's span.
         self.phase = Phase::Connecting { host };
+        self.timers.attempt_until = now.checked_add(timeout);
         self.actions.push_back(Action::Connect {
             host,
-            request,
-            xid: self.requests.peek_xid(),
+            request: self.connect_request(),
             timeout,
         });
     }
 
-    /// The attempt to connect to `host` failed for `reason`.
-    pub fn handle_connect_failed(&mut self, host: usize, reason: &str, now: Instant) {
-        if self.phase != (Phase::Connecting { host }) {
-            return;
+    /// The driver could not open a stream to `host` for the current attempt.
+    pub fn handle_connect_failed(&mut self, host: usize, failure: ConnectFailure, now: Instant) {
+        self.attempt_failed(host, failure, now);
+    }
+
+    /// The current attempt, to `host`, failed: the next server is tried, unless the server
+    /// refused the credentials (SASL). Those would fail on every server, so the session ends
+    /// as AuthFailed then, without trying another.
+    pub(super) fn attempt_failed(&mut self, host: usize, failure: ConnectFailure, now: Instant) {
+        match self.phase {
+            Phase::Connecting { host: h } | Phase::Handshaking { host: h } if h == host => {}
+            _ => return,
         }
+        let reason = failure.to_string();
         let (h, p) = &self.cfg.hosts[host];
-        Self::lock_set(
-            &self.shared.last_connect_error,
-            Some(format!("{h}:{p}: {reason}")),
-        );
+        self.shared.attempt_failed(format!("{h}:{p}: {reason}"));
+        self.timers.attempt_until = None;
+        self.wbuf.clear();
+        if let ConnectFailure::AuthFailed(_) = failure {
+            trace::warn!(
+                server = %trace::Server(&self.cfg.hosts[host]),
+                reason,
+                "authentication failed: the session ends"
+            );
+            return self.end(End::AuthFailed);
+        }
         trace::debug!(server = %trace::Server(&self.cfg.hosts[host]), reason, "connect failed");
+        self.actions.push_back(Action::Disconnect);
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
         if c.failures_in_cycle >= self.cfg.hosts.len() {
@@ -140,58 +158,8 @@ impl SessionCore {
         self.next_attempt(now);
     }
 
-    /// The server refused the credentials of the attempt to connect to `host` (SASL): the
-    /// same credentials would fail on every server, so the session ends as AuthFailed
-    /// without trying another.
-    pub fn handle_auth_failed(&mut self, host: usize, reason: &str, now: Instant) {
-        if self.phase != (Phase::Connecting { host }) {
-            return;
-        }
-        let _ = now;
-        let (h, p) = &self.cfg.hosts[host];
-        Self::lock_set(
-            &self.shared.last_connect_error,
-            Some(format!("{h}:{p}: {reason}")),
-        );
-        trace::warn!(
-            server = %trace::Server(&self.cfg.hosts[host]),
-            reason,
-            "authentication failed: the session ends"
-        );
-        self.end(End::AuthFailed);
-    }
-
-    /// The attempt to connect to the host of the current attempt got `response`, and its
-    /// handshake left the session's xid counter at `next_xid` (SASL packets take xids from
-    /// it). Bytes the server sent behind it go to [`handle_input`](Self::handle_input) next.
-    pub fn handle_connected(&mut self, response: &ConnectResponse, next_xid: i32, now: Instant) {
-        let Phase::Connecting { host } = self.phase else {
-            return;
-        };
-        self.requests.set_next_xid(next_xid);
-        if response.timeout <= 0 {
-            trace::info!(
-                server = %trace::Server(&self.cfg.hosts[host]),
-                session_id = %trace::SessionId(self.session_id),
-                "the server says the session is expired"
-            );
-            if self.cfg.new_session_on_expiry && self.ever_connected {
-                self.session_expired(now);
-            } else {
-                self.end(End::Expired);
-            }
-            return;
-        }
-        self.established(response, host, now);
-        self.replay();
-        if response.read_only && self.cfg.hosts.len() > 1 {
-            self.actions
-                .push_back(Action::ProbeReadWrite { skip: host });
-        }
-    }
-
     /// Records a successful handshake and announces it.
-    fn established(&mut self, r: &ConnectResponse, host: usize, now: Instant) {
+    pub(super) fn established(&mut self, r: &ConnectResponse, host: usize, now: Instant) {
         let same_session = self.ever_connected && r.session_id == self.session_id;
         trace::info!(
             server = %trace::Server(&self.cfg.hosts[host]),
@@ -199,7 +167,7 @@ impl SessionCore {
             timeout_ms = r.timeout,
             read_only = r.read_only,
             new_session = !same_session,
-            after_expiry = self.shared.publisher.state() == SessionState::Expired,
+            after_expiry = self.away == Away::Expired,
             "connected"
         );
         if !r.read_only {
@@ -208,23 +176,16 @@ impl SessionCore {
         self.session_id = r.session_id;
         self.passwd = r.passwd.clone();
         self.timeout = Duration::from_millis(r.timeout as u64);
-        let s = &self.shared;
-        s.session_id.store(r.session_id, Ordering::Release);
-        s.negotiated_timeout_ms
-            .store(r.timeout as u64, Ordering::Release);
-        Self::lock_set(&s.passwd, r.passwd.clone());
-        let (h, p) = &self.cfg.hosts[host];
-        Self::lock_set(&s.server, Some(format!("{h}:{p}")));
+        self.negotiated = Some(self.timeout);
         self.ever_connected = true;
-        self.phase = Phase::Connected { host, since: now };
+        self.phase = Phase::Connected {
+            host,
+            since: now,
+            read_only: r.read_only,
+        };
         self.timers.connected(self.timeout, now);
         // The next attempt after a drop starts with the next server in the list.
         self.reconnect.next_host = (host + 1) % self.cfg.hosts.len();
-        let state = if r.read_only {
-            SessionState::ConnectedReadOnly
-        } else {
-            SessionState::Connected
-        };
         // Read-only is announced as such even for the same session (Curator's READ_ONLY): a
         // listener must not take it for a session that can write again.
         let event = if r.read_only {
@@ -234,11 +195,11 @@ impl SessionCore {
         } else {
             SessionEvent::Connected
         };
-        self.publish(state, event);
+        self.publish(event);
     }
 
     /// Reconnect order: auth packets, then watches, then the requests that waited.
-    fn replay(&mut self) {
+    pub(super) fn replay(&mut self) {
         self.auths.resend(&self.codec, &mut self.wbuf);
         // set_watches sizes every batch to fit the frame limit, so none fails to encode.
         let max = self.codec.max_frame_len();
@@ -252,9 +213,33 @@ impl SessionCore {
         }
     }
 
-    /// The driver lost the connection (read end, write error).
+    /// The server closed the stream.
     pub fn handle_disconnected(&mut self, now: Instant) {
-        self.connection_ended(Drop_::Reconnect, now);
+        match self.phase {
+            Phase::Handshaking { host } => {
+                let failure = match self.handshake {
+                    // The server closes without a word when our lastZxidSeen is ahead of
+                    // it, and a TLS port closes on a plain connect request.
+                    Handshake::Response => ConnectFailure::Closed,
+                    #[cfg(feature = "sasl")]
+                    Handshake::Sasl { .. } => {
+                        ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into())
+                    }
+                };
+                self.attempt_failed(host, failure, now);
+            }
+            _ => self.connection_ended(Drop_::Reconnect, now),
+        }
+    }
+
+    /// Reading or writing the stream failed with `error`.
+    pub fn handle_io_error(&mut self, error: std::io::Error, now: Instant) {
+        match self.phase {
+            Phase::Handshaking { host } => {
+                self.attempt_failed(host, ConnectFailure::Io(error), now)
+            }
+            _ => self.connection_ended(Drop_::Reconnect, now),
+        }
     }
 
     /// The read-write probe found `host` serving writes: move there.
@@ -268,7 +253,7 @@ impl SessionCore {
     /// The current connection is over: answers what was in flight on it, then reconnects or
     /// ends the session.
     pub(super) fn connection_ended(&mut self, why: Drop_, now: Instant) {
-        let Phase::Connected { since, host } = self.phase else {
+        let Phase::Connected { since, host, .. } = self.phase else {
             return;
         };
         trace::debug!(
@@ -278,26 +263,16 @@ impl SessionCore {
             "connection ended"
         );
         let _ = host; // Only the log reads it (none without the `tracing` feature).
-        self.actions.push_back(Action::Disconnect);
-        Self::lock_set(&self.shared.server, None);
         let why = match why {
             Drop_::Reconnect if self.closing => Drop_::End(End::Closed),
             w => w,
         };
-        // The state changes before the callers hear of it, so that one who looks at the state
-        // on getting the error sees why.
-        let err = match &why {
-            Drop_::Reconnect => {
-                if !self.shared.publisher.state().is_terminal() {
-                    self.publish(SessionState::Suspended, SessionEvent::Suspended);
-                }
-                Error::connection_loss()
-            }
-            Drop_::End(e) => {
-                self.announce_end(*e);
-                e.error()
-            }
-        };
+        if let Drop_::End(e) = why {
+            // Published first, then everything in flight answered with the end's error.
+            self.end(e);
+            return;
+        }
+        self.actions.push_back(Action::Disconnect);
         let c = &mut self.reconnect;
         c.quick_drops = if now.saturating_duration_since(since) < QUICK_DROP {
             c.quick_drops.saturating_add(1)
@@ -306,20 +281,17 @@ impl SessionCore {
         };
         c.cycles = c.quick_drops;
         c.failures_in_cycle = 0;
-        // Not connected from here on: nothing is sent on a dead connection.
+        // Not connected from here on: nothing is sent on a dead connection. The state
+        // changes before the callers hear of it, so that one who looks at the state on
+        // getting the error sees why.
         self.phase = Phase::Connecting { host: usize::MAX };
+        self.away = Away::Suspended;
+        self.publish(SessionEvent::Suspended);
         self.wbuf.clear();
-        self.fail_inflight(&err);
+        self.fail_inflight(&Error::connection_loss());
         self.watches.connection_ended();
-        match why {
-            Drop_::Reconnect => {
-                if self.shared.publisher.state() != SessionState::Lost {
-                    self.timers.lost_at = Some(now + self.timeout);
-                }
-                self.next_attempt(now);
-            }
-            Drop_::End(e) => self.end(e),
-        }
+        self.timers.lost_at = Some(now + self.timeout);
+        self.next_attempt(now);
     }
 
     /// No connection for the whole session timeout: the session is presumed lost.
@@ -328,7 +300,8 @@ impl SessionCore {
             return;
         }
         self.timers.lost_at = None;
-        self.publish(SessionState::Lost, SessionEvent::Lost);
+        self.away = Away::Lost;
+        self.publish(SessionEvent::Lost);
         // The wait for a reconnect ends here: without it, a request with no timeout would
         // wait for as long as no server answers.
         self.requests

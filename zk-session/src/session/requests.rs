@@ -1,7 +1,7 @@
 //! Requests: the xid counter, the in-flight FIFO, the queue of requests waiting for a
 //! connection, and the delivery of every reply (with the watch it registers) exactly once.
 
-use std::{collections::VecDeque, sync::atomic::Ordering};
+use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
 use tokio::time::Instant;
@@ -10,12 +10,11 @@ use zk_proto::{
     xid, ErrorCode, OpCode, RemoveWatchesRequest, ReplyHeader, Request, Response, WatcherEvent,
 };
 
-use super::{Drop_, End, Phase, SessionCore};
+use super::{watch_table::WatchTable, Drop_, End, Phase, SessionCore};
 use crate::{
     command::{ReplyTx, RequestCmd, WatchReg},
     trace,
     watch::WatchKind,
-    watch_table::WatchTable,
     Error,
 };
 
@@ -71,22 +70,10 @@ impl Requests {
         }
     }
 
-    fn xid(&mut self) -> i32 {
+    pub fn xid(&mut self) -> i32 {
         let x = self.next_xid;
         self.next_xid = if x == i32::MAX { 1 } else { x + 1 };
         x
-    }
-
-    /// The xid the next request will take; a connection's handshake (SASL) numbers its
-    /// packets from here.
-    pub fn peek_xid(&self) -> i32 {
-        self.next_xid
-    }
-
-    /// Goes on from `next` after a handshake that used xids (a positive one: the counter
-    /// wraps to 1, never into the negative xids the protocol reserves).
-    pub fn set_next_xid(&mut self, next: i32) {
-        self.next_xid = next.max(1);
     }
 
     /// When the oldest waiting request came.
@@ -227,6 +214,12 @@ impl SessionCore {
 
     /// Decodes every complete frame in `rbuf`, read from the current connection at `now`.
     pub fn handle_input(&mut self, rbuf: &mut BytesMut, now: Instant) {
+        if let Phase::Handshaking { .. } = self.phase {
+            self.handshake_input(rbuf, now);
+            if let Phase::Handshaking { .. } = self.phase {
+                return;
+            }
+        }
         if !self.connected() {
             rbuf.clear();
             return;
@@ -308,9 +301,7 @@ impl SessionCore {
         }
         if header.zxid > 0 {
             self.last_zxid = self.last_zxid.max(header.zxid);
-            self.shared
-                .last_zxid
-                .store(self.last_zxid, Ordering::Relaxed);
+            self.shared.zxid_seen(self.last_zxid);
         }
         let is_close = p.op == OpCode::CloseSession;
         let result = if header.err != 0 {
@@ -334,17 +325,16 @@ impl SessionCore {
                 }
             }
         };
-        let sasl_required = header.err == SASL_REQUIRED;
-        if sasl_required {
-            // Published before the caller hears of it, as for any end.
-            self.announce_end(End::AuthFailed);
+        if header.err == SASL_REQUIRED {
+            // Ended (and published) before the caller hears of it, as for any end; the
+            // others hear AuthFailed, this caller the server's own code.
+            self.end(End::AuthFailed);
+            self.answer(p, result);
+            return Err(Drop_::End(End::AuthFailed));
         }
         self.answer(p, result);
         if is_close {
             return Err(Drop_::End(End::Closed));
-        }
-        if sasl_required {
-            return Err(Drop_::End(End::AuthFailed));
         }
         Ok(())
     }

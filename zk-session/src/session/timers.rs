@@ -1,4 +1,4 @@
-//! Every deadline of the session in one table: ping, read timeout, close, lost.
+//! Every deadline of the session in one table: ping, read timeout, close, lost, attempt.
 
 use std::time::Duration;
 
@@ -21,6 +21,8 @@ pub(super) struct Timers {
     pub close_at: Option<Instant>,
     /// Disconnected and not yet presumed lost: when the session will be.
     pub lost_at: Option<Instant>,
+    /// When the connection attempt under way (stream, handshake, SASL) is given up.
+    pub attempt_until: Option<Instant>,
 }
 
 impl Timers {
@@ -32,6 +34,7 @@ impl Timers {
             ping_every: Duration::MAX,
             close_at: None,
             lost_at: None,
+            attempt_until: None,
         }
     }
 

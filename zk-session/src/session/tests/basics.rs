@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use zk_proto::{EventType, OpCode};
 
-use super::harness::{config, get_data, Harness, SESSION, TIMEOUT_MS};
+use super::harness::{config, get_data, refused, Harness, SESSION, TIMEOUT_MS};
 use crate::{command::Command, session::Phase, state::SessionState, Error, ErrorCode};
 
 fn ops_since(h: &Harness, from: usize, op: OpCode) -> usize {
@@ -117,7 +117,7 @@ fn reconnects_go_round_the_hosts_and_back_off_after_a_failed_round() {
     for _ in 0..6 {
         let (host, _) = h.connect_action().expect("an attempt");
         tried.push(host);
-        h.core.handle_connect_failed(host, "refused", h.now);
+        h.core.handle_connect_failed(host, refused(), h.now);
     }
     assert_eq!(tried, [0, 1, 2, 0, 1, 2]);
     // A whole round failed: the next one waits a backoff (50..100 ms after the first).

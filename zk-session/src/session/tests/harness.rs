@@ -8,14 +8,16 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tokio::{sync::oneshot, time::Instant};
 use zk_proto::{
     jute::{Reader, Record},
-    xid, AddWatchMode, AddWatchRequest, ConnectResponse, EventType, FrameCodec, GetDataRequest,
-    KeeperState, OpCode, ReplyHeader, Request, RequestHeader, Response, WatcherEvent,
+    xid, AddWatchMode, AddWatchRequest, ConnectRequest, ConnectResponse, EventType, FrameCodec,
+    GetDataRequest, KeeperState, OpCode, ReplyHeader, Request, RequestHeader, Response,
+    WatcherEvent,
 };
 
 use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
     command::{Command, RequestCmd, WatchReg},
+    connection::ConnectFailure,
     redact::Redacted,
     session::{Action, Config, Phase, SessionCore, Shared},
     watch::{stream_channel, StreamRx, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER},
@@ -69,10 +71,6 @@ pub struct Harness {
     /// Every request the server has seen, for tests that look at the wire.
     pub log: Vec<(i32, OpCode)>,
     pub connects: usize,
-    /// The xid the last connect action said the handshake may number from.
-    pub connect_xid: i32,
-    /// How many xids the next handshakes use (as SASL packets do).
-    pub handshake_xids: i32,
     codec: FrameCodec,
 }
 
@@ -89,8 +87,6 @@ impl Harness {
             watches: ServerWatches::default(),
             log: Vec::new(),
             connects: 0,
-            connect_xid: 0,
-            handshake_xids: 0,
             codec: FrameCodec::new(),
         }
     }
@@ -111,19 +107,51 @@ impl Harness {
     /// Like [`accept`](Self::accept), granting `session_id` with `timeout_ms` (0: expired);
     /// returns the session id the core asked for.
     pub fn accept_as(&mut self, session_id: i64, timeout_ms: i32) -> Option<i64> {
-        let (_, asked) = self.connect_action()?;
-        self.connects += 1;
-        let response = ConnectResponse {
-            protocol_version: 0,
-            timeout: timeout_ms,
-            session_id,
-            passwd: Bytes::from_static(&[7; 16]),
-            read_only: false,
-        };
-        let next_xid = self.connect_xid + self.handshake_xids;
-        self.core.handle_connected(&response, next_xid, self.now);
+        let (_, asked) = self.open()?;
+        self.respond(&response(session_id, timeout_ms, false));
         self.take_written();
-        Some(asked)
+        Some(asked.session_id)
+    }
+
+    /// Takes the core's pending connect action, if any, opens the stream, and decodes the
+    /// connect request the core writes on it: returns the host and the request.
+    pub fn open(&mut self) -> Option<(usize, ConnectRequest)> {
+        let (host, _) = self.connect_action()?;
+        self.connects += 1;
+        self.core.handle_stream_opened(host, self.now);
+        let mut buf = std::mem::take(self.core.transmit());
+        let frame = self
+            .codec
+            .decode_frame(&mut buf)
+            .unwrap()
+            .expect("a connect request");
+        assert!(
+            buf.is_empty(),
+            "nothing but the connect request before the response"
+        );
+        let request = ConnectRequest::decode_exact(frame, "ConnectRequest").unwrap();
+        self.core.handle_written(self.now);
+        Some((host, request))
+    }
+
+    /// The server answers the connect request with `response`.
+    pub fn respond(&mut self, response: &ConnectResponse) {
+        let mut b = BytesMut::new();
+        response.encode(&mut b);
+        let mut rbuf = frame(&b);
+        self.core.handle_input(&mut rbuf, self.now);
+    }
+
+    /// Feeds `bytes` as read from the stream.
+    pub fn input(&mut self, bytes: &[u8]) {
+        let mut rbuf = BytesMut::from(bytes);
+        self.core.handle_input(&mut rbuf, self.now);
+    }
+
+    /// Why the last attempt failed, as `connect` would report it.
+    pub fn last_error(&self) -> String {
+        let why = self.shared.last_connect_error.lock().unwrap();
+        why.clone().unwrap_or_default()
     }
 
     /// Runs the core's actions; returns the host and the session id of a connect action.
@@ -132,12 +160,8 @@ impl Harness {
         while let Some(a) = self.core.poll_action() {
             match a {
                 Action::Connect {
-                    host: h,
-                    request,
-                    xid,
-                    ..
+                    host: h, request, ..
                 } => {
-                    self.connect_xid = xid;
                     host = Some((h, request.session_id));
                 }
                 Action::Disconnect => {}
@@ -360,7 +384,7 @@ impl Harness {
         while self.now < end {
             while let Some(a) = self.core.poll_action() {
                 if let Action::Connect { host, .. } = a {
-                    self.core.handle_connect_failed(host, "refused", self.now);
+                    self.core.handle_connect_failed(host, refused(), self.now);
                 }
             }
             self.advance(Duration::from_millis(50));
@@ -422,7 +446,23 @@ impl Watch {
     }
 }
 
-fn frame(body: &[u8]) -> BytesMut {
+/// What a refused TCP connect reports.
+pub fn refused() -> ConnectFailure {
+    ConnectFailure::Io(std::io::ErrorKind::ConnectionRefused.into())
+}
+
+/// A ConnectResponse granting `session_id` with `timeout_ms` (0: expired).
+pub fn response(session_id: i64, timeout_ms: i32, read_only: bool) -> ConnectResponse {
+    ConnectResponse {
+        protocol_version: 0,
+        timeout: timeout_ms,
+        session_id,
+        passwd: Bytes::from_static(&[7; 16]),
+        read_only,
+    }
+}
+
+pub fn frame(body: &[u8]) -> BytesMut {
     let mut out = BytesMut::with_capacity(body.len() + 4);
     out.put_i32(body.len() as i32);
     out.put_slice(body);

@@ -188,7 +188,8 @@ fn run(order: &[Event], split: usize, batched: bool, cut: Cut) -> usize {
         Cut::Handshake => {
             h.cut();
             let (host, _) = h.connect_action().expect("reconnects");
-            h.core.handle_connect_failed(host, "refused", h.now);
+            h.core
+                .handle_connect_failed(host, super::harness::refused(), h.now);
             log_from = h.log.len();
             assert!(h.accept());
         }

@@ -1,7 +1,10 @@
 //! Unit tests of the session core: no sockets, no sleeps.
 
 mod basics;
+mod handshake;
 mod harness;
 mod interleavings;
 mod sasl;
+#[cfg(feature = "sasl")]
+mod sasl_exchange;
 mod server;

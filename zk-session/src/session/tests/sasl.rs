@@ -1,5 +1,5 @@
-//! What the core hears of SASL: the xids a handshake uses, a refused handshake, and a server
-//! that answers -124 (SASL required) after the session was made.
+//! A server that answers -124 (SASL required) after the session was made; the exchange
+//! itself is in `sasl_exchange.rs`.
 
 use std::{
     future::Future,
@@ -12,7 +12,7 @@ use std::{
 use tokio::sync::{broadcast::error::TryRecvError, oneshot};
 use zk_proto::{xid, OpCode};
 
-use super::harness::{config, get_data, reply_frame, Harness};
+use super::harness::{get_data, reply_frame, Harness};
 use crate::{
     session::{Action, End, Phase, Shared},
     state::{SessionEvent, SessionState},
@@ -24,7 +24,7 @@ const SASL_REQUIRED: i32 = -124;
 
 /// Records the session state at the moment a caller's answer arrives (the oneshot wakes its
 /// receiver inside `send`), so a test sees what a caller looking at the state would see.
-struct StateAtAnswer {
+pub struct StateAtAnswer {
     shared: Arc<Shared>,
     seen: Mutex<Vec<SessionState>>,
 }
@@ -38,7 +38,7 @@ impl Wake for StateAtAnswer {
 
 impl StateAtAnswer {
     /// Starts watching `rx`, which must not be answered yet.
-    fn watch<T>(rx: &mut oneshot::Receiver<T>, shared: &Arc<Shared>) -> Arc<Self> {
+    pub fn watch<T>(rx: &mut oneshot::Receiver<T>, shared: &Arc<Shared>) -> Arc<Self> {
         let me = Arc::new(StateAtAnswer {
             shared: shared.clone(),
             seen: Mutex::new(Vec::new()),
@@ -49,13 +49,13 @@ impl StateAtAnswer {
         me
     }
 
-    fn seen(&self) -> Vec<SessionState> {
+    pub fn seen(&self) -> Vec<SessionState> {
         self.seen.lock().unwrap().clone()
     }
 }
 
 /// Every event published since `rx` subscribed.
-fn events(rx: &mut tokio::sync::broadcast::Receiver<SessionEvent>) -> Vec<SessionEvent> {
+pub fn events(rx: &mut tokio::sync::broadcast::Receiver<SessionEvent>) -> Vec<SessionEvent> {
     let mut out = Vec::new();
     loop {
         match rx.try_recv() {
@@ -67,77 +67,11 @@ fn events(rx: &mut tokio::sync::broadcast::Receiver<SessionEvent>) -> Vec<Sessio
 }
 
 /// No more connection attempts, however long one waits.
-fn assert_no_attempt(h: &mut Harness) {
+pub fn assert_no_attempt(h: &mut Harness) {
     h.advance(Duration::from_secs(30));
     while let Some(a) = h.core.poll_action() {
         assert!(!matches!(a, Action::Connect { .. }), "{a:?}");
     }
-}
-
-#[test]
-fn sasl_packets_take_the_core_xids_and_requests_go_on_after_them() {
-    let mut h = Harness::new(config(3));
-    // The handshake numbers its three SASL packets from the xid the core gives it.
-    h.handshake_xids = 3;
-    assert!(h.accept());
-    assert_eq!(h.connect_xid, 1);
-    let mut r = h.request(get_data("/a"), None);
-    h.serve_all();
-    assert!(r.answer().is_ok());
-    assert_eq!(h.log.last(), Some(&(4, OpCode::GetData)));
-    // The next connection's handshake goes on from the core's counter, and so on.
-    h.cut();
-    assert!(h.accept());
-    assert_eq!(h.connect_xid, 5);
-    let mut r = h.request(get_data("/b"), None);
-    h.serve_all();
-    assert!(r.answer().is_ok());
-    assert_eq!(h.log.last(), Some(&(8, OpCode::GetData)));
-}
-
-#[test]
-fn a_refused_handshake_ends_the_session_as_auth_failed_without_another_server() {
-    let mut h = Harness::new(config(3));
-    let mut events_rx = h.shared.publisher.subscribe();
-    // Made before the first connection: they wait for it.
-    let mut early = h.request(get_data("/a"), None);
-    let mut auth = h.add_auth(b"u:p");
-    let early_state = StateAtAnswer::watch(&mut early.0, &h.shared);
-    let (host, _) = h.connect_action().expect("a first attempt");
-    h.core
-        .handle_auth_failed(host, "authentication failed: bad password", h.now);
-    assert_eq!(h.core.phase(), Phase::Ended(End::AuthFailed));
-    assert_eq!(h.shared.publisher.state(), SessionState::AuthFailed);
-    assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
-    assert_eq!(early_state.seen(), [SessionState::AuthFailed]);
-    assert!(matches!(
-        early.answer(),
-        Err(Error::Code(ErrorCode::AuthFailed))
-    ));
-    assert!(matches!(
-        auth.try_recv(),
-        Ok(Err(Error::Code(ErrorCode::AuthFailed)))
-    ));
-    let reason = h.shared.last_connect_error.lock().unwrap().clone();
-    assert!(reason.is_some_and(|r| r.contains("bad password")));
-    assert_no_attempt(&mut h);
-    // Whatever comes later is refused at once.
-    let mut later = h.request(get_data("/a"), None);
-    assert!(matches!(
-        later.answer(),
-        Err(Error::Code(ErrorCode::AuthFailed))
-    ));
-    assert_eq!(h.connects, 0);
-}
-
-#[test]
-fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
-    let mut h = Harness::new(config(3));
-    let (host, _) = h.connect_action().expect("a first attempt");
-    h.core.handle_connect_failed(host, "refused", h.now);
-    h.core.handle_auth_failed(host, "late", h.now);
-    assert!(!h.core.is_ended());
-    assert!(h.accept(), "the next host is tried");
 }
 
 #[test]

@@ -120,8 +120,8 @@ fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::watch_table::tests::oneshot_pair;
     use crate::watch::{stream_channel, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER};
-    use crate::watch_table::tests::oneshot_pair;
     use tokio::sync::mpsc;
 
     /// The paths of a SetWatches or SetWatches2 batch, and its relative zxid.

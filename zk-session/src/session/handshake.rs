@@ -1,0 +1,167 @@
+//! The handshake on a fresh stream, as input to the core like any other frame: the connect
+//! request goes out once the driver has opened the stream, the ConnectResponse and then the
+//! SASL answers (when SASL is configured) come in through
+//! [`handle_input`](SessionCore::handle_input). A failed handshake is a failed attempt: the
+//! next server is tried, or, when the server refused the credentials, the session ends.
+
+use bytes::BytesMut;
+use tokio::time::Instant;
+use zk_proto::{jute::Record, ConnectResponse};
+
+use super::{Action, Phase, SessionCore};
+use crate::{
+    connection::{speaks_tls, ConnectFailure},
+    trace,
+};
+
+/// How far the handshake of the current stream is.
+#[derive(Debug, Default)]
+pub(super) enum Handshake {
+    /// Waiting for the ConnectResponse.
+    #[default]
+    Response,
+    /// SASL under way on a session the server accepted with `response`.
+    #[cfg(feature = "sasl")]
+    Sasl {
+        response: ConnectResponse,
+        sasl: crate::sasl::SaslHandshake,
+    },
+}
+
+impl SessionCore {
+    /// The driver opened the stream of the current attempt to `host`: the connect request
+    /// goes out.
+    pub fn handle_stream_opened(&mut self, host: usize, now: Instant) {
+        if self.phase != (Phase::Connecting { host }) {
+            return;
+        }
+        let _ = now;
+        self.phase = Phase::Handshaking { host };
+        self.handshake = Handshake::Response;
+        let request = self.connect_request();
+        if let Err(e) = self
+            .codec
+            .encode_with(&mut self.wbuf, |b| request.encode(b))
+        {
+            self.attempt_failed(host, ConnectFailure::Protocol(e.to_string()), now);
+        }
+    }
+
+    /// Takes the handshake's frames from `rbuf` until it is over (connected, or failed) or
+    /// the bytes run out; what follows the handshake stays in `rbuf`.
+    pub(super) fn handshake_input(&mut self, rbuf: &mut BytesMut, now: Instant) {
+        while let Phase::Handshaking { host } = self.phase {
+            match self.handshake_frame(rbuf, host, now) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(f) => return self.attempt_failed(host, f, now),
+            }
+        }
+    }
+
+    /// One frame of the handshake, if a whole one is there (false otherwise).
+    fn handshake_frame(
+        &mut self,
+        rbuf: &mut BytesMut,
+        host: usize,
+        now: Instant,
+    ) -> Result<bool, ConnectFailure> {
+        if speaks_tls(rbuf) {
+            return Err(ConnectFailure::Protocol(
+                "the server answered with TLS: connect with TLS to this port".into(),
+            ));
+        }
+        let protocol = |e: &dyn std::fmt::Display| ConnectFailure::Protocol(e.to_string());
+        let Some(frame) = self.codec.decode_frame(rbuf).map_err(|e| protocol(&e))? else {
+            return Ok(false);
+        };
+        match std::mem::take(&mut self.handshake) {
+            Handshake::Response => {
+                let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
+                    .map_err(|e| protocol(&e))?;
+                self.connect_response(response, host, now)?;
+            }
+            #[cfg(feature = "sasl")]
+            Handshake::Sasl { response, mut sasl } => match sasl.answer(frame)? {
+                Some(token) => {
+                    self.send_sasl(&mut sasl, token)?;
+                    self.handshake = Handshake::Sasl { response, sasl };
+                }
+                None => {
+                    trace::info!(
+                        server = %trace::Server(&self.cfg.hosts[host]),
+                        session_id = %trace::SessionId(response.session_id),
+                        mechanism = sasl.mechanism(),
+                        "SASL authenticated"
+                    );
+                    self.handshake_done(&response, host, now);
+                }
+            },
+        }
+        Ok(true)
+    }
+
+    /// The server's ConnectResponse: an expired session, SASL next, or connected.
+    fn connect_response(
+        &mut self,
+        response: ConnectResponse,
+        host: usize,
+        now: Instant,
+    ) -> Result<(), ConnectFailure> {
+        if response.timeout <= 0 {
+            trace::info!(
+                server = %trace::Server(&self.cfg.hosts[host]),
+                session_id = %trace::SessionId(self.session_id),
+                "the server says the session is expired"
+            );
+            // The server hangs up after the response; an expired session gets no SASL.
+            self.timers.attempt_until = None;
+            if self.cfg.new_session_on_expiry && self.ever_connected {
+                self.actions.push_back(Action::Disconnect);
+                self.wbuf.clear();
+                self.session_expired(now);
+            } else {
+                self.end(super::End::Expired);
+            }
+            return Ok(());
+        }
+        #[cfg(feature = "sasl")]
+        if let Some(config) = &self.cfg.sasl {
+            let (mut sasl, token) =
+                crate::sasl::SaslHandshake::start(config, &self.cfg.hosts[host].0)?;
+            self.send_sasl(&mut sasl, token)?;
+            self.handshake = Handshake::Sasl { response, sasl };
+            return Ok(());
+        }
+        self.handshake_done(&response, host, now);
+        Ok(())
+    }
+
+    /// Writes a SASL token as a packet with the session's next xid.
+    #[cfg(feature = "sasl")]
+    fn send_sasl(
+        &mut self,
+        sasl: &mut crate::sasl::SaslHandshake,
+        token: Vec<u8>,
+    ) -> Result<(), ConnectFailure> {
+        let xid = self.requests.xid();
+        sasl.sent(xid);
+        let packet = zk_proto::Request::Sasl(zk_proto::GetSaslRequest {
+            token: Some(token.into()),
+        });
+        self.codec
+            .encode_with(&mut self.wbuf, |b| packet.encode(xid, b))
+            .map_err(|e| ConnectFailure::Protocol(e.to_string()))
+    }
+
+    /// The handshake is over: connected; auth, watches and waiting requests go out.
+    fn handshake_done(&mut self, response: &ConnectResponse, host: usize, now: Instant) {
+        self.timers.attempt_until = None;
+        self.established(response, host, now);
+        self.replay();
+        if response.read_only && self.cfg.hosts.len() > 1 {
+            self.actions
+                .push_back(Action::ProbeReadWrite { skip: host });
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The connect handshake as input to the core: new, resumed, expired and read-only sessions,
+//! malformed responses, and requests, closes and timers around it.
+
+use std::time::Duration;
+
+use bytes::{BufMut, BytesMut};
+use tokio::sync::oneshot;
+use zk_proto::{jute::Record, OpCode};
+
+use super::harness::{config, frame, get_data, response, Harness, SESSION, TIMEOUT_MS};
+use super::sasl::{assert_no_attempt, events};
+use crate::{
+    command::Command,
+    session::{Action, End, Phase},
+    state::{SessionEvent, SessionState},
+    Error, ErrorCode,
+};
+
+/// The actions the core asks for now.
+fn actions(h: &mut Harness) -> Vec<Action> {
+    std::iter::from_fn(|| h.core.poll_action()).collect()
+}
+
+#[test]
+fn a_new_session_is_asked_for_with_id_zero_and_announced_with_what_the_server_gave() {
+    let mut h = Harness::new(config(3));
+    let mut events_rx = h.shared.publisher.subscribe();
+    let (_, request) = h.open().expect("a first attempt");
+    assert_eq!((request.session_id, request.timeout), (0, TIMEOUT_MS));
+    assert_eq!(&request.passwd[..], &[0; 16]);
+    assert!(matches!(h.core.phase(), Phase::Handshaking { .. }));
+    assert_eq!(h.shared.publisher.state(), SessionState::Connecting);
+    h.respond(&response(SESSION, 4000, false));
+    assert!(matches!(
+        h.core.phase(),
+        Phase::Connected {
+            read_only: false,
+            ..
+        }
+    ));
+    assert_eq!(events(&mut events_rx), [SessionEvent::Connected]);
+    // What the handle reads is what the server gave.
+    assert_eq!(h.shared.publisher.state(), SessionState::Connected);
+    assert_eq!(
+        h.shared
+            .session_id
+            .load(std::sync::atomic::Ordering::Acquire),
+        SESSION
+    );
+    assert_eq!(
+        h.shared
+            .negotiated_timeout_ms
+            .load(std::sync::atomic::Ordering::Acquire),
+        4000
+    );
+    assert_eq!(&h.shared.passwd.lock().unwrap()[..], &[7; 16]);
+    assert_eq!(h.shared.server.lock().unwrap().as_deref(), Some("h0:2181"));
+    // Pings follow the negotiated timeout: every 4000 * 2/3 / 2 ms.
+    h.advance(Duration::from_millis(1334));
+    h.take_written();
+    assert_eq!(h.pending.back().map(|w| w.op), Some(OpCode::Ping));
+}
+
+#[test]
+fn a_resumed_session_is_asked_for_by_id_and_password_and_announced_as_reconnected() {
+    let mut h = Harness::connected();
+    let mut events_rx = h.shared.publisher.subscribe();
+    let mut r = h.request(get_data("/a"), None);
+    h.advance(Duration::from_secs(2));
+    h.serve_all();
+    assert!(r.answer().is_ok());
+    h.cut();
+    let (_, request) = h.open().expect("a reconnect");
+    assert_eq!(request.session_id, SESSION);
+    assert_eq!(&request.passwd[..], &[7; 16]);
+    assert_eq!(request.last_zxid_seen, 10, "the zxid of the last reply");
+    assert_eq!(h.shared.publisher.state(), SessionState::Suspended);
+    h.respond(&response(SESSION, TIMEOUT_MS, false));
+    assert_eq!(
+        events(&mut events_rx),
+        [SessionEvent::Suspended, SessionEvent::Reconnected]
+    );
+    assert_eq!(h.shared.server.lock().unwrap().as_deref(), Some("h1:2181"));
+}
+
+#[test]
+fn requests_made_during_the_handshake_wait_for_it_and_go_out_behind_it() {
+    let mut h = Harness::new(config(1));
+    let (_, _) = h.open().expect("an attempt");
+    let mut early = h.request(get_data("/a"), None);
+    assert!(h.core.transmit().is_empty(), "nothing before the response");
+    assert!(early.0.try_recv().is_err());
+    // The response and a ping reply arrive in one read, byte by byte.
+    let mut body = BytesMut::new();
+    response(SESSION, TIMEOUT_MS, false).encode(&mut body);
+    let mut bytes = frame(&body).to_vec();
+    bytes.extend_from_slice(&super::harness::reply_frame(-2, 0, 0, None));
+    let mut rbuf = BytesMut::new();
+    for b in bytes {
+        rbuf.put_u8(b);
+        h.core.handle_input(&mut rbuf, h.now);
+    }
+    assert!(rbuf.is_empty());
+    assert!(matches!(h.core.phase(), Phase::Connected { .. }));
+    h.serve_all();
+    assert!(early.answer().is_ok());
+    assert_eq!(h.log.last(), Some(&(1, OpCode::GetData)));
+}
+
+#[test]
+fn an_expired_session_on_reconnect_makes_a_new_one_and_a_first_one_ends() {
+    // After a connection: a new session, asked for with id 0.
+    let mut h = Harness::connected();
+    h.advance(Duration::from_secs(2));
+    h.cut();
+    let mut events_rx = h.shared.publisher.subscribe();
+    let _ = h.open();
+    h.respond(&response(SESSION, 0, false));
+    let acts = actions(&mut h);
+    assert_eq!(acts.first(), Some(&Action::Disconnect), "{acts:?}");
+    assert!(
+        matches!(acts.get(1), Some(Action::Connect { request, .. }) if request.session_id == 0)
+    );
+    assert_eq!(events(&mut events_rx), [SessionEvent::Expired]);
+    assert_eq!(
+        h.shared
+            .session_id
+            .load(std::sync::atomic::Ordering::Acquire),
+        0
+    );
+    assert!(!h.shared.ended.load(std::sync::atomic::Ordering::Acquire));
+    // The first connection of a resumed session: the session ends.
+    let mut cfg = config(2);
+    cfg.resume = Some((SESSION, bytes::Bytes::from_static(&[7; 16])));
+    let mut h = Harness::new(cfg);
+    let mut waiting = h.request(get_data("/a"), None);
+    let (_, request) = h.open().unwrap();
+    assert_eq!(request.session_id, SESSION);
+    h.respond(&response(SESSION, 0, false));
+    assert_eq!(h.core.phase(), Phase::Ended(End::Expired));
+    assert!(h.shared.ended.load(std::sync::atomic::Ordering::Acquire));
+    assert!(matches!(
+        waiting.answer(),
+        Err(Error::Code(ErrorCode::SessionExpired))
+    ));
+    assert_no_attempt(&mut h);
+}
+
+#[test]
+fn a_read_only_server_is_announced_as_such_and_probed_past() {
+    let mut cfg = config(3);
+    cfg.read_only = true;
+    let mut h = Harness::new(cfg);
+    let (host, request) = h.open().unwrap();
+    assert!(request.read_only);
+    h.respond(&response(SESSION, TIMEOUT_MS, true));
+    assert_eq!(h.shared.publisher.state(), SessionState::ConnectedReadOnly);
+    assert_eq!(actions(&mut h), [Action::ProbeReadWrite { skip: host }]);
+    // A session made by a read-only server is not asked for again until a read-write
+    // server has been seen.
+    h.core.handle_read_write_found(2, h.now);
+    let (next, request) = h.open().unwrap();
+    assert_eq!((next, request.session_id), (2, 0));
+    h.respond(&response(SESSION + 1, TIMEOUT_MS, false));
+    assert_eq!(h.shared.publisher.state(), SessionState::Connected);
+}
+
+#[test]
+fn a_bad_connect_response_fails_the_attempt_and_the_next_server_is_tried() {
+    let truncated = {
+        let mut b = BytesMut::new();
+        response(SESSION, TIMEOUT_MS, false).encode(&mut b);
+        frame(&b[..20]).to_vec()
+    };
+    let too_long = {
+        let mut b = BytesMut::new();
+        response(SESSION, TIMEOUT_MS, false).encode(&mut b);
+        b.put_slice(b"xx");
+        frame(&b).to_vec()
+    };
+    let tls_alert = vec![0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32];
+    let huge = 0x7fff_0000u32.to_be_bytes().to_vec();
+    let cases: [(&[u8], &str); 4] = [
+        (&truncated, "bad connect response"),
+        (&too_long, "bad connect response"),
+        (&tls_alert, "answered with TLS"),
+        (&huge, "bad connect response"),
+    ];
+    for (bytes, why) in cases {
+        let mut h = Harness::new(config(3));
+        let mut waiting = h.request(get_data("/a"), None);
+        let (host, _) = h.open().unwrap();
+        h.input(bytes);
+        assert!(h.last_error().contains(why), "{why}: {}", h.last_error());
+        let acts = actions(&mut h);
+        assert_eq!(acts.first(), Some(&Action::Disconnect), "{acts:?}");
+        assert!(
+            matches!(acts.get(1), Some(Action::Connect { host: next, .. }) if *next == host + 1),
+            "{acts:?}"
+        );
+        assert!(waiting.0.try_recv().is_err(), "the request still waits");
+        // The next server answers, and the request goes out there.
+        h.core.handle_stream_opened(host + 1, h.now);
+        h.core.transmit().clear();
+        h.respond(&response(SESSION, TIMEOUT_MS, false));
+        h.serve_all();
+        assert!(waiting.answer().is_ok());
+    }
+}
+
+#[test]
+fn a_server_that_hangs_up_or_stays_silent_fails_the_attempt() {
+    let mut h = Harness::new(config(2));
+    let _ = h.open().unwrap();
+    h.core.handle_disconnected(h.now);
+    assert!(
+        h.last_error().contains("instead of answering"),
+        "{}",
+        h.last_error()
+    );
+    let acts = actions(&mut h);
+    assert!(
+        matches!(
+            acts[..],
+            [Action::Disconnect, Action::Connect { host: 1, .. }]
+        ),
+        "{acts:?}"
+    );
+    // The next one accepts and never answers: the attempt is given up after its timeout
+    // (the session timeout over at least three: 2 s), with a wake-up for it.
+    h.core.handle_stream_opened(1, h.now);
+    assert_eq!(h.advance(Duration::from_millis(1999)), 0);
+    assert!(matches!(h.core.phase(), Phase::Handshaking { host: 1 }));
+    h.advance(Duration::from_millis(1));
+    assert!(
+        h.last_error().contains("no connect response in time"),
+        "{}",
+        h.last_error()
+    );
+    // Both servers failed: the next round waits a backoff first.
+    assert_eq!(actions(&mut h), [Action::Disconnect]);
+    assert!(matches!(h.core.phase(), Phase::Backoff { host: 0, .. }));
+    assert_eq!(h.connect_action().map(|(host, _)| host), Some(0));
+}
+
+#[test]
+fn a_close_during_the_handshake_ends_the_session_and_drops_the_stream() {
+    let mut h = Harness::new(config(3));
+    let mut waiting = h.request(get_data("/a"), None);
+    let _ = h.open().unwrap();
+    let (tx, mut rx) = oneshot::channel();
+    h.core.handle_command(Command::Close { reply: tx }, h.now);
+    assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+    assert_eq!(actions(&mut h), [Action::Disconnect]);
+    assert!(rx.try_recv().is_ok());
+    assert!(matches!(waiting.answer(), Err(Error::Closed)));
+    // A response that comes late changes nothing.
+    h.respond(&response(SESSION, TIMEOUT_MS, false));
+    assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+    assert_eq!(h.shared.publisher.state(), SessionState::Closed);
+}
+
+#[test]
+fn the_session_is_lost_while_every_handshake_times_out() {
+    let mut h = Harness::connected();
+    h.advance(Duration::from_secs(2));
+    h.serve_all();
+    h.cut();
+    let mut waiting = h.request(get_data("/a"), None);
+    // Every server accepts and stays silent.
+    let end = h.now + Duration::from_secs(8);
+    while h.now < end {
+        if let Some((host, _)) = h.connect_action() {
+            h.core.handle_stream_opened(host, h.now);
+            h.core.transmit().clear();
+        }
+        h.advance(Duration::from_millis(100));
+    }
+    assert_eq!(h.shared.publisher.state(), SessionState::Lost);
+    assert!(matches!(
+        waiting.answer(),
+        Err(Error::Code(ErrorCode::ConnectionLoss))
+    ));
+    // Lost is not the end: a server that answers takes the session back.
+    assert_eq!(h.accept_as(SESSION, TIMEOUT_MS), Some(SESSION));
+    assert_eq!(h.shared.publisher.state(), SessionState::Connected);
+}
