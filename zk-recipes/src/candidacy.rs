@@ -17,9 +17,8 @@ use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
     protected::{child_path, ProtectedCreate, ProtectedNode},
-    retry::retry_delay,
     session_scope::session_gone,
-    RecipeError, Result,
+    RecipeError, Result, RETRY_BACKOFF,
 };
 
 /// What a leader does when its connection is suspended (dropped, session possibly alive).
@@ -287,7 +286,7 @@ impl Engine {
             return Err(Stop::End(e.into()));
         }
         // The state change that usually follows ends the pause early.
-        let pause = retry_delay(self.errors);
+        let pause = RETRY_BACKOFF.delay(self.errors);
         self.errors += 1;
         guard(inp, tokio::time::sleep(pause)).await
     }
@@ -430,7 +429,7 @@ impl Engine {
                 match delete_quietly(&client, &node.path).await {
                     Ok(()) => break,
                     Err(RecipeError::Session(e)) if e.is_retryable() => {
-                        tokio::time::sleep(retry_delay(retry)).await;
+                        tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                         retry += 1;
                         continue;
                     }

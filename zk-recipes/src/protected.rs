@@ -31,8 +31,9 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
     cleanup::{spawn_removal, Claim},
-    retry::{may_retry, retry_delay},
+    session_scope::may_retry,
     session_scope::session_gone,
+    RETRY_BACKOFF,
 };
 
 /// How many times a create may find its parent missing (reaped as an empty container right
@@ -337,7 +338,7 @@ impl ProtectedCreate {
         loop {
             match self.recover_as(client, id, recorded_session).await {
                 Err(e) if e.is_retryable() && may_retry(client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                 }
                 other => return other,
@@ -407,7 +408,7 @@ async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Err
     loop {
         match client.get_children(parent).await {
             Err(e) if e.is_retryable() && may_retry(client) => {
-                tokio::time::sleep(retry_delay(retry)).await;
+                tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                 retry += 1;
             }
             other => return other,

@@ -35,6 +35,14 @@ pub(crate) fn session_gone(client: &Client, owner: i64) -> bool {
     client.state() == SessionState::Expired || client.has_ended() || (now != 0 && now != owner)
 }
 
+/// Whether an operation that failed retryably may be tried again: not once the session is
+/// over, nor while it is presumed lost (no connection for the whole session timeout), when
+/// the session fails every request at once and the caller is owed a prompt answer.
+pub(crate) fn may_retry(client: &Client) -> bool {
+    let state = client.state();
+    state != SessionState::Lost && !state.is_terminal()
+}
+
 /// One session of a client, for an operation that must not outlive it.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionScope {

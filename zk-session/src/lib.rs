@@ -60,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+mod backoff;
 mod builder;
 mod chroot;
 mod client;
@@ -85,6 +86,7 @@ mod tree_ops;
 mod version;
 mod watch;
 
+pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;
 pub use create_options::CreateOptions;

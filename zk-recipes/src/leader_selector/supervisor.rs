@@ -9,7 +9,7 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    candidacy::session_over, mutex::Mutex, retry::retry_delay, LockGuard, LostReason, RecipeError,
+    candidacy::session_over, mutex::Mutex, LockGuard, LostReason, RecipeError, RETRY_BACKOFF,
 };
 
 /// The background task of one selector.
@@ -142,7 +142,7 @@ impl Supervisor {
             {
                 return Err(Stop::ended(RecipeError::Session(s)))
             }
-            _ => tokio::time::sleep(retry_delay(3)).await,
+            _ => tokio::time::sleep(RETRY_BACKOFF.delay(3)).await,
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use zk_session::{
 };
 
 use super::LostReason;
-use crate::{pending::data_watch, retry::retry_delay};
+use crate::{pending::data_watch, RETRY_BACKOFF};
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).
@@ -33,7 +33,7 @@ pub(super) async fn own_node_gone(
                 }
                 Err(Error::Code(ErrorCode::NoNode)) => return LostReason::NodeDeleted,
                 Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                     continue;
                 }
