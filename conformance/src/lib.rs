@@ -16,6 +16,9 @@
 //! and every JVM is spawned with a parent-death signal so it dies with the test process even
 //! when that is SIGKILLed (see [`spawner`]).
 //!
+//! [`kdc`] runs a real MIT Kerberos KDC (Debian's `krb5-kdc`, installed on demand) for the
+//! GSSAPI tests, and [`kerberos_server`] logs servers in to it.
+//!
 //! [`bench`](mod@bench) holds what the benchmark programs share.
 //!
 //! [`peers`] compiles and runs the other clients the tests and benchmarks compare with
