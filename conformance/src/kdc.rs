@@ -167,6 +167,17 @@ impl Kdc {
     /// `kinit -k -t keytab -l lifetime name` into the cache collection, as a user would
     /// (with the password; here the keytab stands in for it).
     pub fn kinit(&self, name: &str, keytab: &Path, lifetime: Duration) -> Result<()> {
+        self.kinit_into(&self.ccache_collection(), name, keytab, lifetime)
+    }
+
+    /// [`kinit`](Self::kinit) into the ticket cache `ccache`, such as `FILE:/tmp/cc`.
+    pub fn kinit_into(
+        &self,
+        ccache: &str,
+        name: &str,
+        keytab: &Path,
+        lifetime: Duration,
+    ) -> Result<()> {
         let mut cmd = Command::new("kinit");
         cmd.arg("-k")
             .arg("-t")
@@ -174,7 +185,7 @@ impl Kdc {
             .arg("-l")
             .arg(format!("{}s", lifetime.as_secs().max(1)))
             .arg(name)
-            .env("KRB5CCNAME", self.ccache_collection());
+            .env("KRB5CCNAME", ccache);
         run(
             with_env(&mut cmd, self.dir.path()),
             &format!("kinit {name}"),

@@ -82,6 +82,23 @@ mod with_gssapi {
         assert_code(&zk_as("carol", Some(&keytab), &["delete", &path]).await, 0);
     }
 
+    /// The plain Kerberos way: `kinit`, then `KRB5CCNAME` names the cache, no other option.
+    #[tokio::test]
+    async fn kinit_and_krb5ccname_are_enough() {
+        let kdc = shared_kdc();
+        let server = setup().0.connect_string();
+        let keytab = kdc.principal_with_keytab("frank").unwrap();
+        let cache = format!("FILE:{}", kdc.dir().join("frank.ccache").display());
+        kdc.kinit_into(&cache, "frank", &keytab, Duration::from_secs(3600))
+            .unwrap();
+        let mut c = command_at(&server, ["--sasl-mechanism", "gssapi", "whoami"]);
+        c.env("KRB5CCNAME", &cache);
+        let o = finish(c, None).await;
+        assert_code(&o, 0);
+        let me = format!("sasl: {}", Kdc::principal("frank"));
+        assert!(stdout(&o).lines().any(|l| l == me), "{}", stdout(&o));
+    }
+
     #[tokio::test]
     async fn no_ticket_exits_3_with_auth_failed() {
         setup();
