@@ -13,7 +13,7 @@ use std::{
 use conformance::{shared_kdc, Ensemble, Kdc, KerberosServer, ServerOptions, Standalone};
 use recipes_support::{assert_no_auth, kill_and_reconnect, sasl_ids, soon, unique_under, Proxy};
 use zk_session::{
-    Acl, Client, CreateOptions, Error, ErrorCode, EventType, GssapiConfig,
+    Acl, Client, CreateOptions, EndReason, Error, ErrorCode, EventType, GssapiConfig,
     HostnameCanonicalization, Id, Perms, SaslConfig, SaslMechanism, SessionState, Version,
 };
 
@@ -128,7 +128,7 @@ async fn assert_auth_failed_at_once(what: &str, gssapi: GssapiConfig, expected: 
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
         "{r:?}"
     );
-    assert_eq!(c.state(), SessionState::AuthFailed);
+    assert_eq!(c.state(), SessionState::Ended(EndReason::AuthFailed));
 }
 
 #[tokio::test]

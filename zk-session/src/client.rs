@@ -23,7 +23,8 @@ use crate::{
     session::Shared,
     state::{SessionEvents, SessionState},
     watch::{stream_channel, DropNotice, WatchKind},
-    CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, Version,
+    CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
+    SessionId, Version,
 };
 
 /// The znode holding the ensemble's dynamic configuration (never under the chroot).
@@ -57,7 +58,7 @@ struct Inner {
     tx: mpsc::UnboundedSender<Command>,
     shared: Arc<Shared>,
     chroot: Chroot,
-    request_timeout: Option<Duration>,
+    operation_timeout: Option<Duration>,
     persistent_watch_buffer: usize,
 }
 
@@ -81,7 +82,7 @@ impl Client {
         tx: mpsc::UnboundedSender<Command>,
         shared: Arc<Shared>,
         chroot: Chroot,
-        request_timeout: Option<Duration>,
+        operation_timeout: Option<Duration>,
         persistent_watch_buffer: usize,
     ) -> Self {
         Client {
@@ -89,7 +90,7 @@ impl Client {
                 tx,
                 shared,
                 chroot,
-                request_timeout,
+                operation_timeout,
                 persistent_watch_buffer,
             }),
         }
@@ -131,7 +132,7 @@ impl Client {
 
     /// Waits for the session task's answer, up to the request timeout.
     async fn reply<T>(&self, rx: oneshot::Receiver<Result<T, Error>>) -> Result<T, Error> {
-        match self.inner.request_timeout {
+        match self.inner.operation_timeout {
             None => rx.await.unwrap_or(Err(Error::Closed)),
             Some(t) => match tokio::time::timeout(t, rx).await {
                 Ok(r) => r.unwrap_or(Err(Error::Closed)),

@@ -77,6 +77,7 @@ mod retry;
 #[cfg(feature = "sasl")]
 pub mod sasl;
 mod session;
+mod session_id;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
@@ -97,7 +98,8 @@ pub use retry::RetryPolicy;
 pub use sasl::{GssapiConfig, HostnameCanonicalization};
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
-pub use state::{SessionEvent, SessionEvents, SessionState};
+pub use session_id::SessionId;
+pub use state::{EndReason, SessionEvent, SessionEvents, SessionState};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;

@@ -9,7 +9,8 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    candidacy::session_over, mutex::Mutex, LockGuard, LostReason, RecipeError, RETRY_BACKOFF,
+    candidacy::session_over, mutex::Mutex, session_scope::raw_session_id, LockGuard, LostReason,
+    RecipeError, RETRY_BACKOFF,
 };
 
 /// The background task of one selector.
@@ -152,7 +153,7 @@ impl Supervisor {
     async fn on_current_session(&self, guard: &LockGuard) -> bool {
         tokio::select! {
             r = self.client.exists(guard.path()) => {
-                matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == self.client.session_id())
+                matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == raw_session_id(&self.client))
             }
             _ = guard.lost() => false,
         }

@@ -9,7 +9,9 @@ use tokio::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
 use super::{handshake::Handshake, Action, Away, Drop_, End, Phase, SessionCore};
-use crate::{backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, Error};
+use crate::{
+    backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, Error, SessionId,
+};
 
 /// A connection that ends sooner than this after its handshake counts as a quick drop: the
 /// next reconnection waits a backoff that grows with the run of quick drops, so a server that
@@ -181,12 +183,13 @@ impl SessionCore {
         self.reconnect.next_host = (host + 1) % self.cfg.hosts.len();
         // Read-only is announced as such even for the same session (Curator's READ_ONLY): a
         // listener must not take it for a session that can write again.
-        let event = if r.read_only {
-            SessionEvent::ConnectedReadOnly
-        } else if same_session {
-            SessionEvent::Reconnected
-        } else {
-            SessionEvent::Connected
+        let event = match SessionId::new(r.session_id) {
+            Some(session_id) if r.read_only => SessionEvent::ConnectedReadOnly { session_id },
+            _ if same_session => SessionEvent::Reconnected,
+            Some(session_id) => SessionEvent::Connected { session_id },
+            // A server that grants session 0 breaks the protocol; the handshake's timeout
+            // still says the session is alive, so it is told as a reconnect.
+            None => SessionEvent::Reconnected,
         };
         self.publish(event);
     }

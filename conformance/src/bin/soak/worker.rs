@@ -156,7 +156,7 @@ impl Worker {
             .session_timeout(STORAGE_SESSION_TIMEOUT)
             // One client per session: the soak counts a new session as a new writer.
             .on_session_expiry(OnExpiry::End)
-            .request_timeout(REQUEST_TIMEOUT)
+            .operation_timeout(REQUEST_TIMEOUT)
             .connect()
             .await
             .ok()?;
@@ -306,7 +306,11 @@ impl Sess {
     fn should_end(&self) -> bool {
         self.w.stopping()
             || self.client.state().is_terminal()
-            || self.client.session_id() != self.session_id
+            || self
+                .client
+                .session_id()
+                .map_or(0, zk_session::SessionId::get)
+                != self.session_id
     }
 
     /// Issues one call, counting it as issued and then answered (or cancelled, when the

@@ -12,8 +12,8 @@ use super::sasl::{assert_no_attempt, events};
 use crate::{
     command::Command,
     session::{Action, End, Phase},
-    state::{SessionEvent, SessionState},
-    Error, ErrorCode,
+    state::{EndReason, SessionEvent, SessionState},
+    Error, ErrorCode, SessionId,
 };
 
 /// The actions the core asks for now.
@@ -38,7 +38,12 @@ fn a_new_session_is_asked_for_with_id_zero_and_announced_with_what_the_server_ga
             ..
         }
     ));
-    assert_eq!(events(&mut events_rx), [SessionEvent::Connected]);
+    assert_eq!(
+        events(&mut events_rx),
+        [SessionEvent::Connected {
+            session_id: SessionId::new(SESSION).unwrap()
+        }]
+    );
     // What the handle reads is what the server gave.
     assert_eq!(h.shared.publisher.state(), SessionState::Connected);
     assert_eq!(
@@ -257,7 +262,10 @@ fn a_close_during_the_handshake_ends_the_session_and_drops_the_stream() {
     // A response that comes late changes nothing.
     h.respond(&response(SESSION, TIMEOUT_MS, false));
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
-    assert_eq!(h.shared.publisher.state(), SessionState::Closed);
+    assert_eq!(
+        h.shared.publisher.state(),
+        SessionState::Ended(EndReason::Closed)
+    );
 }
 
 #[test]

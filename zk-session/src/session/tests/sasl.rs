@@ -15,7 +15,7 @@ use zk_proto::{xid, OpCode};
 use super::harness::{get_data, reply_frame, Harness};
 use crate::{
     session::{Action, End, Phase, Shared},
-    state::{SessionEvent, SessionState},
+    state::{EndReason, SessionEvent, SessionState},
     Error, ErrorCode,
 };
 
@@ -75,6 +75,18 @@ pub fn assert_no_attempt(h: &mut Harness) {
 }
 
 #[test]
+fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
+    let mut h = Harness::new(super::harness::config(3));
+    let (host, _) = h.connect_action().expect("a first attempt");
+    h.core
+        .handle_connect_failed(host, super::harness::refused(), h.now);
+    let late = crate::connection::ConnectFailure::AuthFailed("late".into());
+    h.core.handle_connect_failed(host, late, h.now);
+    assert!(!h.core.is_ended());
+    assert!(h.accept(), "the next host is tried");
+}
+
+#[test]
 fn a_minus_124_reply_publishes_auth_failed_then_answers_everyone_once() {
     let mut h = Harness::connected();
     let mut events_rx = h.shared.publisher.subscribe();
@@ -90,9 +102,18 @@ fn a_minus_124_reply_publishes_auth_failed_then_answers_everyone_once() {
     h.core.handle_input(&mut frame, h.now);
 
     // The state changed before anyone heard: straight from Connected to AuthFailed.
-    assert_eq!(first_state.seen(), [SessionState::AuthFailed]);
-    assert_eq!(second_state.seen(), [SessionState::AuthFailed]);
-    assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+    assert_eq!(
+        first_state.seen(),
+        [SessionState::Ended(EndReason::AuthFailed)]
+    );
+    assert_eq!(
+        second_state.seen(),
+        [SessionState::Ended(EndReason::AuthFailed)]
+    );
+    assert_eq!(
+        events(&mut events_rx),
+        [SessionEvent::Ended(EndReason::AuthFailed)]
+    );
     // The refused caller gets the server's code, the others AuthFailed: once each.
     assert!(matches!(
         first.answer(),
@@ -129,10 +150,13 @@ fn a_minus_124_answer_to_a_ping_or_set_watches_ends_the_session_as_auth_failed()
         h.core.handle_input(&mut frame, h.now);
         assert_eq!(
             state.seen(),
-            [SessionState::AuthFailed],
+            [SessionState::Ended(EndReason::AuthFailed)],
             "xid {session_xid}"
         );
-        assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+        assert_eq!(
+            events(&mut events_rx),
+            [SessionEvent::Ended(EndReason::AuthFailed)]
+        );
         assert!(matches!(
             waiting.answer(),
             Err(Error::Code(ErrorCode::AuthFailed))

@@ -13,8 +13,8 @@ use crate::{
     command::Command,
     sasl::TwoRounds,
     session::{Action, End, Phase},
-    state::{SessionEvent, SessionState},
-    Error, ErrorCode, SaslConfig,
+    state::{EndReason, SessionEvent, SessionState},
+    Error, ErrorCode, SaslConfig, SessionId,
 };
 
 fn sasl_harness(hosts: usize) -> Harness {
@@ -64,7 +64,12 @@ fn the_exchange_runs_before_anything_else_and_requests_go_out_after_it() {
     assert_eq!(sasl_packet(&mut h), (2, b"more".to_vec()));
     assert_eq!(h.shared.publisher.state(), SessionState::Connecting);
     answer(&mut h, 2, 0, None);
-    assert_eq!(events(&mut events_rx), [SessionEvent::Connected]);
+    assert_eq!(
+        events(&mut events_rx),
+        [SessionEvent::Connected {
+            session_id: SessionId::new(SESSION).unwrap()
+        }]
+    );
     h.serve_all();
     assert!(early.answer().is_ok() && during.answer().is_ok());
     assert!(matches!(auth.try_recv(), Ok(Ok(()))));
@@ -98,8 +103,14 @@ fn a_refusal_ends_the_session_as_auth_failed_without_another_server() {
         let (xid, _) = sasl_packet(&mut h);
         answer(&mut h, xid, code, None);
         assert_eq!(h.core.phase(), Phase::Ended(End::AuthFailed));
-        assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
-        assert_eq!(early_state.seen(), [SessionState::AuthFailed]);
+        assert_eq!(
+            events(&mut events_rx),
+            [SessionEvent::Ended(EndReason::AuthFailed)]
+        );
+        assert_eq!(
+            early_state.seen(),
+            [SessionState::Ended(EndReason::AuthFailed)]
+        );
         assert!(matches!(
             early.answer(),
             Err(Error::Code(ErrorCode::AuthFailed))
@@ -182,7 +193,10 @@ fn a_close_or_an_abandoned_request_during_the_exchange_leaves_nothing_behind() {
     assert!(rx.try_recv().is_ok());
     assert!(matches!(waiting.answer(), Err(Error::Closed)));
     assert!(h.core.transmit().is_empty());
-    assert_eq!(h.shared.publisher.state(), SessionState::Closed);
+    assert_eq!(
+        h.shared.publisher.state(),
+        SessionState::Ended(EndReason::Closed)
+    );
 }
 
 #[test]
