@@ -60,7 +60,7 @@ async fn expire(connect: &str, victim: &Client) {
         let mut state = victim.watch_state();
         let expired = tokio::time::timeout(
             Duration::from_secs(5),
-            state.wait_for(|s| *s == SessionState::Ended(zk_session::EndReason::SessionExpired)),
+            state.wait_for(|s| s == SessionState::Ended(zk_session::EndReason::SessionExpired)),
         )
         .await;
         if matches!(expired, Ok(Ok(_))) {

@@ -35,7 +35,7 @@ async fn wait_state(c: &Client, want: SessionState, within: Duration) {
     let mut rx = c.watch_state();
     let r = tokio::time::timeout(within, async {
         loop {
-            if *rx.borrow_and_update() == want {
+            if rx.get_and_update() == want {
                 return;
             }
             rx.changed().await.unwrap();

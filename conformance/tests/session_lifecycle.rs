@@ -138,7 +138,7 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     // Wait until the client knows; a request sent before that fails with ConnectionLoss.
     tokio::time::timeout(
         Duration::from_secs(10),
-        state.wait_for(|s| *s == SessionState::Suspended),
+        state.wait_for(|s| s == SessionState::Suspended),
     )
     .await
     .unwrap()

@@ -327,7 +327,7 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 async fn wait_state(c: &Client, want: SessionState, within: Duration) {
     let mut rx = c.watch_state();
     let reached = tokio::time::timeout(within, async {
-        while *rx.borrow_and_update() != want {
+        while rx.get_and_update() != want {
             rx.changed().await.unwrap();
         }
     })

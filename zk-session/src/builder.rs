@@ -457,7 +457,7 @@ impl ClientBuilder {
         let mut state = client.watch_state();
         let reached = tokio::time::timeout(wait, async {
             loop {
-                let s = *state.borrow_and_update();
+                let s = state.get_and_update();
                 if s != SessionState::Connecting {
                     return s;
                 }

@@ -6,7 +6,7 @@ use std::{
 };
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use zk_proto::{
     validate_path, Acl, AddWatchMode, AddWatchRequest, CheckVersionRequest, ClientInfo, CreateMode,
     CreateRequest, CreateTtlRequest, DeleteRequest, ErrorCode, ExistsRequest, GetAclRequest,
@@ -21,7 +21,7 @@ use crate::{
     command::{Command, RequestCmd, WatchReg},
     redact::Redacted,
     session::Shared,
-    state::{SessionEvents, SessionState},
+    state::{SessionEvents, SessionState, StateWatch},
     watch::{stream_channel, DropNotice, WatchKind},
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
     SessionId, Version,
