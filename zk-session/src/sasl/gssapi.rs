@@ -20,8 +20,17 @@
 //! - A keytab ([`GssapiConfig::keytab`] with [`GssapiConfig::principal`]): the library gets
 //!   (and renews) tickets from it by itself, as `KRB5_CLIENT_KTNAME` makes it do. The binding
 //!   has no `gss_acquire_cred_from`, so the keytab is named to MIT krb5 through that
-//!   variable, set only while the credential is acquired (under a lock held by every GSS
-//!   call of this crate) and put back afterwards.
+//!   variable, set only around the GSS-API calls that may read it (under a lock held by
+//!   every GSS call of this crate) and put back afterwards. Other threads of the process
+//!   that read the environment at that moment see it too.
+//!
+//! # Failures
+//!
+//! No ticket, an expired one, a server principal the KDC does not know, or a principal the
+//! KDC refuses: the exchange fails before anything is sent, and the session ends at once in
+//! `SessionState::Ended(EndReason::AuthFailed)` (every request fails with `AuthFailed`), as
+//! when the server refuses; no retry loop. The Kerberos library's message (such as "Ticket
+//! expired") is logged with the `tracing` feature.
 //!
 //! # Server principal
 //!
