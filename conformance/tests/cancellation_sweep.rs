@@ -373,13 +373,13 @@ async fn session_watch_operations(pause: Pause) {
     let env = Env::new("watches", pause).await;
     let env = &env;
     env.observer
-        .create(&env.path, b"", &CreateOptions::persistent())
+        .create(&env.path, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let there = format!("{}/there", env.path);
     let missing = format!("{}/missing", env.path);
     env.observer
-        .create(&there, b"", &CreateOptions::persistent())
+        .create(&there, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let ops = [
@@ -458,7 +458,7 @@ async fn session_watch_operations(pause: Pause) {
 async fn the_sweep_catches_leaks() {
     let env = &Env::new("leaky", Pause::Sleep(Duration::from_millis(1))).await;
     env.observer
-        .create(&env.path, b"", &CreateOptions::persistent())
+        .create(&env.path, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let plan = SweepPlan {
@@ -471,7 +471,7 @@ async fn the_sweep_catches_leaks() {
         let target = format!("{}/leak", env.path);
         async move {
             if node {
-                let _ = c.create(&target, b"", &CreateOptions::ephemeral()).await;
+                let _ = c.create(&target, b"", CreateOptions::ephemeral()).await;
             } else if let Ok((_, w)) = c.exists_watch(&target).await {
                 // Kept alive past the drop of this future: a watch nobody can use.
                 std::mem::forget(w);

@@ -391,7 +391,7 @@ async fn notification_for_an_unwatched_path_is_ignored() {
         .await
         .expect("the watch fires");
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeDataChanged, "/w")
     );
     assert!(server
@@ -461,7 +461,7 @@ async fn notification_flood_on_a_persistent_watch_costs_bounded_memory() {
     while held + (missed as usize) < EVENTS {
         match within(STEP, "the flooded watch", watch.next()).await {
             Some(Ok(ev)) => {
-                assert_eq!(ev.path.len(), path.len());
+                assert_eq!(ev.path().len(), path.len());
                 held += 1;
             }
             Some(Err(Error::WatchLagged { missed: m })) => missed += m,

@@ -306,7 +306,7 @@ async fn run(n: usize, actions: Vec<Action>) -> Result<(), String> {
     // A persistent lock path, so that an acquire's frames are the same each time (a
     // container would be reaped whenever the lock is free, and made again).
     observer
-        .create(&path, b"", &CreateOptions::persistent())
+        .create(&path, b"", CreateOptions::persistent())
         .await
         .map_err(|e| e.to_string())?;
     let mut world = World { observer, path, cs };

@@ -128,7 +128,7 @@ async fn a_listing_refused_for_good_leaves_no_node() {
         Id::anyone(),
     )];
     admin
-        .create(&path, b"", &CreateOptions::persistent().with_acl(blind))
+        .create(&path, b"", CreateOptions::persistent().with_acl(blind))
         .await
         .unwrap();
     let m = Mutex::new(c.clone(), &path);

@@ -161,7 +161,7 @@ async fn selector_beside_curator_leader_selector() {
     let admin = client(&cs).await;
     let base = unique("selector");
     admin
-        .create(&base, b"", &CreateOptions::persistent())
+        .create(&base, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let path = format!("{base}/leader");
@@ -194,7 +194,7 @@ async fn selector_beside_curator_leader_selector() {
                     std::future::pending::<()>().await;
                 }
                 match c
-                    .create(&marker, lead.id().as_bytes(), &CreateOptions::ephemeral())
+                    .create(&marker, lead.id().as_bytes(), CreateOptions::ephemeral())
                     .await
                 {
                     Err(Error::Code(ErrorCode::NodeExists)) => {

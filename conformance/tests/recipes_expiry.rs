@@ -89,7 +89,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     let path = unique("rexp-holder");
     let target = format!("{path}-data");
     admin
-        .create(&target, b"", &CreateOptions::persistent())
+        .create(&target, b"", CreateOptions::persistent())
         .await
         .unwrap();
     // Only the session's end counts, so the reason seen is the expiry itself.
@@ -255,7 +255,7 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
 
     // Nothing holds the client any more once the caller lets go: its session closes.
     let marker = format!("{p1}-marker");
-    c.create(&marker, b"", &CreateOptions::ephemeral())
+    c.create(&marker, b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     drop((m1, m2, c));

@@ -259,7 +259,7 @@ async fn no_overlap_under_contention(kind: Kind) {
             let m = Mutex::new(c.clone(), &path);
             for _ in 0..ROUNDS {
                 let g = m.acquire().await.unwrap();
-                match c.create(&flag, b"", &CreateOptions::ephemeral()).await {
+                match c.create(&flag, b"", CreateOptions::ephemeral()).await {
                     Ok(_) => {
                         tokio::time::sleep(Duration::from_millis(3)).await;
                         c.delete(&flag, Version::Any).await.unwrap();

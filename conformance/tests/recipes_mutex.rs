@@ -29,7 +29,7 @@ async fn n_clients_m_tasks_never_overlap() {
     let path = unique("overlap");
     let counter = format!("{path}-counter");
     admin
-        .create(&counter, b"0", &CreateOptions::persistent())
+        .create(&counter, b"0", CreateOptions::persistent())
         .await
         .unwrap();
     let inside = Arc::new(AtomicUsize::new(0));
@@ -182,7 +182,7 @@ async fn deleted_lock_node_is_lost_and_fenced() {
     let path = unique("deleted");
     let target = format!("{path}-data");
     admin
-        .create(&target, b"", &CreateOptions::persistent())
+        .create(&target, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let m = Mutex::new(c.clone(), &path);
@@ -295,7 +295,7 @@ async fn foreign_children_and_other_clients_names() {
     let persistent = CreateOptions::persistent();
     for name in ["config", "leases", "locks", "zzz", "0000000000"] {
         other
-            .create(&format!("{path}/{name}"), b"", &persistent)
+            .create(&format!("{path}/{name}"), b"", persistent.clone())
             .await
             .unwrap();
     }
@@ -303,7 +303,7 @@ async fn foreign_children_and_other_clients_names() {
         .create(
             &format!("{path}/readme-"),
             b"",
-            &CreateOptions::persistent_sequential(),
+            CreateOptions::persistent_sequential(),
         )
         .await
         .unwrap();
@@ -326,7 +326,7 @@ async fn foreign_children_and_other_clients_names() {
             .create(
                 &format!("{path}/{prefix}"),
                 b"",
-                &CreateOptions::ephemeral_sequential(),
+                CreateOptions::ephemeral_sequential(),
             )
             .await
             .unwrap();

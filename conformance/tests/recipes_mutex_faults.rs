@@ -71,7 +71,7 @@ async fn recovery_deletes_another_sessions_node() {
         .create(
             &format!("{path}/_c_{id}-lock-"),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();
@@ -90,7 +90,7 @@ async fn recovery_deletes_another_sessions_node() {
         .create(
             &format!("{path}/_c_{id}-lock-"),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();
@@ -125,7 +125,7 @@ async fn holder_session_expiry_hands_over() {
     let w = client(&shared()).await;
     let path = unique("expiry");
     let target = format!("{path}-data");
-    w.create(&target, b"", &CreateOptions::persistent())
+    w.create(&target, b"", CreateOptions::persistent())
         .await
         .unwrap();
     // Only a lost or expired session counts, so the reason seen is the expiry itself.
@@ -298,7 +298,7 @@ async fn predecessor_gone_between_list_and_watch() {
         .create(
             &format!("{path}/_c_{}-lock-", new_protected_id()),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();

@@ -80,7 +80,7 @@ async fn a_sasl_acl_admits_its_user_and_nobody_else() {
     bob.create(
         &path,
         b"bob's",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -195,7 +195,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
 
     let bob = connect(&cs, Some(("bob", "bobsecret"))).await;
     let path = unique_under("sasl", "enforced");
-    bob.create(&path, b"ok", &CreateOptions::persistent())
+    bob.create(&path, b"ok", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(&bob.get_data(&path).await.unwrap().0[..], b"ok");
@@ -221,7 +221,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.create(
         &path,
         b"v1",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -237,7 +237,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     bob.set_data(&path, b"v2", Version::Any).await.unwrap();
     // The watch was re-registered after the exchange.
     let event = soon("the watch", watch).await.unwrap();
-    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    assert_eq!(event.event_type(), EventType::NodeDataChanged);
     bob.delete(&path, Version::Any).await.unwrap();
 }
 
@@ -348,7 +348,7 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     bob.create(
         &path,
         b"",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();
@@ -434,7 +434,7 @@ async fn sasl_runs_inside_tls() {
     bob.create(
         &path,
         b"x",
-        &CreateOptions::persistent().with_acl(only("bob")),
+        CreateOptions::persistent().with_acl(only("bob")),
     )
     .await
     .unwrap();

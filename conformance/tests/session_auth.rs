@@ -29,7 +29,7 @@ async fn acls_and_digest_auth() {
         .create(
             &p,
             b"s3cr3t",
-            &CreateOptions::persistent().with_acl(Acl::creator_all()),
+            CreateOptions::persistent().with_acl(Acl::creator_all()),
         )
         .await
         .unwrap();
@@ -125,7 +125,7 @@ async fn repeated_credentials_are_resent_once_on_reconnect() {
     c.create(
         &mine,
         b"",
-        &CreateOptions::persistent().with_acl(Acl::creator_all()),
+        CreateOptions::persistent().with_acl(Acl::creator_all()),
     )
     .await
     .unwrap();

@@ -38,7 +38,7 @@ async fn a_watch_given_up_while_disconnected_does_not_remove_the_next_watch_on_i
     let writer = plain_client().await;
     let path = unique_under("edges", "abandoned");
     writer
-        .create(&path, b"0", &CreateOptions::persistent())
+        .create(&path, b"0", CreateOptions::persistent())
         .await
         .unwrap();
     let (proxy, c) = proxied(Duration::from_secs(10)).await;
@@ -53,7 +53,7 @@ async fn a_watch_given_up_while_disconnected_does_not_remove_the_next_watch_on_i
     c.exists(&path).await.unwrap();
     writer.set_data(&path, b"1", Version::Any).await.unwrap();
     let ev = soon("the fresh watch fires", fresh).await.unwrap();
-    assert_eq!(ev.event_type, EventType::NodeDataChanged);
+    assert_eq!(ev.event_type(), EventType::NodeDataChanged);
     writer.delete(&path, Version::Any).await.unwrap();
 }
 
@@ -68,7 +68,7 @@ async fn a_persistent_watch_outlives_a_one_shot_watch_on_its_path() {
         for oneshot in ["get_children", "get_data", "exists"] {
             let path = unique_under("edges", "mixed");
             writer
-                .create(&path, b"0", &CreateOptions::persistent())
+                .create(&path, b"0", CreateOptions::persistent())
                 .await
                 .unwrap();
             let mut persistent = c.add_watch(&path, mode).await.unwrap();
@@ -82,7 +82,7 @@ async fn a_persistent_watch_outlives_a_one_shot_watch_on_its_path() {
             let child = format!("{path}/c");
             if oneshot == "get_children" {
                 writer
-                    .create(&child, b"", &CreateOptions::persistent())
+                    .create(&child, b"", CreateOptions::persistent())
                     .await
                     .unwrap();
             } else {
@@ -99,7 +99,7 @@ async fn a_persistent_watch_outlives_a_one_shot_watch_on_its_path() {
                         .await
                         .expect("stream open")
                         .unwrap();
-                    if ev.path == path && ev.event_type == EventType::NodeDataChanged {
+                    if ev.path() == path && ev.event_type() == EventType::NodeDataChanged {
                         break;
                     }
                 }
@@ -122,7 +122,7 @@ async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_n
     let c = plain_client().await;
     let path = unique_under("edges", "downgrade");
     writer
-        .create(&path, b"0", &CreateOptions::persistent())
+        .create(&path, b"0", CreateOptions::persistent())
         .await
         .unwrap();
     let persistent = c.add_watch(&path, AddWatchMode::Persistent).await.unwrap();
@@ -136,7 +136,7 @@ async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_n
     );
     writer.set_data(&path, b"1", Version::Any).await.unwrap();
     let ev = soon("the one-shot fires", oneshot).await.unwrap();
-    assert_eq!(ev.event_type, EventType::NodeDataChanged);
+    assert_eq!(ev.event_type(), EventType::NodeDataChanged);
     c.exists(&path).await.unwrap();
     assert!(
         watches_of(server, c.session_id().map_or(0, zk_session::SessionId::get)).is_empty(),
@@ -182,7 +182,7 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
     let writer = plain_client().await;
     let path = unique_under("edges", "expiry");
     writer
-        .create(&path, b"0", &CreateOptions::persistent())
+        .create(&path, b"0", CreateOptions::persistent())
         .await
         .unwrap();
     let proxy = Proxy::start(shared_standalone().client_addr()).await;
@@ -194,7 +194,7 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
         .unwrap();
     let old = c.session_id().map_or(0, zk_session::SessionId::get);
     let eph = format!("{path}/eph");
-    c.create(&eph, b"", &CreateOptions::ephemeral())
+    c.create(&eph, b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     let mut persistent = c.add_watch(&path, AddWatchMode::Persistent).await.unwrap();
@@ -240,11 +240,11 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
             .await
             .expect("stream open")
             .unwrap();
-        if ev.event_type == EventType::NodeDataChanged {
+        if ev.event_type() == EventType::NodeDataChanged {
             break;
         }
     }
-    c.create(&eph, b"", &CreateOptions::ephemeral())
+    c.create(&eph, b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     c.close().await.unwrap();

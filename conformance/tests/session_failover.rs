@@ -63,7 +63,7 @@ async fn kill_9_with_1000_requests_in_flight() {
         .connect()
         .await
         .unwrap();
-    c.create("/k", b"", &CreateOptions::persistent())
+    c.create("/k", b"", CreateOptions::persistent())
         .await
         .unwrap();
     let sid = c.session_id();
@@ -135,11 +135,11 @@ async fn watches_fire_for_changes_made_while_disconnected() {
     let others: Vec<String> = (1..3).map(|i| ens.server(i).connect_string()).collect();
     let writer = Client::builder(&others.join(",")).connect().await.unwrap();
     writer
-        .create("/w", b"0", &CreateOptions::persistent())
+        .create("/w", b"0", CreateOptions::persistent())
         .await
         .unwrap();
     writer
-        .create("/w/c", b"", &CreateOptions::persistent())
+        .create("/w/c", b"", CreateOptions::persistent())
         .await
         .unwrap();
     watcher.sync("/").await.unwrap();
@@ -161,11 +161,11 @@ async fn watches_fire_for_changes_made_while_disconnected() {
         .unwrap();
     let persistent = CreateOptions::persistent();
     retry()
-        .run(|| writer.create("/w/new", b"", &persistent))
+        .run(|| writer.create("/w/new", b"", persistent.clone()))
         .await
         .unwrap();
     retry()
-        .run(|| writer.create("/w/c/kid", b"", &persistent))
+        .run(|| writer.create("/w/c/kid", b"", persistent.clone()))
         .await
         .unwrap();
     blocking(|| ens.server(a).restart()).unwrap();
@@ -177,7 +177,7 @@ async fn watches_fire_for_changes_made_while_disconnected() {
         .expect("data watch")
         .unwrap();
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeDataChanged, "/w")
     );
     let ev = tokio::time::timeout(t, exist_w)
@@ -185,7 +185,7 @@ async fn watches_fire_for_changes_made_while_disconnected() {
         .expect("exist watch")
         .unwrap();
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeCreated, "/w/new")
     );
     let ev = tokio::time::timeout(t, child_w)
@@ -193,7 +193,7 @@ async fn watches_fire_for_changes_made_while_disconnected() {
         .expect("child watch")
         .unwrap();
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeChildrenChanged, "/w/c")
     );
     // The persistent recursive watch survived the reconnect: it sees what happens next.
@@ -208,14 +208,14 @@ async fn watches_fire_for_changes_made_while_disconnected() {
                 .await
                 .expect("stream open")
                 .expect("no event dropped");
-            if ev.path == "/w/c/kid" && ev.event_type == EventType::NodeDataChanged {
+            if ev.path() == "/w/c/kid" && ev.event_type() == EventType::NodeDataChanged {
                 return ev;
             }
         }
     })
     .await
     .expect("recursive watch after reconnect");
-    assert_eq!(ev.path, "/w/c/kid");
+    assert_eq!(ev.path(), "/w/c/kid");
 }
 
 /// Connects a client to a follower, so that stalling its server does not also stall the
@@ -250,7 +250,7 @@ async fn sigstop_past_the_read_timeout_moves_to_another_member() {
     wait_state(&c, SessionState::Connected, Duration::from_secs(30)).await;
     assert_eq!(c.session_id(), sid);
     assert_ne!(index_of(&ens, &c.connected_server().unwrap()), stalled);
-    c.create("/after-stop", b"", &CreateOptions::ephemeral())
+    c.create("/after-stop", b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     blocking(|| ens.server(stalled).resume()).unwrap();
@@ -266,7 +266,7 @@ async fn session_closed_from_a_second_connection_expires_the_first() {
         .connect()
         .await
         .unwrap();
-    c.create("/exp", b"", &CreateOptions::ephemeral())
+    c.create("/exp", b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     let (_, watch) = c.exists_watch("/never").await.unwrap();
@@ -389,7 +389,7 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
         .await
         .unwrap();
     setup
-        .create("/ro", b"data", &CreateOptions::persistent())
+        .create("/ro", b"data", CreateOptions::persistent())
         .await
         .unwrap();
     setup.close().await.unwrap();
@@ -416,7 +416,7 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
     assert_eq!(c.state(), SessionState::ConnectedReadOnly);
     assert_eq!(&c.get_data("/ro").await.unwrap().0[..], b"data");
     let e = c
-        .create("/ro/x", b"", &CreateOptions::persistent())
+        .create("/ro/x", b"", CreateOptions::persistent())
         .await
         .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::NotReadOnly));

@@ -44,9 +44,7 @@ async fn close_ends_the_session_and_its_ephemerals() {
     let watcher = client().await;
     let b = base(&c, "close").await;
     let e = format!("{b}/e");
-    c.create(&e, b"", &CreateOptions::ephemeral())
-        .await
-        .unwrap();
+    c.create(&e, b"", CreateOptions::ephemeral()).await.unwrap();
     let (_, gone) = watcher.exists_watch(&e).await.unwrap();
     let mut events = c.session_events();
     c.close().await.unwrap();
@@ -65,7 +63,7 @@ async fn close_ends_the_session_and_its_ephemerals() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(ev.event_type, EventType::NodeDeleted);
+    assert_eq!(ev.event_type(), EventType::NodeDeleted);
 }
 
 /// close() is answered even when the connection drops after the closeSession went out and
@@ -108,7 +106,7 @@ async fn heartbeats_keep_an_idle_session_alive() {
     assert_eq!(negotiated, Duration::from_millis(1500));
     let sid = c.session_id();
     let b = base(&c, "heartbeat").await;
-    c.create(&format!("{b}/e"), b"", &CreateOptions::ephemeral())
+    c.create(&format!("{b}/e"), b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     let mut events = c.session_events();

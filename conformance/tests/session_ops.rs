@@ -21,7 +21,7 @@ async fn create_get_set_delete_and_versions() {
     let b = base(&c, "crud").await;
     let p = format!("{b}/n");
     assert_eq!(
-        c.create(&p, b"one", &CreateOptions::persistent())
+        c.create(&p, b"one", CreateOptions::persistent())
             .await
             .unwrap(),
         p
@@ -35,7 +35,7 @@ async fn create_get_set_delete_and_versions() {
     let e = c.set_data(&p, b"x", Version::Exact(0)).await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::BadVersion));
     let e = c
-        .create(&p, b"", &CreateOptions::persistent())
+        .create(&p, b"", CreateOptions::persistent())
         .await
         .unwrap_err();
     assert!(matches!(e, Error::Code(ErrorCode::NodeExists)));
@@ -57,13 +57,13 @@ async fn every_create_mode() {
     let c = client().await;
     let b = base(&c, "modes").await;
     let (p, stat) = c
-        .create_with_stat(&format!("{b}/p"), b"d", &CreateOptions::persistent())
+        .create_with_stat(&format!("{b}/p"), b"d", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(p, format!("{b}/p"));
     assert_eq!(stat.ephemeral_owner, 0);
     let (e, stat) = c
-        .create_with_stat(&format!("{b}/e"), b"", &CreateOptions::ephemeral())
+        .create_with_stat(&format!("{b}/e"), b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     assert_eq!(
@@ -74,7 +74,7 @@ async fn every_create_mode() {
         .create(
             &format!("{b}/s-"),
             b"",
-            &CreateOptions::persistent_sequential(),
+            CreateOptions::persistent_sequential(),
         )
         .await
         .unwrap();
@@ -82,7 +82,7 @@ async fn every_create_mode() {
         .create(
             &format!("{b}/s-"),
             b"",
-            &CreateOptions::ephemeral_sequential(),
+            CreateOptions::ephemeral_sequential(),
         )
         .await
         .unwrap();
@@ -90,11 +90,11 @@ async fn every_create_mode() {
     assert!(s1[b.len() + 3..].chars().all(|c| c.is_ascii_digit()));
     // A container is removed by the server once its last child is gone.
     let cont = c
-        .create(&format!("{b}/cont"), b"", &CreateOptions::container())
+        .create(&format!("{b}/cont"), b"", CreateOptions::container())
         .await
         .unwrap();
     let (_, stat) = c
-        .create_with_stat(&format!("{cont}/child"), b"", &CreateOptions::persistent())
+        .create_with_stat(&format!("{cont}/child"), b"", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(stat.ephemeral_owner, 0);
@@ -105,7 +105,7 @@ async fn every_create_mode() {
     c.create(
         &format!("{b}/ttl"),
         b"",
-        &CreateOptions::ttl(Duration::from_secs(60)),
+        CreateOptions::ttl(Duration::from_secs(60)),
     )
     .await
     .unwrap();
@@ -120,7 +120,7 @@ async fn every_create_mode() {
     // A trailing slash is refused, except for sequential creates (the server appends the
     // sequence number).
     assert!(matches!(
-        c.create(&format!("{b}/"), b"", &CreateOptions::persistent())
+        c.create(&format!("{b}/"), b"", CreateOptions::persistent())
             .await,
         Err(Error::InvalidPath { .. })
     ));
@@ -128,7 +128,7 @@ async fn every_create_mode() {
         .create(
             &format!("{b}/"),
             b"",
-            &CreateOptions::persistent_sequential(),
+            CreateOptions::persistent_sequential(),
         )
         .await
         .unwrap();
@@ -151,11 +151,7 @@ async fn ttl_and_container_znodes_are_reaped() {
         .await
         .unwrap();
     let (p, stat) = c
-        .create_with_stat(
-            "/ttl",
-            b"x",
-            &CreateOptions::ttl(Duration::from_millis(100)),
-        )
+        .create_with_stat("/ttl", b"x", CreateOptions::ttl(Duration::from_millis(100)))
         .await
         .unwrap();
     assert_eq!(p, "/ttl");
@@ -165,7 +161,7 @@ async fn ttl_and_container_znodes_are_reaped() {
         .create(
             "/ttl-",
             b"",
-            &CreateOptions::ttl_sequential(Duration::from_secs(600)),
+            CreateOptions::ttl_sequential(Duration::from_secs(600)),
         )
         .await
         .unwrap();
@@ -174,15 +170,15 @@ async fn ttl_and_container_znodes_are_reaped() {
         .create(
             "/bad",
             b"",
-            &CreateOptions::new(CreateMode::PersistentWithTtl),
+            CreateOptions::new(CreateMode::PersistentWithTtl),
         )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)));
-    c.create("/box", b"", &CreateOptions::container())
+    c.create("/box", b"", CreateOptions::container())
         .await
         .unwrap();
-    c.create("/box/item", b"", &CreateOptions::persistent())
+    c.create("/box/item", b"", CreateOptions::persistent())
         .await
         .unwrap();
     c.delete("/box/item", Version::Any).await.unwrap();
@@ -283,13 +279,13 @@ async fn chroot_paths_are_relative() {
         .await
         .unwrap();
     assert_eq!(
-        cr.create("/x", b"", &CreateOptions::persistent())
+        cr.create("/x", b"", CreateOptions::persistent())
             .await
             .unwrap(),
         "/x"
     );
     let s = cr
-        .create("/q-", b"", &CreateOptions::ephemeral_sequential())
+        .create("/q-", b"", CreateOptions::ephemeral_sequential())
         .await
         .unwrap();
     assert!(s.starts_with("/q-"), "{s}");
@@ -301,7 +297,7 @@ async fn chroot_paths_are_relative() {
     // A sequential create of "/" itself would make a sibling of the chroot: refused, in a
     // multi too, and nothing appears beside the chroot.
     let seq = CreateOptions::persistent_sequential();
-    let e = cr.create("/", b"", &seq).await.unwrap_err();
+    let e = cr.create("/", b"", seq.clone()).await.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     let e = cr.multi(vec![Op::create("/", b"", seq)]).await.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
@@ -314,7 +310,7 @@ async fn chroot_paths_are_relative() {
         .unwrap()
         .unwrap()
         .unwrap();
-    assert_eq!(ev.path, "/x");
+    assert_eq!(ev.path(), "/x");
     assert!(c.exists(&format!("{b}/x")).await.unwrap().is_some());
     let mut kids = cr.get_children("/").await.unwrap();
     kids.sort();
@@ -338,7 +334,7 @@ async fn pipelined_requests_are_all_answered_in_order() {
     let c = client().await;
     let b = base(&c, "pipeline").await;
     let p = format!("{b}/n");
-    c.create(&p, b"0", &CreateOptions::persistent())
+    c.create(&p, b"0", CreateOptions::persistent())
         .await
         .unwrap();
     // 10,000 setData in flight at once: each reply's version is its position in the FIFO.

@@ -22,12 +22,12 @@ async fn watches_fire_once_and_persistent_watches_stream() {
     let (stat, created) = c.exists_watch(&p).await.unwrap();
     assert_eq!(stat, None);
     other
-        .create(&p, b"", &CreateOptions::persistent())
+        .create(&p, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let ev = within(created).await.unwrap();
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeCreated, p.as_str())
     );
     // Two data watches on one path both fire, once.
@@ -37,14 +37,14 @@ async fn watches_fire_once_and_persistent_watches_stream() {
     other.set_data(&p, b"x", Version::Any).await.unwrap();
     for w in [w1, w2] {
         assert_eq!(
-            within(w).await.unwrap().event_type,
+            within(w).await.unwrap().event_type(),
             EventType::NodeDataChanged
         );
     }
     other.delete(&p, Version::Any).await.unwrap();
     let ev = within(kids).await.unwrap();
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeChildrenChanged, b.as_str())
     );
 
@@ -53,9 +53,7 @@ async fn watches_fire_once_and_persistent_watches_stream() {
     let rec = format!("{b}/rec");
     let dir = format!("{b}/dir");
     for d in [&rec, &dir] {
-        c.create(d, b"", &CreateOptions::persistent())
-            .await
-            .unwrap();
+        c.create(d, b"", CreateOptions::persistent()).await.unwrap();
     }
     let mut recursive = c
         .add_watch(&rec, AddWatchMode::PersistentRecursive)
@@ -64,11 +62,11 @@ async fn watches_fire_once_and_persistent_watches_stream() {
     let mut persistent = c.add_watch(&dir, AddWatchMode::Persistent).await.unwrap();
     let deep = format!("{rec}/x");
     other
-        .create(&deep, b"", &CreateOptions::persistent())
+        .create(&deep, b"", CreateOptions::persistent())
         .await
         .unwrap();
     other
-        .create(&format!("{deep}/y"), b"", &CreateOptions::persistent())
+        .create(&format!("{deep}/y"), b"", CreateOptions::persistent())
         .await
         .unwrap();
     other.set_data(&deep, b"1", Version::Any).await.unwrap();
@@ -79,7 +77,7 @@ async fn watches_fire_once_and_persistent_watches_stream() {
     let mut seen = Vec::new();
     for _ in 0..4 {
         let ev = within(recursive.next()).await.unwrap().unwrap();
-        seen.push((ev.event_type, ev.path));
+        seen.push((ev.event_type(), ev.into_path()));
     }
     assert_eq!(
         seen,
@@ -93,12 +91,12 @@ async fn watches_fire_once_and_persistent_watches_stream() {
     // The persistent watch sees its own znode's children change, every time.
     for i in 0..3 {
         other
-            .create(&format!("{dir}/c{i}"), b"", &CreateOptions::persistent())
+            .create(&format!("{dir}/c{i}"), b"", CreateOptions::persistent())
             .await
             .unwrap();
         let ev = within(persistent.next()).await.unwrap().unwrap();
         assert_eq!(
-            (ev.event_type, ev.path.as_str()),
+            (ev.event_type(), ev.path()),
             (EventType::NodeChildrenChanged, dir.as_str())
         );
     }
@@ -126,7 +124,7 @@ async fn a_persistent_watch_not_read_holds_its_buffer_and_reports_what_it_droppe
     let b = base(&setup, "watchbuf").await;
     let p = format!("{b}/n");
     setup
-        .create(&p, b"", &CreateOptions::persistent())
+        .create(&p, b"", CreateOptions::persistent())
         .await
         .unwrap();
     // Room for about 20 events of this path: an event counts its path and ~50 bytes.
@@ -153,7 +151,7 @@ async fn a_persistent_watch_not_read_holds_its_buffer_and_reports_what_it_droppe
         match within(w.next()).await.expect("stream open") {
             Ok(ev) => {
                 assert_eq!(
-                    (ev.event_type, ev.path.as_str()),
+                    (ev.event_type(), ev.path()),
                     (EventType::NodeDataChanged, p.as_str())
                 );
                 held += 1;
@@ -172,7 +170,7 @@ async fn a_persistent_watch_not_read_holds_its_buffer_and_reports_what_it_droppe
     // Caught up: the next change arrives as usual, and nothing more is reported missing.
     c.set_data(&p, b"after", Version::Any).await.unwrap();
     let ev = within(w.next()).await.unwrap().unwrap();
-    assert_eq!(ev.event_type, EventType::NodeDataChanged);
+    assert_eq!(ev.event_type(), EventType::NodeDataChanged);
     assert!(
         tokio::time::timeout(Duration::from_millis(200), w.next())
             .await
@@ -264,7 +262,7 @@ async fn dropping_a_fired_watch_sends_no_remove_watches() {
     // The server sends the notifications before the reply to the write that triggers them,
     // so once the reply is in, both events have been handed to the watches.
     c.set_data(&b, b"x", Version::Any).await.unwrap();
-    c.create(&format!("{b}/c"), b"", &CreateOptions::persistent())
+    c.create(&format!("{b}/c"), b"", CreateOptions::persistent())
         .await
         .unwrap();
     drop(fired);
@@ -291,7 +289,7 @@ async fn watches_dropped_at_any_moment_leave_nothing_on_the_server() {
     let c = client().await;
     let b = base(&c, "dropany").await;
     for i in 0..50 {
-        c.create(&format!("{b}/{i}"), b"", &CreateOptions::persistent())
+        c.create(&format!("{b}/{i}"), b"", CreateOptions::persistent())
             .await
             .unwrap();
     }
@@ -398,7 +396,7 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
         let w = writer.clone();
         let p = p.clone();
         creates.push(tokio::spawn(async move {
-            w.create(&p, b"", &CreateOptions::persistent()).await
+            w.create(&p, b"", CreateOptions::persistent()).await
         }));
     }
     for t in creates {
@@ -409,13 +407,13 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
             .await
             .expect("exists watch after reconnect");
         assert_eq!(
-            (ev.event_type, ev.path.as_str()),
+            (ev.event_type(), ev.path()),
             (EventType::NodeCreated, p.as_str())
         );
     }
     let kid = format!("{rec_base}/kid");
     writer
-        .create(&kid, b"", &CreateOptions::persistent())
+        .create(&kid, b"", CreateOptions::persistent())
         .await
         .unwrap();
     let ev = within_secs(10, rec.next())
@@ -423,7 +421,7 @@ async fn re_register_many_watches(max_frame_len: usize, n: usize) {
         .expect("stream open")
         .expect("no event dropped");
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeCreated, kid.as_str())
     );
 

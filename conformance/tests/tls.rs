@@ -75,7 +75,7 @@ async fn operations_and_watches_over_mutual_tls() {
         .await
         .unwrap();
     let p = format!("/tls-ops-{}", std::process::id());
-    c.create(&p, b"one", &CreateOptions::persistent())
+    c.create(&p, b"one", CreateOptions::persistent())
         .await
         .unwrap();
     let (data, _, watch) = c.get_data_watch(&p).await.unwrap();
@@ -86,7 +86,7 @@ async fn operations_and_watches_over_mutual_tls() {
         .expect("watch fired")
         .unwrap();
     assert_eq!(
-        (ev.event_type, ev.path.as_str()),
+        (ev.event_type(), ev.path()),
         (EventType::NodeDataChanged, p.as_str())
     );
     assert_eq!(&c.get_data(&p).await.unwrap().0[..], b"two");
@@ -157,9 +157,7 @@ async fn pipelined_large_writes_through_full_socket_buffers_are_all_answered() {
     let value = vec![7u8; 1000 * 1024];
     let paths: Vec<String> = (0..12).map(|i| format!("/large-{i}")).collect();
     for p in &paths {
-        c.create(p, b"", &CreateOptions::persistent())
-            .await
-            .unwrap();
+        c.create(p, b"", CreateOptions::persistent()).await.unwrap();
     }
     blocking(|| zk.pause()).unwrap();
     let writes: Vec<_> = paths
@@ -354,7 +352,7 @@ async fn every_member_and_every_reconnect_use_tls() {
         .await
         .unwrap();
     let sid = c.session_id();
-    c.create("/e", b"0", &CreateOptions::persistent())
+    c.create("/e", b"0", CreateOptions::persistent())
         .await
         .unwrap();
     let retry = RetryPolicy::exponential_backoff(Duration::from_millis(100), 20)
@@ -382,7 +380,7 @@ async fn every_member_and_every_reconnect_use_tls() {
             .await
             .expect("watch after reconnect")
             .unwrap();
-        assert_eq!(ev.event_type, EventType::NodeDataChanged);
+        assert_eq!(ev.event_type(), EventType::NodeDataChanged);
         blocking(|| ens.server(i).start()).unwrap();
     }
 }
@@ -436,7 +434,7 @@ async fn a_read_only_client_finds_a_read_write_server_by_isro_over_tls() {
         .unwrap();
     assert_eq!(c.state(), SessionState::ConnectedReadOnly);
     let e = c
-        .create("/ro", b"", &CreateOptions::persistent())
+        .create("/ro", b"", CreateOptions::persistent())
         .await
         .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::NotReadOnly));
@@ -445,7 +443,7 @@ async fn a_read_only_client_finds_a_read_write_server_by_isro_over_tls() {
     blocking(|| rw.start()).unwrap();
     wait_state(&c, SessionState::Connected, Duration::from_secs(30)).await;
     assert_eq!(c.connected_server(), Some(rw.secure_connect_string()));
-    c.create("/rw", b"", &CreateOptions::persistent())
+    c.create("/rw", b"", CreateOptions::persistent())
         .await
         .unwrap();
 }

@@ -85,7 +85,7 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     let old = c.session_id().map_or(0, zk_session::SessionId::get);
     let old_password = c.session_password();
     let path = recipes_support::unique("tracing");
-    c.create(&path, DATA.as_bytes(), &CreateOptions::persistent())
+    c.create(&path, DATA.as_bytes(), CreateOptions::persistent())
         .await
         .unwrap();
     let missing_path = format!("{path}/missing");
@@ -227,7 +227,7 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     expect(
         Level::INFO,
         "session state changed",
-        &[("session_id", &new_hex), ("state", "Closed")],
+        &[("session_id", &new_hex), ("state", "Ended(Closed)")],
     );
 
     let mut secrets = text_secrets();
@@ -328,7 +328,7 @@ async fn a_failed_request_names_its_path_under_the_chroot_but_not_its_data_or_ac
         .create(
             &child,
             DATA.as_bytes(),
-            &CreateOptions::persistent().with_acl(acl),
+            CreateOptions::persistent().with_acl(acl),
         )
         .await;
     assert!(

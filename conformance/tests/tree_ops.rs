@@ -19,7 +19,7 @@ async fn create_with_parents_creates_what_is_missing() {
     let base = unique("mkdirs");
     let deep = format!("{base}/a/b/c");
     let created = c
-        .create_with_parents(&deep, b"leaf", &CreateOptions::persistent())
+        .create_with_parents(&deep, b"leaf", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(created, deep);
@@ -33,13 +33,13 @@ async fn create_with_parents_creates_what_is_missing() {
         .create_with_parents(
             &format!("{base}/a/s-"),
             b"",
-            &CreateOptions::persistent_sequential(),
+            CreateOptions::persistent_sequential(),
         )
         .await
         .unwrap();
     assert!(seq.starts_with(&format!("{base}/a/s-")) && seq.len() == base.len() + 15);
     let again = c
-        .create_with_parents(&deep, b"", &CreateOptions::persistent())
+        .create_with_parents(&deep, b"", CreateOptions::persistent())
         .await;
     assert!(matches!(again, Err(Error::Code(ErrorCode::NodeExists))));
     // Parents take the ACL of the options (as kazoo's makepath does): read-only for everyone
@@ -49,7 +49,7 @@ async fn create_with_parents_creates_what_is_missing() {
         .create_with_parents(
             &ro,
             b"",
-            &CreateOptions::persistent().with_acl(Acl::read_unsafe()),
+            CreateOptions::persistent().with_acl(Acl::read_unsafe()),
         )
         .await;
     assert!(
@@ -60,16 +60,16 @@ async fn create_with_parents_creates_what_is_missing() {
     assert_eq!(acl, Acl::read_unsafe());
     // A path the client refuses is a typed error before anything is sent.
     let bad = c
-        .create_with_parents("no-slash/x", b"", &CreateOptions::persistent())
+        .create_with_parents("no-slash/x", b"", CreateOptions::persistent())
         .await;
     assert!(matches!(bad, Err(Error::InvalidPath { .. })), "{bad:?}");
     // A parent that is ephemeral cannot have children: the server's code comes back.
     let eph = format!("{base}/eph");
-    c.create(&eph, b"", &CreateOptions::ephemeral())
+    c.create(&eph, b"", CreateOptions::ephemeral())
         .await
         .unwrap();
     let under = c
-        .create_with_parents(&format!("{eph}/x/y"), b"", &CreateOptions::persistent())
+        .create_with_parents(&format!("{eph}/x/y"), b"", CreateOptions::persistent())
         .await;
     assert!(
         matches!(under, Err(Error::Code(ErrorCode::NoChildrenForEphemerals))),
@@ -91,8 +91,8 @@ async fn concurrent_creates_share_parents() {
         let (pa, pb) = (format!("{shared}/a"), format!("{shared}/b"));
         let opts = CreateOptions::persistent();
         let (ra, rb) = tokio::join!(
-            a.create_with_parents(&pa, b"", &opts),
-            b.create_with_parents(&pb, b"", &opts)
+            a.create_with_parents(&pa, b"", opts.clone()),
+            b.create_with_parents(&pb, b"", opts.clone())
         );
         assert_eq!(ra.unwrap(), pa);
         assert_eq!(rb.unwrap(), pb);
@@ -108,12 +108,12 @@ async fn delete_all_removes_a_subtree_and_reports_a_missing_root() {
     let c = client().await;
     let base = unique("rmr");
     for p in ["x/1/a", "x/1/b", "x/2", "y"] {
-        c.create_with_parents(&format!("{base}/{p}"), b"d", &CreateOptions::persistent())
+        c.create_with_parents(&format!("{base}/{p}"), b"d", CreateOptions::persistent())
             .await
             .unwrap();
     }
     let sibling = format!("{base}-sibling");
-    c.create(&sibling, b"", &CreateOptions::persistent())
+    c.create(&sibling, b"", CreateOptions::persistent())
         .await
         .unwrap();
     c.delete_all(&format!("{base}/x")).await.unwrap();
@@ -144,7 +144,7 @@ async fn delete_all_while_another_client_adds_children() {
     let (c, writer) = (client().await, client().await);
     let base = unique("rmr-race");
     for i in 0..50 {
-        c.create_with_parents(&format!("{base}/n{i}/c"), b"", &CreateOptions::persistent())
+        c.create_with_parents(&format!("{base}/n{i}/c"), b"", CreateOptions::persistent())
             .await
             .unwrap();
     }
@@ -154,11 +154,7 @@ async fn delete_all_while_another_client_adds_children() {
         tokio::spawn(async move {
             for i in 0..300 {
                 let r = writer
-                    .create(
-                        &format!("{base}/late{i}"),
-                        b"",
-                        &CreateOptions::persistent(),
-                    )
+                    .create(&format!("{base}/late{i}"), b"", CreateOptions::persistent())
                     .await;
                 match r {
                     Ok(_) => added.fetch_add(1, Ordering::SeqCst),
@@ -196,7 +192,7 @@ async fn delete_all_while_another_client_deletes_too() {
             a.create_with_parents(
                 &format!("{base}/n{i}/m{j}"),
                 b"",
-                &CreateOptions::persistent(),
+                CreateOptions::persistent(),
             )
             .await
             .unwrap();
@@ -257,7 +253,7 @@ async fn create_with_parents_dropped_at_any_point_leaves_a_prefix_and_can_be_red
     sweep_drops("mkdirs-drop", |c, base, k, pause| async move {
         let deep = format!("{base}/a/b/c");
         let done = poll_then_drop(
-            c.create_with_parents(&deep, b"leaf", &CreateOptions::persistent()),
+            c.create_with_parents(&deep, b"leaf", CreateOptions::persistent()),
             k,
             pause,
         )
@@ -278,7 +274,7 @@ async fn create_with_parents_dropped_at_any_point_leaves_a_prefix_and_can_be_red
             return Err(format!("left {left:?}, not a top-down prefix of {chain:?}"));
         }
         if done.is_none() && left.len() < chain.len() {
-            c.create_with_parents(&deep, b"leaf", &CreateOptions::persistent())
+            c.create_with_parents(&deep, b"leaf", CreateOptions::persistent())
                 .await
                 .map_err(|e| format!("redo: {e}"))?;
         }
@@ -294,7 +290,7 @@ async fn create_with_parents_dropped_at_any_point_leaves_a_prefix_and_can_be_red
 async fn delete_all_dropped_at_any_point_leaves_a_tree_and_can_be_redone() {
     sweep_drops("deleteall-drop", |c, base, k, pause| async move {
         for leaf in ["x/1", "x/2", "y/1/deep", "z"] {
-            c.create_with_parents(&format!("{base}/{leaf}"), b"", &CreateOptions::persistent())
+            c.create_with_parents(&format!("{base}/{leaf}"), b"", CreateOptions::persistent())
                 .await
                 .map_err(|e| e.to_string())?;
         }

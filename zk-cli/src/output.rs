@@ -49,9 +49,9 @@ pub fn data_fields(bytes: &[u8], into: &mut Map<String, Value>) {
 /// A watch event as text (`NodeDataChanged /path`) or a JSON line.
 pub fn event(ev: &WatchedEvent, as_json: bool) -> Result<(), Failure> {
     if as_json {
-        json(&json!({"event": format!("{:?}", ev.event_type), "path": ev.path}))
+        json(&json!({"event": format!("{:?}", ev.event_type()), "path": ev.path()}))
     } else {
-        raw(format!("{:?} {}\n", ev.event_type, ev.path).as_bytes())
+        raw(format!("{:?} {}\n", ev.event_type(), ev.path()).as_bytes())
     }
 }
 

@@ -62,9 +62,9 @@ pub async fn create(ctx: &Ctx, path: &str, data: &[u8], how: CreateHow, acl: Opt
     let options = how.options(acl);
     let c = &ctx.client;
     let created = if how.parents {
-        c.create_with_parents(path, data, &options).await
+        c.create_with_parents(path, data, options).await
     } else {
-        c.create(path, data, &options).await
+        c.create(path, data, options).await
     }
     .map_err(|e| session_failure(&format!("create {path}"), &e))?;
     if ctx.json {

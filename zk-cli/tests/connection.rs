@@ -146,7 +146,7 @@ async fn watches_report_suspension_and_reconnection() {
     let zk_server = Standalone::start().unwrap();
     let at = zk_server.connect_string();
     let c = Client::builder(&at).connect().await.unwrap();
-    c.create("/w", b"", &CreateOptions::persistent())
+    c.create("/w", b"", CreateOptions::persistent())
         .await
         .unwrap();
     let long = ["--session-timeout", "30"];
@@ -180,7 +180,7 @@ async fn watches_report_suspension_and_reconnection() {
     line_with(&mut ls_err, "connection back").await;
     // Same session: the watches still fire.
     let c = Client::builder(&at).connect().await.unwrap();
-    c.create("/w/child", b"", &CreateOptions::persistent())
+    c.create("/w/child", b"", CreateOptions::persistent())
         .await
         .unwrap();
     assert_eq!(

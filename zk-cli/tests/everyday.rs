@@ -134,7 +134,7 @@ async fn stat_shows_iso_times_and_hex_zxids() {
     let base = unique("stat");
     let c = admin().await;
     let (_, st) = c
-        .create_with_stat(&base, b"12345", &CreateOptions::persistent())
+        .create_with_stat(&base, b"12345", CreateOptions::persistent())
         .await
         .unwrap();
     let o = zk(["stat", &base]).await;

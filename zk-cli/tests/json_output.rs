@@ -13,21 +13,21 @@ async fn reads_give_one_json_document_each() {
     c.create_with_parents(
         &format!("{base}/kid/grandkid"),
         b"",
-        &CreateOptions::persistent(),
+        CreateOptions::persistent(),
     )
     .await
     .unwrap();
     c.create(
         &format!("{base}/text"),
         "héllo\n".as_bytes(),
-        &CreateOptions::persistent(),
+        CreateOptions::persistent(),
     )
     .await
     .unwrap();
     c.create(
         &format!("{base}/bin"),
         b"\x00\x01\xff",
-        &CreateOptions::persistent(),
+        CreateOptions::persistent(),
     )
     .await
     .unwrap();

@@ -54,7 +54,7 @@ async fn lock_and_elect_give_cmd_the_fencing_variables() {
     let c = admin().await;
     let probe = format!("{path}-probe");
     let (_, stat) = c
-        .create_with_stat(&probe, b"", &zk_session::CreateOptions::persistent())
+        .create_with_stat(&probe, b"", zk_session::CreateOptions::persistent())
         .await
         .unwrap();
     assert!(stat.czxid as u64 > tokens[2]);

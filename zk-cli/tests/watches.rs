@@ -56,7 +56,7 @@ async fn exit_code(mut child: Child) -> Option<i32> {
 async fn get_w_and_ls_w_print_the_next_change_and_exit() {
     let base = unique("w");
     let c = admin().await;
-    c.create(&base, b"v0", &CreateOptions::persistent())
+    c.create(&base, b"v0", CreateOptions::persistent())
         .await
         .unwrap();
     // get -w -s: the data and the Stat (12 lines), then the event, then exit 0.
@@ -72,7 +72,7 @@ async fn get_w_and_ls_w_print_the_next_change_and_exit() {
     let (child, mut lines) = spawn(&["--json", "ls", "-w", &base]);
     let doc: serde_json::Value = serde_json::from_str(&next_line(&mut lines).await).unwrap();
     assert_eq!(doc["children"], json!([]));
-    c.create(&format!("{base}/kid"), b"", &CreateOptions::persistent())
+    c.create(&format!("{base}/kid"), b"", CreateOptions::persistent())
         .await
         .unwrap();
     let doc: serde_json::Value = serde_json::from_str(&next_line(&mut lines).await).unwrap();
@@ -86,7 +86,7 @@ async fn add_watch_modes_and_json_events() {
     let base = unique("aw");
     let c = admin().await;
     let deep = format!("{base}/a/deep");
-    c.create_with_parents(&deep, b"", &CreateOptions::persistent())
+    c.create_with_parents(&deep, b"", CreateOptions::persistent())
         .await
         .unwrap();
     // persistent_recursive (the default, as in zkCli) sees changes below PATH.

@@ -318,7 +318,7 @@ impl ProtectedCreate {
         Result<(String, Stat), Error>,
         Option<Result<Vec<String>, Error>>,
     ) {
-        let create = client.create_with_stat(path, &self.data, &self.options);
+        let create = client.create_with_stat(path, &self.data, self.options.clone());
         if list {
             let (c, l) = tokio::join!(create, client.get_children(&self.parent));
             (c, Some(l))
@@ -430,7 +430,7 @@ pub async fn create_parents(client: &Client, path: &str) -> Result<(), Error> {
     for part in path.split('/').filter(|p| !p.is_empty()) {
         at.push('/');
         at.push_str(part);
-        match client.create(&at, b"", &CreateOptions::container()).await {
+        match client.create(&at, b"", CreateOptions::container()).await {
             Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => {}
             Err(e) => return Err(e),
         }

@@ -41,7 +41,7 @@ const CONFIG_NODE: &str = "/zookeeper/config";
 /// use zk_session::{Client, CreateOptions, Version};
 ///
 /// let client = Client::builder("127.0.0.1:2181").connect().await?;
-/// client.create("/hello", b"world", &CreateOptions::persistent()).await?;
+/// client.create("/hello", b"world", CreateOptions::persistent()).await?;
 /// let (data, stat) = client.get_data("/hello").await?;
 /// assert_eq!(&data[..], b"world");
 /// client.delete("/hello", Version::Exact(stat.version)).await?;

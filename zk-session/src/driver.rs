@@ -2,7 +2,7 @@
 //! socket and the core, runs the core's actions (connect, disconnect, probe) and sleeps until
 //! its next deadline. Everything the session decides is decided in the core.
 
-use std::{future::Future, pin::Pin, sync::Arc, task::Poll};
+use std::{future::Future, pin::Pin, sync::Arc};
 
 use crate::{
     command::Command,
@@ -113,21 +113,14 @@ impl Driver {
                     match r {
                         Ok(0) => self.in_span(|d| d.core.handle_disconnected(now)),
                         Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
-                        Ok(_) => {
-                            self.input(now);
-                            self.gather().await;
-                            self.write_now().await;
-                        }
+                        Ok(_) => self.input(now),
                     }
                 }
                 r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
                     Ok(_) => self.in_span(|d| d.core.handle_written(Instant::now())),
                     Err(e) => self.in_span(|d| d.core.handle_io_error(e, Instant::now())),
                 },
-                cmd = rx.recv(), if take_commands => {
-                    self.commands(cmd).await;
-                    self.write_now().await;
-                }
+                cmd = rx.recv(), if take_commands => self.commands(cmd).await,
                 _ = &mut timer, if armed.is_some() => {
                     armed = None;
                     self.in_span(|d| d.core.handle_timeout(Instant::now()));
@@ -222,43 +215,6 @@ impl Driver {
         });
         if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
             self.spans.session_known(self.core.session_id());
-        }
-    }
-
-    /// After replies: the callers just answered on this thread run at the yield and queue
-    /// their next requests, which join one write, without this task first going idle and
-    /// being woken again by the first of them.
-    async fn gather(&mut self) {
-        if !(self.rx_open && self.core.expects_commands() && self.core.wants_commands()) {
-            return;
-        }
-        tokio::task::yield_now().await;
-        match self.rx.try_recv() {
-            Ok(c) => self.commands(Some(c)).await,
-            // Callers on other threads may still send: the select takes those.
-            Err(mpsc::error::TryRecvError::Empty) => {}
-            Err(mpsc::error::TryRecvError::Disconnected) => self.commands(None).await,
-        }
-    }
-
-    /// Writes what the core has to send now, if the socket takes it at once, rather than on
-    /// the next pass of the select (one pass and one wake-up less per batch). What the
-    /// socket does not take waits for the select's write branch.
-    async fn write_now(&mut self) {
-        let Driver { core, conn, .. } = self;
-        let Some(c) = conn.as_mut() else { return };
-        if core.transmit().is_empty() {
-            return;
-        }
-        let written = {
-            let mut write = std::pin::pin!(c.wr.write_buf(core.transmit()));
-            std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx))).await
-        };
-        let now = Instant::now();
-        match written {
-            Poll::Ready(Ok(_)) => self.in_span(|d| d.core.handle_written(now)),
-            Poll::Ready(Err(e)) => self.in_span(|d| d.core.handle_io_error(e, now)),
-            Poll::Pending => {}
         }
     }
 

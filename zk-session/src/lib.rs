@@ -50,7 +50,7 @@
 //!
 //! let client = Client::builder("127.0.0.1:2181,127.0.0.1:2182/app").connect().await?;
 //! let path = client
-//!     .create("/jobs/job-", b"payload", &CreateOptions::persistent_sequential())
+//!     .create("/jobs/job-", b"payload", CreateOptions::persistent_sequential())
 //!     .await?;
 //! let (_children, _stat, watch) = client.get_children_watch("/jobs").await?;
 //! let event = watch.await?;
@@ -106,6 +106,6 @@ pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
 pub use zk_proto::{
-    Acl, AddWatchMode, ClientInfo, CreateMode, ErrorCode, EventType, Id, PathError, Perms, Stat,
-    WatcherType,
+    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, Id, PathError,
+    Perms, Stat, WatcherType,
 };

@@ -90,6 +90,19 @@ impl std::fmt::Display for SessionId {
     }
 }
 
+/// A session event by its name (`Connected`, `Ended(Closed)`): the session id it carries is
+/// the event's `session_id` field already.
+#[cfg(feature = "tracing")]
+pub(crate) struct EventName(pub crate::SessionEvent);
+
+#[cfg(feature = "tracing")]
+impl std::fmt::Display for EventName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let full = format!("{:?}", self.0);
+        f.write_str(full.split(" {").next().unwrap_or(&full))
+    }
+}
+
 /// A server of the connect string as `host:port`.
 #[cfg(feature = "tracing")]
 pub(crate) struct Server<'a>(pub &'a (String, u16));

@@ -35,7 +35,7 @@ impl Client {
     ///
     /// // /app and /app/workers are created too if they are not there yet.
     /// let node = client
-    ///     .create_with_parents("/app/workers/w-", b"host-1", &CreateOptions::ephemeral_sequential())
+    ///     .create_with_parents("/app/workers/w-", b"host-1", CreateOptions::ephemeral_sequential())
     ///     .await?;
     /// assert!(node.starts_with("/app/workers/w-"));
     /// # Ok(()) }
@@ -44,17 +44,17 @@ impl Client {
         &self,
         path: &str,
         data: &[u8],
-        options: &CreateOptions,
+        options: CreateOptions,
     ) -> Result<String, Error> {
         let parent = CreateOptions::new(CreateMode::Persistent).with_acl(options.acl().to_vec());
         let mut attempt = 0;
         loop {
-            match self.create(path, data, options).await {
+            match self.create(path, data, options.clone()).await {
                 Err(Error::Code(ErrorCode::NoNode)) if attempt < MAX_ATTEMPTS => attempt += 1,
                 done => return done,
             }
             for ancestor in ancestors(path) {
-                match self.create(ancestor, b"", &parent).await {
+                match self.create(ancestor, b"", parent.clone()).await {
                     Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => {}
                     // An ancestor deleted meanwhile: start over from the top.
                     Err(Error::Code(ErrorCode::NoNode)) => break,

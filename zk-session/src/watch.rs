@@ -23,19 +23,49 @@ use crate::{command::Command, Error};
 ///
 /// let (_stat, watch) = client.exists_watch("/app/leader").await?;
 /// let event = watch.await?;
-/// match event.event_type {
-///     EventType::NodeCreated => println!("{} appeared", event.path),
-///     EventType::NodeDeleted => println!("{} is gone: run for leader", event.path),
-///     _ => println!("{} changed", event.path),
+/// match event.event_type() {
+///     EventType::NodeCreated => println!("{} appeared", event.path()),
+///     EventType::NodeDeleted => println!("{} is gone: run for leader", event.path()),
+///     _ => println!("{} changed", event.path()),
 /// }
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WatchedEvent {
+    event_type: EventType,
+    path: String,
+}
+
+impl WatchedEvent {
+    pub(crate) fn new(event_type: EventType, path: String) -> Self {
+        WatchedEvent { event_type, path }
+    }
+
     /// What happened.
-    pub event_type: EventType,
-    /// The znode it happened to.
-    pub path: String,
+    ///
+    /// See the example on [`WatchedEvent`].
+    pub fn event_type(&self) -> EventType {
+        self.event_type
+    }
+
+    /// The znode it happened to, relative to the chroot.
+    ///
+    /// See the example on [`WatchedEvent`].
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The path, taken out of the event.
+    ///
+    /// ```rust
+    /// # fn f(event: zk_session::WatchedEvent) {
+    /// let path: String = event.into_path();
+    /// # }
+    /// ```
+    pub fn into_path(self) -> String {
+        self.path
+    }
 }
 
 /// Which server-side watch a caller-side watch stands for.
@@ -85,7 +115,7 @@ impl Drop for DropNotice {
 /// # async fn f(client: zk_session::Client) -> zk_session::Result<()> {
 /// let (data, _stat, watch) = client.get_data_watch("/config").await?;
 /// let event = watch.await?;
-/// println!("{} changed: {:?}", event.path, event.event_type);
+/// println!("{} changed: {:?}", event.path(), event.event_type());
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -282,7 +312,7 @@ impl StreamRx {
 /// let mut watch = client.add_watch("/app", AddWatchMode::PersistentRecursive).await?;
 /// while let Some(event) = watch.next().await {
 ///     match event {
-///         Ok(event) => println!("{:?} {}", event.event_type, event.path),
+///         Ok(event) => println!("{:?} {}", event.event_type(), event.path()),
 ///         Err(Error::WatchLagged { missed }) => println!("{missed} events missed: re-read /app"),
 ///         Err(e) => return Err(e),
 ///     }
@@ -320,10 +350,7 @@ mod tests {
     use super::*;
 
     fn event(path: &str) -> WatchedEvent {
-        WatchedEvent {
-            event_type: EventType::NodeDataChanged,
-            path: path.to_owned(),
-        }
+        WatchedEvent::new(EventType::NodeDataChanged, path.to_owned())
     }
 
     fn cost(path: &str) -> usize {

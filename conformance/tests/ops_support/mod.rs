@@ -22,7 +22,7 @@ pub async fn client() -> Client {
 /// A fresh, unique base path per test, so tests can share one server.
 pub async fn base(c: &Client, name: &str) -> String {
     let p = format!("/ops-{name}-{}", rand_suffix());
-    c.create(&p, b"", &CreateOptions::persistent())
+    c.create(&p, b"", CreateOptions::persistent())
         .await
         .unwrap();
     p

@@ -41,7 +41,7 @@ pub(super) async fn own_node_gone(
             },
         };
         match w.await {
-            Ok(ev) if ev.event_type == EventType::NodeDeleted => return LostReason::NodeDeleted,
+            Ok(ev) if ev.event_type() == EventType::NodeDeleted => return LostReason::NodeDeleted,
             Ok(_) => {}
             Err(e) => return reason_for_error(client, &e),
         }

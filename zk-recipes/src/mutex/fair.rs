@@ -189,13 +189,13 @@ async fn wait_for_change(
         ev = own_watch => {
             *own = None;
             match ev {
-                Ok(ev) if ev.event_type == EventType::NodeDeleted => Ok(Step::NodeGone),
+                Ok(ev) if ev.event_type() == EventType::NodeDeleted => Ok(Step::NodeGone),
                 Ok(_) => Ok(Step::Relist { pause: false }),
                 Err(e) => Err(e.into()),
             }
         }
         ev = ahead => match ev {
-            Ok(ev) if ev.event_type == EventType::NodeDeleted && only_one_ahead => Ok(Step::Take),
+            Ok(ev) if ev.event_type() == EventType::NodeDeleted && only_one_ahead => Ok(Step::Take),
             Ok(_) => Ok(Step::Relist { pause: false }),
             Err(e) => Err(e.into()),
         },

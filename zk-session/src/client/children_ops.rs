@@ -48,7 +48,7 @@ impl Client {
     ///     let (members, _stat, watch) = client.get_children_watch("/app/members").await?;
     ///     println!("{} members", members.len());
     ///     let event = watch.await?; // NodeChildrenChanged, or NodeDeleted
-    ///     println!("{:?}", event.event_type);
+    ///     println!("{:?}", event.event_type());
     /// }
     /// # }
     /// ```

@@ -11,7 +11,7 @@ impl Client {
     /// use zk_session::CreateOptions;
     ///
     /// let options = CreateOptions::ephemeral_sequential();
-    /// let path = client.create("/app/workers/w-", b"", &options).await?;
+    /// let path = client.create("/app/workers/w-", b"", options).await?;
     /// let ours = client.get_ephemerals("/app/workers").await?;
     /// assert!(ours.contains(&path));
     /// # Ok(()) }
@@ -72,7 +72,7 @@ impl Client {
     /// client.add_auth("digest", b"alice:secret").await?;
     /// // Only sessions authenticated as alice may read or change this znode.
     /// let options = CreateOptions::persistent().with_acl(Acl::creator_all());
-    /// client.create("/app/private", b"", &options).await?;
+    /// client.create("/app/private", b"", options).await?;
     /// # Ok(()) }
     /// ```
     pub async fn add_auth(&self, scheme: &str, auth: &[u8]) -> Result<(), Error> {

@@ -55,13 +55,13 @@ impl Client {
     /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
     /// use zk_session::{CreateOptions, Error, ErrorCode};
     ///
-    /// match client.create("/app/config", b"v1", &CreateOptions::persistent()).await {
+    /// match client.create("/app/config", b"v1", CreateOptions::persistent()).await {
     ///     Ok(path) => assert_eq!(path, "/app/config"),
     ///     Err(Error::Code(ErrorCode::NodeExists)) => println!("someone else created it first"),
     ///     Err(e) => return Err(e),
     /// }
     /// let sequential = CreateOptions::persistent_sequential();
-    /// let job = client.create("/app/jobs/job-", b"", &sequential).await?;
+    /// let job = client.create("/app/jobs/job-", b"", sequential).await?;
     /// println!("{job}"); // e.g. /app/jobs/job-0000000007
     /// # Ok(()) }
     /// ```
@@ -69,9 +69,9 @@ impl Client {
         &self,
         path: &str,
         data: &[u8],
-        options: &CreateOptions,
+        options: CreateOptions,
     ) -> Result<String, Error> {
-        let mut req = self.create_request(path, data, options)?;
+        let mut req = self.create_request(path, data, &options)?;
         // Plain modes use opcode 1, which returns no Stat.
         if let Request::Create2(r) = req {
             req = if r.mode == CreateMode::Container {
@@ -94,7 +94,7 @@ impl Client {
     /// use zk_session::{CreateOptions, SessionId};
     ///
     /// let options = CreateOptions::ephemeral_sequential();
-    /// let (path, stat) = client.create_with_stat("/app/workers/w-", b"host-1", &options).await?;
+    /// let (path, stat) = client.create_with_stat("/app/workers/w-", b"host-1", options).await?;
     /// assert_eq!(SessionId::new(stat.ephemeral_owner), client.session_id()); // ephemeral: ours
     /// println!("{path} created by zxid {:#x}", stat.czxid);
     /// # Ok(()) }
@@ -103,9 +103,9 @@ impl Client {
         &self,
         path: &str,
         data: &[u8],
-        options: &CreateOptions,
+        options: CreateOptions,
     ) -> Result<(String, Stat), Error> {
-        let mut req = self.create_request(path, data, options)?;
+        let mut req = self.create_request(path, data, &options)?;
         if let Request::Create2(r) = req {
             req = if r.mode == CreateMode::Container {
                 Request::CreateContainer(r)
@@ -167,7 +167,7 @@ impl Client {
     /// if stat.is_none() {
     ///     // The watch fires when the znode is created.
     ///     let event = watch.await?;
-    ///     println!("{:?} {}", event.event_type, event.path);
+    ///     println!("{:?} {}", event.event_type(), event.path());
     /// }
     /// # Ok(()) }
     /// ```
@@ -209,7 +209,7 @@ impl Client {
     /// loop {
     ///     let (data, _stat, watch) = client.get_data_watch("/app/config").await?;
     ///     println!("config: {}", String::from_utf8_lossy(&data));
-    ///     if watch.await?.event_type == EventType::NodeDeleted {
+    ///     if watch.await?.event_type() == EventType::NodeDeleted {
     ///         break;
     ///     }
     /// }

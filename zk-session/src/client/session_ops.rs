@@ -155,7 +155,7 @@ impl Client {
     /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
     /// use zk_session::{CreateOptions, Error};
     ///
-    /// client.create("/app/alive", b"", &CreateOptions::ephemeral()).await?;
+    /// client.create("/app/alive", b"", CreateOptions::ephemeral()).await?;
     /// client.close().await?; // the ephemeral znode goes with the session
     /// assert!(matches!(client.exists("/app/alive").await, Err(Error::Closed)));
     /// # Ok(()) }

@@ -14,7 +14,7 @@ impl Client {
     /// let mut watch = client.add_watch("/app/config", AddWatchMode::Persistent).await?;
     /// while let Some(event) = watch.next().await {
     ///     match event {
-    ///         Ok(e) if e.event_type == EventType::NodeDataChanged => println!("config changed"),
+    ///         Ok(e) if e.event_type() == EventType::NodeDataChanged => println!("config changed"),
     ///         Ok(_) => {}
     ///         // The reader fell behind by more than the buffer holds.
     ///         Err(Error::WatchLagged { .. }) => println!("config may have changed"),

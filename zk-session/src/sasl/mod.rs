@@ -12,7 +12,7 @@
 //!     .await?;
 //! let only_bob = vec![Acl::new(Perms::ALL, Id::new("sasl", "bob"))];
 //! client
-//!     .create("/bobs", b"", &CreateOptions::persistent().with_acl(only_bob))
+//!     .create("/bobs", b"", CreateOptions::persistent().with_acl(only_bob))
 //!     .await?;
 //! # Ok(()) }
 //! ```

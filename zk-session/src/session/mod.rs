@@ -453,9 +453,10 @@ impl SessionCore {
             trace::info!(
                 session_id = %trace::SessionId(self.session_id),
                 ?state,
-                ?event,
+                event = %trace::EventName(event),
                 "session state changed"
             );
+            let _ = event; // Only the log reads it (none without the `tracing` feature).
         }
         let server = match self.phase {
             Phase::Connected { host, .. } => {

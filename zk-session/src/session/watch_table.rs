@@ -98,10 +98,7 @@ impl WatchTable {
     /// recursive watches on everything but children-changed at or below theirs.
     /// Returns how many watches were told.
     pub fn dispatch(&mut self, event_type: EventType, server_path: &str, chroot: &Chroot) -> usize {
-        let ev = WatchedEvent {
-            event_type,
-            path: chroot.to_client(server_path),
-        };
+        let ev = WatchedEvent::new(event_type, chroot.to_client(server_path));
         let mut n = 0;
         match event_type {
             EventType::NodeCreated | EventType::NodeDataChanged => {
@@ -288,7 +285,7 @@ mod tests {
             2
         );
         assert_eq!(
-            drx.try_recv().unwrap().unwrap().event_type,
+            drx.try_recv().unwrap().unwrap().event_type(),
             EventType::NodeDataChanged
         );
         assert!(erx.try_recv().unwrap().is_ok());
@@ -296,7 +293,7 @@ mod tests {
         // One-shot: a second change tells nobody but the child watch on delete.
         assert_eq!(t.dispatch(EventType::NodeDeleted, "/a", &Chroot::none()), 1);
         assert_eq!(
-            crx.try_recv().unwrap().unwrap().event_type,
+            crx.try_recv().unwrap().unwrap().event_type(),
             EventType::NodeDeleted
         );
     }
@@ -314,7 +311,7 @@ mod tests {
         );
         assert_eq!(t.dispatch(EventType::NodeDeleted, "/other", &chroot), 0);
         let ev = rx.try_recv().unwrap().unwrap();
-        assert_eq!(ev.path, "/x/y");
+        assert_eq!(ev.path(), "/x/y");
         assert!(rx.try_recv().is_err());
     }
 
@@ -327,7 +324,7 @@ mod tests {
             t.dispatch(EventType::NodeDataChanged, "/a", &Chroot::none()),
             1
         );
-        assert_eq!(rx.try_recv().unwrap().unwrap().path, "/a");
+        assert_eq!(rx.try_recv().unwrap().unwrap().path(), "/a");
     }
 
     #[test]

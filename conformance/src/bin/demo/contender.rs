@@ -49,10 +49,10 @@ pub async fn lock_loop(transport: &Transport, hosts: &str, path: &str, name: &st
     while let Some(i) = counter[at + 1..].find('/') {
         at += i + 1;
         let _ = c
-            .create(&counter[..at], b"", &CreateOptions::persistent())
+            .create(&counter[..at], b"", CreateOptions::persistent())
             .await;
     }
-    let _ = c.create(&counter, b"0", &CreateOptions::persistent()).await;
+    let _ = c.create(&counter, b"0", CreateOptions::persistent()).await;
     let mutex = Mutex::new(c.clone(), path);
     loop {
         let guard = match mutex.acquire().await {

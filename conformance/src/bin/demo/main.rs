@@ -182,7 +182,7 @@ async fn session_demo(ens: &Ensemble, transport: &Transport) -> Result<(), Strin
             ids.join(", ")
         );
     }
-    c.create("/demo-ephemeral", b"mine", &CreateOptions::ephemeral())
+    c.create("/demo-ephemeral", b"mine", CreateOptions::ephemeral())
         .await
         .map_err(|e| e.to_string())?;
     let (_, _, watch) = c

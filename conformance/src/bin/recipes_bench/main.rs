@@ -86,7 +86,7 @@ fn main() {
     let base = format!("/recipes-bench-{}", std::process::id());
     let setup = rt.block_on(async {
         let c = connect_all(&connect, 1).await?;
-        c[0].create(&base, b"", &CreateOptions::persistent())
+        c[0].create(&base, b"", CreateOptions::persistent())
             .await
             .map_err(|e| format!("create: {e}"))?;
         close_all(c).await;

@@ -106,12 +106,18 @@ fn main() {
             .await
             .expect("connect");
         let opts = CreateOptions::persistent();
-        client.create(&paths.base, b"", &opts).await.expect("base");
         client
-            .create(&paths.data, &[7u8; DATA_LEN], &opts)
+            .create(&paths.base, b"", opts.clone())
+            .await
+            .expect("base");
+        client
+            .create(&paths.data, &[7u8; DATA_LEN], opts.clone())
             .await
             .expect("data node");
-        client.create(&paths.cd_base, b"", &opts).await.expect("cd");
+        client
+            .create(&paths.cd_base, b"", opts.clone())
+            .await
+            .expect("cd");
         client
     });
     let tls_client = certs.as_ref().map(|c| rt.block_on(tls_connect(&zk, c)));

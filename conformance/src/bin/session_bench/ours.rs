@@ -44,7 +44,10 @@ pub(crate) async fn ours_run(
                         Ok((d, _)) if d.len() == DATA_LEN
                     ),
                     Kind::CreateDelete => {
-                        let c = client.create(&cd_path, &payload, &create).await.is_ok();
+                        let c = client
+                            .create(&cd_path, &payload, create.clone())
+                            .await
+                            .is_ok();
                         c & client.delete(&cd_path, Version::Any).await.is_ok()
                     }
                 };

@@ -191,7 +191,7 @@ mod tests {
         let name = format!("race-{}", std::process::id());
         let root = crate::ledger_root(&name);
         client
-            .create_with_parents(&root, b"", &CreateOptions::persistent())
+            .create_with_parents(&root, b"", CreateOptions::persistent())
             .await
             .unwrap();
         // Another session writes, as the workers do.
@@ -204,7 +204,7 @@ mod tests {
             tokio::spawn(async move {
                 let bucket = format!("{root}/h-{:020}", 1);
                 client
-                    .create(&bucket, b"", &CreateOptions::persistent())
+                    .create(&bucket, b"", CreateOptions::persistent())
                     .await
                     .unwrap();
                 for n in 1..=WRITES {

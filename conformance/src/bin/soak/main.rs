@@ -181,7 +181,7 @@ async fn setup(hosts: &str) -> Result<(), Error> {
     let mut paths = vec!["/soak".to_string(), LEDGER_DIR.into(), KV_DIR.into()];
     paths.extend(ledger_names().iter().map(|n| ledger_root(n)));
     for p in paths {
-        match c.create(&p, b"", &CreateOptions::persistent()).await {
+        match c.create(&p, b"", CreateOptions::persistent()).await {
             Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => {}
             Err(e) => return Err(e),
         }

@@ -23,7 +23,7 @@ pub(super) async fn kv_task(s: Arc<Sess>) {
             match s
                 .counted(
                     "create register",
-                    s.client.create(&path, b"0", &CreateOptions::ephemeral()),
+                    s.client.create(&path, b"0", CreateOptions::ephemeral()),
                 )
                 .await
             {
