@@ -210,13 +210,15 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
             ("new_session", "true"),
         ],
     );
+    // The event of a new session carries its id.
+    let new_event = format!("Connected {{ session_id: SessionId({new_hex}) }}");
     expect(
         Level::INFO,
         "session state changed",
         &[
             ("session_id", &new_hex),
             ("state", "Connected"),
-            ("event", "Connected"),
+            ("event", &new_event),
         ],
     );
     expect(
