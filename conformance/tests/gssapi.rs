@@ -142,7 +142,7 @@ async fn a_sasl_acl_admits_its_principal_and_refuses_another() {
         .create(
             &path,
             b"alice's",
-            &CreateOptions::persistent().with_acl(only("alice")),
+            CreateOptions::persistent().with_acl(only("alice")),
         )
         .await
         .unwrap();
@@ -259,7 +259,7 @@ async fn authentication_survives_failovers_between_members_with_their_own_princi
     c.create(
         &path,
         b"v1",
-        &CreateOptions::persistent().with_acl(only("alice")),
+        CreateOptions::persistent().with_acl(only("alice")),
     )
     .await
     .unwrap();
@@ -279,6 +279,6 @@ async fn authentication_survives_failovers_between_members_with_their_own_princi
     }
     c.set_data(&path, b"v2", Version::Any).await.unwrap();
     let event = soon("the watch", watch).await.unwrap();
-    assert_eq!(event.event_type, EventType::NodeDataChanged);
+    assert_eq!(event.event_type(), EventType::NodeDataChanged);
     c.delete(&path, Version::Any).await.unwrap();
 }
