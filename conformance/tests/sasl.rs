@@ -9,11 +9,11 @@ use std::{
 };
 
 use conformance::{Ensemble, SaslServer, Standalone};
-use recipes_support::{soon, unique_under, Proxy};
+use recipes_support::{assert_no_auth, kill_and_reconnect, sasl_ids, soon, unique_under, Proxy};
 use zk_proto::OpCode;
 use zk_session::{
-    Acl, Client, CreateOptions, Error, ErrorCode, EventType, Id, Perms, SaslConfig, SessionEvent,
-    SessionState, Version,
+    Acl, Client, CreateOptions, Error, ErrorCode, EventType, Id, Perms, SaslConfig, SessionState,
+    Version,
 };
 
 const SESSION: Duration = Duration::from_secs(20);
@@ -51,16 +51,6 @@ async fn connect(connect_string: &str, sasl: Option<(&str, &str)>) -> Client {
 
 fn only(user: &str) -> Vec<Acl> {
     vec![Acl::new(Perms::ALL, Id::new("sasl", user))]
-}
-
-async fn sasl_ids(c: &Client) -> Vec<String> {
-    c.who_am_i()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.auth_scheme == "sasl")
-        .map(|i| i.user)
-        .collect()
 }
 
 /// A refused connect: the error and how long it took.
@@ -104,10 +94,7 @@ async fn a_sasl_acl_admits_its_user_and_nobody_else() {
     let alice = connect(&cs, Some(("alice", "alicesecret"))).await;
     assert_eq!(sasl_ids(&alice).await, ["alice"]);
     for other in [&anonymous, &alice] {
-        let r = other.get_data(&path).await;
-        assert!(matches!(r, Err(Error::Code(ErrorCode::NoAuth))), "{r:?}");
-        let r = other.set_data(&path, b"x", Version::Any).await;
-        assert!(matches!(r, Err(Error::Code(ErrorCode::NoAuth))), "{r:?}");
+        assert_no_auth(other, &path).await;
     }
     bob.delete(&path, Version::Any).await.unwrap();
 }
@@ -241,17 +228,7 @@ async fn authentication_survives_a_failover_to_another_member() {
     .unwrap();
     let (_, _, watch) = bob.get_data_watch(&path).await.unwrap();
     let victim = index_of(&ens, &bob.connected_server().unwrap());
-    let mut events = bob.session_events();
-    tokio::task::block_in_place(|| ens.server(victim).kill9());
-    soon("the reconnect", async {
-        while let Some(ev) = events.next().await {
-            if ev == SessionEvent::Reconnected {
-                return;
-            }
-        }
-        panic!("no Reconnected event");
-    })
-    .await;
+    kill_and_reconnect(&bob, ens.server(victim)).await;
     let now = index_of(&ens, &bob.connected_server().unwrap());
     assert_ne!(now, victim);
     assert_eq!(bob.session_id(), sid);

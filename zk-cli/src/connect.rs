@@ -42,6 +42,19 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
             exit::CONNECTION,
             format!("connecting to {server}: TLS handshake failed: {e}"),
         ),
+        // No Kerberos ticket, or one the KDC or the server refused: no retry helps either.
+        Error::Code(ErrorCode::AuthFailed) if g.security.wants_gssapi() => Failure::new(
+            exit::CONNECTION,
+            format!(
+                "connecting to {server}: Kerberos (GSSAPI) authentication as {} failed \
+                 (AuthFailed): check the ticket (klist), --sasl-principal, --sasl-keytab and \
+                 the server principal (--sasl-service, --sasl-canonicalize)",
+                g.security
+                    .sasl_principal
+                    .as_deref()
+                    .unwrap_or("the ticket cache's principal")
+            ),
+        ),
         // The server refused the SASL credentials: no retry helps (no usable session: 3).
         Error::Code(ErrorCode::AuthFailed) if g.security.sasl_user.is_some() => Failure::new(
             exit::CONNECTION,

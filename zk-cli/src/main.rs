@@ -6,6 +6,7 @@ mod cli;
 mod connect;
 mod dispatch;
 mod input;
+mod kerberos;
 mod output;
 mod reads;
 mod run;

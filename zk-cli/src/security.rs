@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use zk_session::ClientBuilder;
 
-use crate::Failure;
+use crate::{
+    kerberos::{self, Canonicalize, Mechanism},
+    Failure,
+};
 
 /// Where the SASL password comes from when `--sasl-password-file` is not given.
 pub const PASSWORD_ENV: &str = "ZK_SASL_PASSWORD";
@@ -42,6 +45,25 @@ pub struct Security {
     /// which other users could read with ps)
     #[arg(long, value_name = "FILE", global = true, requires = "sasl_user")]
     pub sasl_password_file: Option<PathBuf>,
+    /// The SASL mechanism: digest-md5 (--sasl-user) or gssapi (Kerberos)
+    #[arg(long, value_enum, value_name = "MECHANISM", global = true)]
+    pub sasl_mechanism: Option<Mechanism>,
+    /// Kerberos: the client principal, such as alice@EXAMPLE.COM (default: the ticket
+    /// cache's)
+    #[arg(long, value_name = "PRINCIPAL", global = true)]
+    pub sasl_principal: Option<String>,
+    /// Kerberos: get tickets from this keytab (with --sasl-principal) instead of kinit's cache
+    #[arg(long, value_name = "FILE", global = true)]
+    pub sasl_keytab: Option<PathBuf>,
+    /// Kerberos: the service part of the server principal (default zookeeper)
+    #[arg(long, value_name = "NAME", global = true)]
+    pub sasl_service: Option<String>,
+    /// Kerberos: the whole server principal, for every server
+    #[arg(long, value_name = "PRINCIPAL", global = true)]
+    pub sasl_server_principal: Option<String>,
+    /// Kerberos: how a server's host becomes part of its principal
+    #[arg(long, value_enum, value_name = "HOW", global = true, default_value_t)]
+    pub sasl_canonicalize: Canonicalize,
 }
 
 impl Security {
@@ -51,6 +73,13 @@ impl Security {
             || self.tls_server_name.is_some()
             || self.tls_insecure_skip_name_check
     }
+
+    /// Kerberos options were given: the mechanism is GSSAPI even if not named.
+    pub fn wants_gssapi(&self) -> bool {
+        self.sasl_mechanism == Some(Mechanism::Gssapi)
+            || (self.sasl_mechanism.is_none()
+                && (self.sasl_principal.is_some() || self.sasl_keytab.is_some()))
+    }
 }
 
 /// `builder` with TLS and SASL as the options say. A bad TLS file or name, or a SASL user
@@ -58,6 +87,14 @@ impl Security {
 pub fn apply(mut builder: ClientBuilder, s: &Security) -> Result<ClientBuilder, Failure> {
     if s.wants_tls() {
         builder = tls(builder, s)?;
+    }
+    if s.wants_gssapi() {
+        if s.sasl_user.is_some() {
+            return Err(Failure::usage(
+                "--sasl-user is for DIGEST-MD5; Kerberos takes --sasl-principal".into(),
+            ));
+        }
+        return kerberos::gssapi(builder, s);
     }
     if let Some(user) = &s.sasl_user {
         let password = password(s.sasl_password_file.as_deref(), std::env::var(PASSWORD_ENV))?;

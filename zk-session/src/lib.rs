@@ -96,6 +96,8 @@ pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
+#[cfg(feature = "gssapi")]
+pub use sasl::{GssapiConfig, HostnameCanonicalization};
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use session_id::SessionId;

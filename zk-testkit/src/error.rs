@@ -16,6 +16,10 @@ pub enum HarnessError {
     #[error("ZooKeeper is not available: {0}")]
     Install(String),
 
+    /// The Kerberos KDC could not be installed, set up or started (see [`crate::kdc`]).
+    #[error("Kerberos KDC: {0}")]
+    Kerberos(String),
+
     /// An I/O operation of the harness itself failed.
     #[error("I/O error while {context}: {source}")]
     Io {

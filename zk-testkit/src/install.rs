@@ -94,7 +94,8 @@ fn locate_or_install() -> std::result::Result<Installation, String> {
     }
     // Nothing is installed without saying so first: what, why, and how.
     eprintln!("{INSTALL_NOTICE}");
-    apt_install()?;
+    apt_install(&["zookeeper"])
+        .map_err(|e| format!("ZooKeeper jars are missing from {JAR_DIR} and {e}"))?;
     locate(Path::new(JAR_DIR))
 }
 
@@ -149,20 +150,19 @@ fn find_java() -> Option<PathBuf> {
         .find(|java| java.is_file())
 }
 
-fn apt_install() -> std::result::Result<(), String> {
-    let steps: [&[&str]; 2] = [
-        &["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"],
-        &[
-            "apt-get",
-            "-o",
-            "DPkg::Lock::Timeout=600",
-            "install",
-            "-y",
-            "--no-install-recommends",
-            "zookeeper",
-        ],
+/// `apt-get update && apt-get install -y PACKAGES` (through `sudo -n` unless root).
+pub(crate) fn apt_install(packages: &[&str]) -> std::result::Result<(), String> {
+    let update = ["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"];
+    let mut install = vec![
+        "apt-get",
+        "-o",
+        "DPkg::Lock::Timeout=600",
+        "install",
+        "-y",
+        "--no-install-recommends",
     ];
-    for step in steps {
+    install.extend_from_slice(packages);
+    for step in [&update[..], &install[..]] {
         let mut cmd = if sys::is_root() {
             Command::new(step[0])
         } else {
@@ -179,7 +179,7 @@ fn apt_install() -> std::result::Result<(), String> {
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             return Err(format!(
-                "ZooKeeper jars are missing from {JAR_DIR} and `{}` failed ({}):\n{}",
+                "`{}` failed ({}):\n{}",
                 step.join(" "),
                 output.status,
                 stderr.trim_end()

@@ -1,5 +1,6 @@
-//! SASL on the server: a JAAS `Server` section with DIGEST-MD5 users, the SASL
-//! authentication provider and, optionally, enforced authentication.
+//! SASL on the server: a JAAS `Server` section with DIGEST-MD5 users (or a Kerberos login,
+//! see [`crate::kerberos_server`]), the SASL authentication provider and, optionally,
+//! enforced authentication.
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ pub const JAAS_FILE: &str = "jaas.conf";
 /// ```
 /// use zk_testkit::SaslServer;
 /// let sasl = SaslServer::digest_md5().user("bob", "bobsecret").enforce(true);
-/// assert!(sasl.jaas().contains(r#"user_bob="bobsecret""#));
+/// assert!(sasl.jaas(0).contains(r#"user_bob="bobsecret""#));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -21,12 +22,22 @@ pub struct SaslServer {
     /// `enforce.auth.enabled=true` with `enforce.auth.schemes=sasl`: a client that has not
     /// authenticated gets error -124 on its first request and is disconnected.
     pub enforce: bool,
+    /// Kerberos (GSSAPI) instead of DIGEST-MD5 users.
+    pub kerberos: Option<crate::kerberos_server::KerberosServer>,
 }
 
 impl SaslServer {
     /// DIGEST-MD5 (`DigestLoginModule`) with no users yet.
     pub fn digest_md5() -> Self {
         SaslServer::default()
+    }
+
+    /// Kerberos: each member logs in with its service principal from a keytab.
+    pub fn kerberos(login: crate::kerberos_server::KerberosServer) -> Self {
+        SaslServer {
+            kerberos: Some(login),
+            ..SaslServer::default()
+        }
     }
 
     /// Adds a user.
@@ -41,8 +52,11 @@ impl SaslServer {
         self
     }
 
-    /// The JAAS configuration file's text.
-    pub fn jaas(&self) -> String {
+    /// The JAAS configuration file's text (for ensemble member `member`, 0-based).
+    pub fn jaas(&self, member: usize) -> String {
+        if let Some(k) = &self.kerberos {
+            return k.jaas(member);
+        }
         let mut s =
             String::from("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required");
         for (user, password) in &self.users {
@@ -90,7 +104,7 @@ mod tests {
         let jaas = SaslServer::digest_md5()
             .user("bob", "bobsecret")
             .user("eve", "say \"hi\"")
-            .jaas();
+            .jaas(0);
         assert_eq!(
             jaas,
             "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \

@@ -97,7 +97,8 @@ impl ZkServer {
             write_file(&data_dir.join("myid"), &format!("{}\n", p.id))?;
         }
         if let Some(sasl) = &opts.sasl {
-            write_file(&dir.path().join(crate::sasl::JAAS_FILE), &sasl.jaas())?;
+            let member = me.map_or(0, |p| p.id as usize - 1);
+            write_file(&dir.path().join(crate::sasl::JAAS_FILE), &sasl.jaas(member))?;
         }
         let cfg_path = dir.path().join("zoo.cfg");
         let secure_client_port = match opts.tls {

@@ -71,6 +71,53 @@ pub fn unique_under(prefix: &str, tag: &str) -> String {
     )
 }
 
+/// The `sasl` ids the server knows `c` by (whoAmI).
+pub async fn sasl_ids(c: &Client) -> Vec<String> {
+    c.who_am_i()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.auth_scheme == "sasl")
+        .map(|i| i.user)
+        .collect()
+}
+
+/// `c` may neither read nor write `path`: NoAuth.
+pub async fn assert_no_auth(c: &Client, path: &str) {
+    let r = c.get_data(path).await;
+    assert!(
+        matches!(
+            r,
+            Err(zk_session::Error::Code(zk_session::ErrorCode::NoAuth))
+        ),
+        "{r:?}"
+    );
+    let r = c.set_data(path, b"x", zk_session::Version::Any).await;
+    assert!(
+        matches!(
+            r,
+            Err(zk_session::Error::Code(zk_session::ErrorCode::NoAuth))
+        ),
+        "{r:?}"
+    );
+}
+
+/// SIGKILLs `server`, the member `c` is connected to, and waits until `c` has reconnected
+/// (to another member). Needs a multi-thread runtime.
+pub async fn kill_and_reconnect(c: &Client, server: &ZkServer) {
+    let mut events = c.session_events();
+    tokio::task::block_in_place(|| server.kill9());
+    soon("the reconnect", async {
+        while let Some(ev) = events.next().await {
+            if ev == zk_session::SessionEvent::Reconnected {
+                return;
+            }
+        }
+        panic!("no Reconnected event");
+    })
+    .await;
+}
+
 /// Awaits `f`, failing the test with `what` if it takes longer than [`SOON`].
 pub async fn soon<T>(what: &str, f: impl Future<Output = T>) -> T {
     match tokio::time::timeout(SOON, f).await {

@@ -45,7 +45,8 @@ impl SaslHandshake {
         Ok((me, token))
     }
 
-    /// The mechanism's name, for the log.
+    /// The mechanism's name, for the log (unused when the `tracing` feature is off).
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     pub fn mechanism(&self) -> &str {
         &self.mechanism
     }

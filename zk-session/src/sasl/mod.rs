@@ -33,35 +33,21 @@
 //! same credentials would fail on every server. A lost connection during the exchange is an
 //! ordinary failed attempt: the next server is tried.
 //!
-//! # GSSAPI (Kerberos), the plan
+//! # GSSAPI (Kerberos)
 //!
-//! GSSAPI fits [`SaslMechanism`] without a change to the session:
-//!
-//! - `start(server_host)` builds the service principal as the Java client does:
-//!   `zookeeper` (`zookeeper.sasl.client.username`) + `/` + the server host, canonicalized
-//!   on request (`zookeeper.sasl.client.canonicalize.hostname`), + `@REALM`
-//!   (`zookeeper.server.realm`), and asks the GSS-API for a security context with it
-//!   (mutual authentication, no integrity or privacy layer, as ZooKeeper wants).
-//! - `initial_response()` returns the first context token (GSSAPI, unlike DIGEST-MD5, has
-//!   one); each `step` feeds the server's token to the context and sends what it produces.
-//! - Once the context is established comes RFC 4752's security-layer negotiation: the
-//!   server sends 4 wrapped bytes (offered layers, max size); `step` unwraps them and sends
-//!   "no layer" wrapped. ZooKeeper's server answers that packet too, and the Java client
-//!   counts as authenticated only once that answer is in (`gotLastPacket` in
-//!   `ZooKeeperSaslClient`): `step` returns `Done` only then, so nothing else is sent before.
-//! - The GSS-API itself would come from a binding to the system's Kerberos library (e.g. the
-//!   `libgssapi` crate, MIT krb5 via `libkrb5-dev`) behind its own cargo feature `gssapi`, so
-//!   that `sasl` stays pure Rust. Credentials come from the ticket cache or a keytab
-//!   (`KRB5CCNAME`, `KRB5_CLIENT_KTNAME`), as with `kinit`; the builder would take
-//!   `SaslConfig::gssapi()` with optional service name and realm.
-//! - Tests need a KDC: Debian's `krb5-kdc` and `krb5-admin-server` can run one on loopback
-//!   (realm, principals `zookeeper/127.0.0.1` and a client, keytabs made with `kadmin.local`),
-//!   and the server takes a JAAS `Server` section with `Krb5LoginModule`, its keytab and
-//!   principal. The conformance harness would start the KDC beside the server.
+//! With the cargo feature `gssapi`, [`SaslConfig::gssapi`] authenticates with Kerberos v5
+//! through the system's MIT krb5: the ticket cache `kinit` fills, or a keytab; see
+//! [`GssapiConfig`] and the [`gssapi`] module for credentials, the server principal
+//! (`zookeeper/<host>`) and why this binding.
 
 mod digest_md5;
 mod directives;
+#[cfg(feature = "gssapi")]
+pub mod gssapi;
 mod handshake;
+
+#[cfg(feature = "gssapi")]
+pub use gssapi::{GssapiConfig, HostnameCanonicalization};
 
 use std::{fmt, sync::Arc};
 
@@ -168,6 +154,16 @@ impl SaslConfig {
     /// See the example on [`SaslConfig`].
     pub fn digest_md5(user: &str, password: &str) -> Self {
         SaslConfig::mechanism(digest_md5::DigestMd5::new(user, password))
+    }
+
+    /// GSSAPI (Kerberos v5) with these settings (cargo feature `gssapi`). The server then
+    /// knows the client as `sasl:<principal>` (its short name, then `@REALM` unless the server
+    /// sets `zookeeper.kerberos.removeRealmFromPrincipal`).
+    ///
+    /// See the example on [`GssapiConfig`].
+    #[cfg(feature = "gssapi")]
+    pub fn gssapi(config: GssapiConfig) -> Self {
+        SaslConfig::mechanism(config)
     }
 
     /// Any other mechanism.

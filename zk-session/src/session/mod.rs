@@ -465,6 +465,8 @@ impl SessionCore {
         self.publish_view(Some(event));
     }
 
+    // Without the `tracing` feature the log line, the only reader of `event`, is compiled out.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     fn publish_view(&self, event: Option<SessionEvent>) {
         let state = self.state();
         if let Some(event) = event {
