@@ -1,5 +1,5 @@
 //! `zk --sasl-mechanism gssapi` against a real ZooKeeper server that logs in to a real MIT KDC
-//! the harness starts (`conformance::kdc`): a keytab principal and a `kinit`ed one, a `sasl:`
+//! the harness starts (`zk_testkit::kdc`): a keytab principal and a `kinit`ed one, a `sasl:`
 //! ACL, and a missing ticket. Built without the `gssapi` feature, the option says so.
 
 mod support;
@@ -14,7 +14,7 @@ mod with_gssapi {
         time::Duration,
     };
 
-    use conformance::{shared_kdc, Kdc, KerberosServer, ServerOptions, Standalone};
+    use zk_testkit::{shared_kdc, Kdc, KerberosServer, ServerOptions, Standalone};
 
     use super::*;
 
