@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cache;
 mod candidacy;
 mod cleanup;
 pub mod contender;
@@ -18,6 +19,7 @@ pub mod protected;
 mod retry;
 mod session_scope;
 
+pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
 pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use error::{RecipeError, Result};
 pub use lock_guard::{LockGuard, LostReason};
