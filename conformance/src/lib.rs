@@ -56,7 +56,7 @@ pub mod tls_server;
 pub use certs::TestCerts;
 pub use ensemble::{Ensemble, EnsembleBuilder};
 pub use error::{HarnessError, Result};
-pub use four_letter::{four_letter_word, Mode};
+pub use four_letter::{four_letter_word, server_received, Mode};
 pub use install::{ensure_installed, Installation};
 pub use load_average::load_average;
 pub use options::{ServerOptions, ServerTls};

@@ -71,6 +71,18 @@ async fn until_event(
     seen
 }
 
+/// A cache of `root` on `c`, loaded, with a subscriber that has read the load's events.
+async fn loaded(c: Client, root: &str) -> (Cache, CacheEvents) {
+    let mut builder = Cache::builder(c, root);
+    let mut events = builder.subscribe();
+    let cache = builder.start().await.unwrap();
+    until_event(&mut events, "initialized", |e| {
+        matches!(e, CacheEvent::Initialized)
+    })
+    .await;
+    (cache, events)
+}
+
 fn described(events: &[CacheEvent]) -> Vec<String> {
     events
         .iter()
@@ -269,13 +281,7 @@ async fn changes_made_while_disconnected_are_found_by_zxid() {
     build_tree(&admin, &root, 3, 1).await;
     let proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
     let c = client(&proxy.connect_string()).await;
-    let mut builder = Cache::builder(c.clone(), &root);
-    let mut events = builder.subscribe();
-    let cache = builder.start().await.unwrap();
-    until_event(&mut events, "initialized", |e| {
-        matches!(e, CacheEvent::Initialized)
-    })
-    .await;
+    let (cache, mut events) = loaded(c.clone(), &root).await;
 
     proxy.partition(true);
     until_state(&c, SessionState::Suspended).await;
@@ -366,13 +372,7 @@ async fn a_one_shot_watch_on_the_root_in_the_same_session_leaves_the_cache_worki
     let root = unique("cache-4466");
     build_tree(&admin, &root, 2, 1).await;
     let c = client(&shared()).await;
-    let mut builder = Cache::builder(c.clone(), &root);
-    let mut events = builder.subscribe();
-    let cache = builder.start().await.unwrap();
-    until_event(&mut events, "initialized", |e| {
-        matches!(e, CacheEvent::Initialized)
-    })
-    .await;
+    let (cache, mut events) = loaded(c.clone(), &root).await;
     for _ in 0..2 {
         let (_, _, oneshot) = c.get_data_watch(&root).await.unwrap();
         admin.set_data(&root, b"r", Version::Any).await.unwrap();
@@ -482,13 +482,7 @@ async fn session_expiry_rebuilds_on_the_new_session() {
     let proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
     let c = client(&proxy.connect_string()).await;
     let old = c.session_id();
-    let mut builder = Cache::builder(c.clone(), &root);
-    let mut events = builder.subscribe();
-    let cache = builder.start().await.unwrap();
-    until_event(&mut events, "initialized", |e| {
-        matches!(e, CacheEvent::Initialized)
-    })
-    .await;
+    let (cache, mut events) = loaded(c.clone(), &root).await;
     proxy.partition(true);
     until_state(&c, SessionState::Suspended).await;
     expire_session(&shared(), &c).await;
