@@ -68,7 +68,7 @@ impl Env {
     /// Nothing of the session's under the path but `nodes` and watches on `watches`, and
     /// the handle still works.
     async fn clean(&self, nodes: &[String], watches: &[String]) -> Result<(), String> {
-        let session = self.c.session_id();
+        let session = self.c.session_id().map_or(0, zk_session::SessionId::get);
         expect_clean(
             &self.observer,
             self.server,
@@ -427,8 +427,12 @@ async fn session_watch_operations(pause: Pause) {
                     Some(r) => {
                         let (watch, path) = r.map_err(|e| e.to_string())?;
                         env.clean(&[], std::slice::from_ref(&path)).await?;
-                        let mut found = watches_of(env.server, c.session_id(), &env.path)
-                            .map_err(|e| e.to_string())?;
+                        let mut found = watches_of(
+                            env.server,
+                            c.session_id().map_or(0, zk_session::SessionId::get),
+                            &env.path,
+                        )
+                        .map_err(|e| e.to_string())?;
                         found.extend(
                             child_watches(c, std::slice::from_ref(&path))
                                 .await
@@ -527,7 +531,7 @@ async fn the_sweep_catches_leaks() {
     for node in [true, false] {
         let report = sweep(&plan, |k| async move {
             let _ = poll_then_drop(leaky(node), k, plan.pause).await;
-            let session = env.c.session_id();
+            let session = env.c.session_id().map_or(0, zk_session::SessionId::get);
             let found = expect_clean(
                 &env.observer,
                 env.server,

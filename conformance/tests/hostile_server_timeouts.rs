@@ -254,8 +254,14 @@ async fn zero_timeout_on_a_reconnect_expires_the_session() {
         matches!(w, Err(Error::Code(ErrorCode::SessionExpired))),
         "{w:?}"
     );
-    assert_eq!(next_event(&mut events).await, Some(SessionEvent::Expired));
-    assert_eq!(client.state(), SessionState::Expired);
+    assert_eq!(
+        next_event(&mut events).await,
+        Some(SessionEvent::Ended(zk_session::EndReason::SessionExpired))
+    );
+    assert_eq!(
+        client.state(),
+        SessionState::Ended(zk_session::EndReason::SessionExpired)
+    );
     let later = collect(spawn_gets(&client, &["/later"])).await;
     assert!(matches!(
         later[0].1,
@@ -378,7 +384,7 @@ async fn connect_returns_the_client_when_the_connection_drops_right_after_the_ha
             .await
             .unwrap()
             .unwrap_or_else(|e| panic!("try {attempt}: {e}"));
-        assert_eq!(client.session_id(), SESSION_ID);
+        assert_eq!(client.session_id(), zk_session::SessionId::new(SESSION_ID));
         // The session lives on: the client takes it back on the next connection.
         server.resume_and_serve(0, TIMEOUT_MS).await;
         assert_serves(&client, "/after").await;

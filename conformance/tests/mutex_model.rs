@@ -213,7 +213,7 @@ impl World {
     async fn expire(&mut self, i: usize) -> Result<(), String> {
         let c = &mut self.cs[i];
         c.heal(true);
-        let old = c.client.session_id();
+        let old = c.client.session_id().map_or(0, zk_session::SessionId::get);
         c.proxy.partition(true);
         expire_session(&shared(), &c.client).await;
         c.proxy.partition(false);
@@ -222,7 +222,7 @@ impl World {
         tokio::time::timeout(
             SOON,
             state.wait_for(|s| {
-                let id = client.session_id();
+                let id = client.session_id().map_or(0, zk_session::SessionId::get);
                 *s == SessionState::Connected && id != 0 && id != old
             }),
         )
@@ -272,7 +272,11 @@ impl World {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let server = shared_standalone();
-        let mut sessions: Vec<i64> = self.cs.iter().map(|c| c.client.session_id()).collect();
+        let mut sessions: Vec<i64> = self
+            .cs
+            .iter()
+            .map(|c| c.client.session_id().map_or(0, zk_session::SessionId::get))
+            .collect();
         sessions.extend(self.cs.iter().flat_map(|c| c.old_sessions.iter().copied()));
         let deadline = tokio::time::Instant::now() + SOON;
         loop {

@@ -227,7 +227,11 @@ async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
 
     expire_session(&shared(), &c).await;
     proxy.partition(false);
-    until_state(&c, SessionState::Expired).await;
+    until_state(
+        &c,
+        SessionState::Ended(zk_session::EndReason::SessionExpired),
+    )
+    .await;
     let r = soon("an acquire on the expired session ends", m.acquire()).await;
     assert!(matches!(r, Err(RecipeError::Lost(_))), "{r:?}");
     assert_eq!(children(&admin, &path).await, vec![name_of(hg.path())]);

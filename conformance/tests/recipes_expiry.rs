@@ -42,7 +42,7 @@ async fn proxied() -> (Proxy, Client) {
 /// Expires `victim`'s session while `proxy` cuts it off, lets it back, and waits until the
 /// same handle is connected with a new session. Returns the old and the new session ids.
 async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
-    let old = victim.session_id();
+    let old = victim.session_id().map_or(0, zk_session::SessionId::get);
     cut_off(proxy, victim).await;
     expire_session(&shared(), victim).await;
     let new = let_back_renewed(proxy, victim, old).await;
@@ -61,7 +61,7 @@ async fn cut_off(proxy: &Proxy, victim: &Client) {
 async fn let_back_renewed(proxy: &Proxy, victim: &Client, old: i64) -> i64 {
     proxy.partition(false);
     until_some("a new session on the same handle", || async {
-        let id = victim.session_id();
+        let id = victim.session_id().map_or(0, zk_session::SessionId::get);
         (victim.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
     })
     .await
@@ -114,7 +114,13 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     assert!(!old_guard.is_held() && !m.is_held());
     assert_eq!(old_guard.lost_reason(), Some(LostReason::Expired));
     let line = owners(&admin, &path).await;
-    assert_eq!(line, vec![(name_of(w.path()), admin.session_id())]);
+    assert_eq!(
+        line,
+        vec![(
+            name_of(w.path()),
+            admin.session_id().map_or(0, zk_session::SessionId::get)
+        )]
+    );
     let stale = old_guard
         .fenced_multi([Op::set_data(&target, b"stale", Version::Any)])
         .await;
@@ -125,7 +131,10 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     old_guard.release().await.unwrap();
     assert_eq!(
         owners(&admin, &path).await,
-        vec![(name_of(w.path()), admin.session_id())]
+        vec![(
+            name_of(w.path()),
+            admin.session_id().map_or(0, zk_session::SessionId::get)
+        )]
     );
 
     // A new acquire on the same Mutex and Client queues on the new session.
@@ -173,7 +182,10 @@ async fn an_acquire_in_flight_during_the_expiry_fails_lost_and_a_retry_works() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
         owners(&admin, &path).await,
-        vec![(name_of(h.path()), admin.session_id())]
+        vec![(
+            name_of(h.path()),
+            admin.session_id().map_or(0, zk_session::SessionId::get)
+        )]
     );
     assert!(h.is_held() && !m.is_held());
 
@@ -208,7 +220,7 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
     g1.release().await.unwrap();
     waiting.abort();
     let _ = waiting.await;
-    let old = c.session_id();
+    let old = c.session_id().map_or(0, zk_session::SessionId::get);
     expire_session(&shared(), &c).await;
     let new = let_back_renewed(&proxy, &c, old).await;
 
@@ -222,7 +234,13 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
     assert_eq!(owners(&admin, &p1).await, vec![(name_of(g1.path()), new)]);
     let line = owners(&admin, &p2).await;
     assert_eq!(line.len(), 2, "{line:?}");
-    assert_eq!(line[0], (name_of(h.path()), admin.session_id()));
+    assert_eq!(
+        line[0],
+        (
+            name_of(h.path()),
+            admin.session_id().map_or(0, zk_session::SessionId::get)
+        )
+    );
     assert_eq!(line[1].1, new);
     assert!(h.is_held());
     h.release().await.unwrap();
@@ -385,7 +403,13 @@ async fn latch_takes_part_again_on_the_new_session() {
     .await;
     let ps = b.participants().await.unwrap();
     let line: Vec<(&str, i64)> = ps.iter().map(|p| (p.id.as_str(), p.session_id)).collect();
-    assert_eq!(line, [("b", cb.session_id()), ("a", new)]);
+    assert_eq!(
+        line,
+        [
+            ("b", cb.session_id().map_or(0, zk_session::SessionId::get)),
+            ("a", new)
+        ]
+    );
     assert!(ps.iter().all(|p| p.session_id != old));
     assert_eq!(ps[1].path, new_path);
     assert!(!a.has_leadership() && b.has_leadership());
@@ -421,7 +445,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     let admin = client(&shared()).await;
     let path = unique("rexp-gap");
     let m = Arc::new(Mutex::new(c.clone(), &path));
-    let old = c.session_id();
+    let old = c.session_id().map_or(0, zk_session::SessionId::get);
     cut_off(&proxy, &c).await;
     expire_session(&shared(), &c).await;
     // Hold every reply back as soon as the client has heard of the expiry, so that the new
@@ -443,7 +467,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     if acquire.is_finished() {
         // The new session came before the stall: then the acquire must have the lock on it.
         let g = acquire.await.unwrap().unwrap();
-        assert_ne!(c.session_id(), old);
+        assert_ne!(c.session_id().map_or(0, zk_session::SessionId::get), old);
         g.release().await.unwrap();
         proxy.stall(recipes_support::Direction::ToClient, false);
         return;
@@ -453,7 +477,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
         .await
         .unwrap()
         .unwrap();
-    let new = c.session_id();
+    let new = c.session_id().map_or(0, zk_session::SessionId::get);
     assert!(new != old && new != 0);
     assert_eq!(owners(&admin, &path).await, vec![(name_of(g.path()), new)]);
     g.release().await.unwrap();

@@ -131,7 +131,10 @@ async fn a_wrong_password_ends_in_auth_failed_at_once_without_retries() {
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
         "{r:?}"
     );
-    assert_eq!(c.state(), SessionState::AuthFailed);
+    assert_eq!(
+        c.state(),
+        SessionState::Ended(zk_session::EndReason::AuthFailed)
+    );
     let r = soon("a later request", c.exists("/")).await;
     assert!(
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
@@ -172,7 +175,10 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
         matches!(r, Err(Error::Code(ErrorCode::SessionClosedRequireSaslAuth))),
         "{r:?}"
     );
-    assert_eq!(anonymous.state(), SessionState::AuthFailed);
+    assert_eq!(
+        anonymous.state(),
+        SessionState::Ended(zk_session::EndReason::AuthFailed)
+    );
     let r = soon("a later request", anonymous.exists("/")).await;
     assert!(
         matches!(r, Err(Error::Code(ErrorCode::AuthFailed))),
@@ -190,7 +196,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
     .unwrap();
     let mut state = idle.watch_state();
     soon("AuthFailed without a request", async {
-        while *state.borrow_and_update() != SessionState::AuthFailed {
+        while *state.borrow_and_update() != SessionState::Ended(zk_session::EndReason::AuthFailed) {
             state.changed().await.unwrap();
         }
     })

@@ -79,7 +79,10 @@ async fn acls_and_digest_auth() {
     let bad = client().await;
     let e = bad.add_auth("nosuchscheme", b"x").await.unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::AuthFailed));
-    assert_eq!(bad.state(), SessionState::AuthFailed);
+    assert_eq!(
+        bad.state(),
+        SessionState::Ended(zk_session::EndReason::AuthFailed)
+    );
     assert_eq!(
         bad.get_data("/").await.unwrap_err().code(),
         Some(ErrorCode::AuthFailed)

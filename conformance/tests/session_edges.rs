@@ -131,7 +131,7 @@ async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_n
     c.exists(&path).await.unwrap();
     let server = shared_standalone();
     assert_eq!(
-        watches_of(server, c.session_id()),
+        watches_of(server, c.session_id().map_or(0, zk_session::SessionId::get)),
         std::slice::from_ref(&path)
     );
     writer.set_data(&path, b"1", Version::Any).await.unwrap();
@@ -139,7 +139,7 @@ async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_n
     assert_eq!(ev.event_type, EventType::NodeDataChanged);
     c.exists(&path).await.unwrap();
     assert!(
-        watches_of(server, c.session_id()).is_empty(),
+        watches_of(server, c.session_id().map_or(0, zk_session::SessionId::get)).is_empty(),
         "a watch is left on the server"
     );
     writer.delete(&path, Version::Any).await.unwrap();
@@ -192,7 +192,7 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
         .connect()
         .await
         .unwrap();
-    let old = c.session_id();
+    let old = c.session_id().map_or(0, zk_session::SessionId::get);
     let eph = format!("{path}/eph");
     c.create(&eph, b"", &CreateOptions::ephemeral())
         .await
@@ -205,11 +205,19 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
     recipes_support::expire_session(&shared_standalone().connect_string(), &c).await;
     proxy.partition(false);
     let mut seen = Vec::new();
-    while seen.last() != Some(&SessionEvent::Connected) {
+    while !matches!(seen.last(), Some(SessionEvent::Connected { .. })) {
         seen.push(soon("a new session", events.next()).await.expect("events"));
     }
     assert!(seen.contains(&SessionEvent::Expired), "{seen:?}");
-    assert!(c.session_id() != old && c.session_id() != 0);
+    // The event of the new session carries its id.
+    let Some(&SessionEvent::Connected { session_id }) = seen.last() else {
+        unreachable!("the loop ends on Connected")
+    };
+    assert_eq!(c.session_id(), Some(session_id));
+    assert!(
+        c.session_id().map_or(0, zk_session::SessionId::get) != old
+            && c.session_id().map_or(0, zk_session::SessionId::get) != 0
+    );
     assert_eq!(c.state(), SessionState::Connected);
     let ended = soon("the one-shot watch ends", oneshot).await;
     assert!(

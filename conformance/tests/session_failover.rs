@@ -283,14 +283,19 @@ async fn session_closed_from_a_second_connection_expires_the_first() {
     // Another connection takes the session over and closes it.
     let others: Vec<String> = (1..3).map(|i| ens.server(i).connect_string()).collect();
     let thief = Client::builder(&others.join(","))
-        .resume_session(c.session_id(), c.session_password())
+        .resume_session(c.session_id().unwrap(), c.session_password())
         .connect()
         .await
         .unwrap();
     assert_eq!(thief.session_id(), c.session_id());
     thief.close().await.unwrap();
     blocking(|| ens.server(a).resume()).unwrap();
-    wait_state(&c, SessionState::Expired, Duration::from_secs(30)).await;
+    wait_state(
+        &c,
+        SessionState::Ended(zk_session::EndReason::SessionExpired),
+        Duration::from_secs(30),
+    )
+    .await;
     for p in pending {
         let r = tokio::time::timeout(Duration::from_secs(10), p)
             .await
@@ -311,7 +316,11 @@ async fn session_closed_from_a_second_connection_expires_the_first() {
     while let Ok(Some(ev)) = tokio::time::timeout(Duration::from_millis(200), events.next()).await {
         saw.push(ev);
     }
-    assert_eq!(saw.last(), Some(&SessionEvent::Expired), "{saw:?}");
+    assert_eq!(
+        saw.last(),
+        Some(&SessionEvent::Ended(zk_session::EndReason::SessionExpired)),
+        "{saw:?}"
+    );
     // The ephemeral went with the session; a new client works.
     let fresh = Client::builder(&ens.connect_string())
         .connect()
@@ -356,7 +365,12 @@ async fn no_connection_for_the_session_timeout_is_reported_lost() {
     // The ensemble expired the session meanwhile: on return the verdict is Expired.
     tokio::time::sleep(negotiated).await;
     blocking(|| ens.server(a).restart()).unwrap();
-    wait_state(&c, SessionState::Expired, Duration::from_secs(30)).await;
+    wait_state(
+        &c,
+        SessionState::Ended(zk_session::EndReason::SessionExpired),
+        Duration::from_secs(30),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -418,7 +432,10 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
         saw.push(ev);
     }
     // The read-only session was local to that server: the quorum gives a new one.
-    assert_eq!(saw.last(), Some(&SessionEvent::Connected), "{saw:?}");
+    assert!(
+        matches!(saw.last(), Some(SessionEvent::Connected { .. })),
+        "{saw:?}"
+    );
     retry()
         .run(|| c.set_data("/ro", b"rw again", Version::Any))
         .await

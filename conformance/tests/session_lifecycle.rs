@@ -50,8 +50,16 @@ async fn close_ends_the_session_and_its_ephemerals() {
     let (_, gone) = watcher.exists_watch(&e).await.unwrap();
     let mut events = c.session_events();
     c.close().await.unwrap();
-    assert_eq!(c.state(), SessionState::Closed);
-    assert_eq!(events.next().await, Some(zk_session::SessionEvent::Closed));
+    assert_eq!(
+        c.state(),
+        SessionState::Ended(zk_session::EndReason::Closed)
+    );
+    assert_eq!(
+        events.next().await,
+        Some(zk_session::SessionEvent::Ended(
+            zk_session::EndReason::Closed
+        ))
+    );
     assert!(matches!(c.get_data("/").await, Err(Error::Closed)));
     let ev = tokio::time::timeout(Duration::from_secs(5), gone)
         .await
@@ -80,7 +88,10 @@ async fn close_returns_when_the_connection_drops_before_its_reply() {
     proxy.partition(true);
     proxy.partition(false);
     within_secs(5, closing).await.unwrap().unwrap();
-    assert_eq!(c.state(), SessionState::Closed);
+    assert_eq!(
+        c.state(),
+        SessionState::Ended(zk_session::EndReason::Closed)
+    );
     assert!(matches!(c.exists("/").await, Err(Error::Closed)));
 }
 

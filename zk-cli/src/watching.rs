@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use zk_session::{AddWatchMode, Error, OneshotWatch, SessionEvent, SessionState};
+use zk_session::{AddWatchMode, EndReason, Error, OneshotWatch, SessionEvent, SessionState};
 
 use crate::{cli::WatchMode, dispatch::Ctx, exit, interrupted, output, session_failure, Failure};
 
@@ -83,7 +83,7 @@ fn report(ctx: &Ctx, ev: Option<SessionEvent>) -> Result<(), Failure> {
         Some(SessionEvent::Lost) => {
             eprintln!("zk: no connection for the session timeout: the session may be gone");
         }
-        Some(SessionEvent::Expired | SessionEvent::AuthFailed | SessionEvent::Closed) | None => {
+        Some(SessionEvent::Expired | SessionEvent::Ended(_)) | None => {
             return Err(session_ended(ctx));
         }
         Some(_) => {}
@@ -93,8 +93,10 @@ fn report(ctx: &Ctx, ev: Option<SessionEvent>) -> Result<(), Failure> {
 
 fn session_ended(ctx: &Ctx) -> Failure {
     let why = match ctx.client.state() {
-        SessionState::Expired => "the session expired",
-        SessionState::AuthFailed => "authentication failed",
+        SessionState::Expired | SessionState::Ended(EndReason::SessionExpired) => {
+            "the session expired"
+        }
+        SessionState::Ended(EndReason::AuthFailed) => "authentication failed",
         _ => "the session ended",
     };
     Failure::new(exit::CONNECTION, why.to_owned())

@@ -11,15 +11,14 @@
 use std::future::Future;
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use zk_session::{Client, Error, ErrorCode, SessionState};
+use zk_session::{Client, EndReason, Error, ErrorCode, SessionState};
 
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
     protected::{child_path, ProtectedCreate, ProtectedNode},
-    retry::retry_delay,
-    session_scope::session_gone,
-    RecipeError, Result,
+    session_scope::{raw_session_id, session_gone},
+    RecipeError, Result, RETRY_BACKOFF,
 };
 
 /// What a leader does when its connection is suspended (dropped, session possibly alive).
@@ -60,8 +59,8 @@ pub enum LeadershipEvent {
 /// Why an election ends with its session (expired, closed, authentication failed).
 pub(crate) fn session_over(state: SessionState) -> RecipeError {
     RecipeError::Lost(match state {
-        SessionState::Expired => "session expired",
-        SessionState::AuthFailed => "authentication failed",
+        SessionState::Ended(EndReason::SessionExpired) => "session expired",
+        SessionState::Ended(EndReason::AuthFailed) => "authentication failed",
         _ => "client closed",
     })
 }
@@ -185,7 +184,7 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
         biased;
         r = inp.state.changed() => Err(match r {
             Ok(()) => Stop::State,
-            Err(_) => Stop::End(session_over(SessionState::Closed)),
+            Err(_) => Stop::End(session_over(SessionState::Ended(EndReason::Closed))),
         }),
         c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
         v = fut => Ok(v),
@@ -270,7 +269,7 @@ impl Engine {
             }
             // The client goes on with a new session: our node went with the old one; take
             // part again once the new session is there (Curator's latch resets on reconnect).
-            SessionState::Expired if !self.cfg.client.has_ended() => {
+            SessionState::Expired => {
                 if self.node.is_some() {
                     self.drop_node();
                 }
@@ -287,7 +286,7 @@ impl Engine {
             return Err(Stop::End(e.into()));
         }
         // The state change that usually follows ends the pause early.
-        let pause = retry_delay(self.errors);
+        let pause = RETRY_BACKOFF.delay(self.errors);
         self.errors += 1;
         guard(inp, tokio::time::sleep(pause)).await
     }
@@ -305,7 +304,7 @@ impl Engine {
         };
         self.errors = 0;
         // A node of an earlier session is not ours any more, whatever its name says.
-        if node.stat.ephemeral_owner != client.session_id() {
+        if node.stat.ephemeral_owner != raw_session_id(&client) {
             return self.forget_stale(inp, &client, &node).await;
         }
         let line = ContenderNames::new().sorted(&children);
@@ -401,7 +400,7 @@ impl Engine {
             }
             Err(e) => return self.on_error(inp, e).await,
         };
-        if stat.ephemeral_owner != client.session_id() {
+        if stat.ephemeral_owner != raw_session_id(client) {
             self.drop_node();
             return Ok(());
         }
@@ -430,7 +429,7 @@ impl Engine {
                 match delete_quietly(&client, &node.path).await {
                     Ok(()) => break,
                     Err(RecipeError::Session(e)) if e.is_retryable() => {
-                        tokio::time::sleep(retry_delay(retry)).await;
+                        tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                         retry += 1;
                         continue;
                     }

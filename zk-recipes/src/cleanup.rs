@@ -24,7 +24,7 @@ use std::{
 use tokio::{runtime::Handle, sync::oneshot};
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::{protected::remove_protected_of, retry::retry_delay, session_scope::session_gone};
+use crate::{protected::remove_protected_of, session_scope::session_gone, RETRY_BACKOFF};
 
 /// The nodes an operation in progress may have made and not handed over: the protected id
 /// of a create sent (any child of the parent carrying it may be ours), and the path of the
@@ -137,13 +137,13 @@ pub(crate) fn spawn_removal(
                     if let Some(tx) = tx.take() {
                         let _ = tx.send(Ok(()));
                     }
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                 }
                 // The session ended meanwhile: the server deleted the node with it.
                 Err(Error::Code(ErrorCode::SessionExpired)) if target.session.is_some() => break,
                 Err(Error::Code(ErrorCode::SessionExpired)) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                 }
                 Err(Error::Closed) => break,

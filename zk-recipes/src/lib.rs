@@ -16,7 +16,6 @@ pub mod mutex;
 mod participant;
 mod pending;
 pub mod protected;
-mod retry;
 mod session_scope;
 
 pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
@@ -25,6 +24,14 @@ pub use error::{RecipeError, Result};
 pub use lock_guard::{LockGuard, LostReason};
 pub use mutex::{Mutex, MutexBuilder};
 pub use protected::{ProtectedCreate, ProtectedNode, Recovery};
+
+/// The pause before retry `n` of a recipe's request that failed retryably (ConnectionLoss
+/// and the like): 50 ms doubling to 1 s, with the session's jitter. One value, so every
+/// recipe backs off alike.
+pub(crate) const RETRY_BACKOFF: zk_session::Backoff = zk_session::Backoff::new(
+    std::time::Duration::from_millis(50),
+    std::time::Duration::from_secs(1),
+);
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
 #[cfg(doctest)]

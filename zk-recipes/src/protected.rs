@@ -21,7 +21,7 @@
 //!
 //! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
 //! assert!(node.name.starts_with("_c_"));
-//! assert_eq!(node.stat.ephemeral_owner, client.session_id());
+//! assert_eq!(zk_session::SessionId::new(node.stat.ephemeral_owner), client.session_id());
 //! # Ok(()) }
 //! ```
 
@@ -31,8 +31,9 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
     cleanup::{spawn_removal, Claim},
-    retry::{may_retry, retry_delay},
     session_scope::session_gone,
+    session_scope::{may_retry, raw_session_id},
+    RETRY_BACKOFF,
 };
 
 /// How many times a create may find its parent missing (reaped as an empty container right
@@ -231,7 +232,7 @@ impl ProtectedCreate {
         claim: Option<Claim>,
     ) -> Result<(ProtectedNode, Option<Vec<String>>), Error> {
         // The session this create belongs to; a node of any other session is not ours.
-        let session = client.session_id();
+        let session = raw_session_id(client);
         let guard = RemoveOnDrop {
             client: client.clone(),
             parent: self.parent.clone(),
@@ -304,7 +305,7 @@ impl ProtectedCreate {
     /// # Ok(()) }
     /// ```
     pub async fn recover(&self, client: &Client, id: &str) -> Result<Recovery, Error> {
-        Ok(self.recover_as(client, id, client.session_id()).await?.0)
+        Ok(self.recover_as(client, id, raw_session_id(client)).await?.0)
     }
 
     /// Sends the create and, when `list`, the parent's listing right behind it.
@@ -337,7 +338,7 @@ impl ProtectedCreate {
         loop {
             match self.recover_as(client, id, recorded_session).await {
                 Err(e) if e.is_retryable() && may_retry(client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                 }
                 other => return other,
@@ -364,7 +365,7 @@ impl ProtectedCreate {
             Err(Error::Code(ErrorCode::NoNode)) => return Ok((Recovery::NotFound, Vec::new())),
             Err(e) => return Err(e),
         };
-        let session = client.session_id();
+        let session = raw_session_id(client);
         let ephemeral = self.options.mode().is_ephemeral();
         let prefix = protected_prefix(id);
         let mut adopted = None;
@@ -407,7 +408,7 @@ async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Err
     loop {
         match client.get_children(parent).await {
             Err(e) if e.is_retryable() && may_retry(client) => {
-                tokio::time::sleep(retry_delay(retry)).await;
+                tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                 retry += 1;
             }
             other => return other,

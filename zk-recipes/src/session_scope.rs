@@ -8,7 +8,7 @@
 //! before the first), the next one — and ends when that session does, even though the client
 //! carries on.
 
-use zk_session::{Client, SessionState};
+use zk_session::{Client, EndReason, SessionId, SessionState};
 
 use crate::LostReason;
 
@@ -19,9 +19,7 @@ use crate::LostReason;
 pub(crate) fn client_over(client: &Client) -> Option<LostReason> {
     match client.state() {
         SessionState::Lost => Some(LostReason::SessionLost),
-        SessionState::Closed => Some(LostReason::Closed),
-        SessionState::AuthFailed => Some(LostReason::AuthFailed),
-        SessionState::Expired if client.has_ended() => Some(LostReason::Expired),
+        SessionState::Ended(why) => Some(end_reason(why)),
         // An end published before the state caught up.
         _ if client.has_ended() => Some(LostReason::Closed),
         _ => None,
@@ -31,8 +29,31 @@ pub(crate) fn client_over(client: &Client) -> Option<LostReason> {
 /// Whether the ephemeral nodes of session `owner` are gone with it: it expired, or the
 /// client has moved on to another session (or ended).
 pub(crate) fn session_gone(client: &Client, owner: i64) -> bool {
-    let now = client.session_id();
+    let now = raw_session_id(client);
     client.state() == SessionState::Expired || client.has_ended() || (now != 0 && now != owner)
+}
+
+/// What a client's end means for a recipe.
+pub(crate) fn end_reason(why: EndReason) -> LostReason {
+    match why {
+        EndReason::SessionExpired => LostReason::Expired,
+        EndReason::AuthFailed => LostReason::AuthFailed,
+        // Closed, and any end this crate does not know yet.
+        _ => LostReason::Closed,
+    }
+}
+
+/// The client's session id as ZooKeeper's znodes carry it (`ephemeral_owner`): 0 for none.
+pub(crate) fn raw_session_id(client: &Client) -> i64 {
+    client.session_id().map_or(0, SessionId::get)
+}
+
+/// Whether an operation that failed retryably may be tried again: not once the session is
+/// over, nor while it is presumed lost (no connection for the whole session timeout), when
+/// the session fails every request at once and the caller is owed a prompt answer.
+pub(crate) fn may_retry(client: &Client) -> bool {
+    let state = client.state();
+    state != SessionState::Lost && !state.is_terminal()
 }
 
 /// One session of a client, for an operation that must not outlive it.
@@ -53,7 +74,7 @@ impl SessionScope {
             if let Some(r) = client_over(client) {
                 return Err(r);
             }
-            let id = client.session_id();
+            let id = raw_session_id(client);
             if s != SessionState::Expired && id != 0 {
                 return Ok(SessionScope {
                     client: client.clone(),

@@ -12,10 +12,10 @@ use crate::{
     driver,
     redact::{self, Auths},
     session::{Config, Shared},
-    state::SessionState,
+    state::{EndReason, SessionState},
     transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
-    Error,
+    Error, SessionId,
 };
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
@@ -40,7 +40,8 @@ pub enum OnExpiry {
     /// session id.
     #[default]
     NewSession,
-    /// Stay expired: every request fails with `SessionExpired`; build a new client.
+    /// End the client: the state goes to `Ended(EndReason::SessionExpired)` and every request
+    /// fails with `SessionExpired`; build a new client.
     End,
 }
 
@@ -102,7 +103,7 @@ impl ClientBuilder {
 
     /// Authenticates every connection with SASL before anything else is sent (cargo feature
     /// `sasl`). If the server refuses, the client ends in
-    /// [`SessionState::AuthFailed`] and every request fails with `AuthFailed`.
+    /// `SessionState::Ended(EndReason::AuthFailed)` and every request fails with `AuthFailed`.
     ///
     /// ```no_run
     /// # async fn example() -> zk_session::Result<()> {
@@ -128,7 +129,9 @@ impl ClientBuilder {
     ///
     /// ```no_run
     /// # async fn example(saved_id: i64, saved_password: Vec<u8>) -> zk_session::Result<()> {
-    /// use zk_session::Client;
+    /// use zk_session::{Client, SessionId};
+    ///
+    /// let saved_id = SessionId::new(saved_id).expect("a saved session is never 0");
     ///
     /// // Saved from session_id() and session_password() by a process that has since restarted;
     /// // its ephemeral znodes live on as long as the session does.
@@ -136,11 +139,11 @@ impl ClientBuilder {
     ///     .resume_session(saved_id, saved_password.into())
     ///     .connect()
     ///     .await?;
-    /// assert_eq!(client.session_id(), saved_id);
+    /// assert_eq!(client.session_id(), Some(saved_id));
     /// # Ok(()) }
     /// ```
-    pub fn resume_session(mut self, session_id: i64, password: Bytes) -> Self {
-        self.resume = Some((session_id, password));
+    pub fn resume_session(mut self, session_id: SessionId, password: Bytes) -> Self {
+        self.resume = Some((session_id.get(), password));
         self
     }
 
@@ -148,8 +151,10 @@ impl ClientBuilder {
     ///
     /// With a new session, the handle carries on: the state stream reports
     /// [`SessionEvent::Expired`](crate::SessionEvent::Expired), then
-    /// [`SessionEvent::Connected`](crate::SessionEvent::Connected) once a server has created the
-    /// new session ([`Client::session_id`] changes). Whatever belonged to the old session is
+    /// [`SessionEvent::Connected`](crate::SessionEvent::Connected) with the new session's id
+    /// once a server has created it. With [`OnExpiry::End`] an expiry is the end:
+    /// [`SessionEvent::Ended`](crate::SessionEvent::Ended) with
+    /// [`EndReason::SessionExpired`]. Whatever belonged to the old session is
     /// gone: its ephemeral znodes, its one-shot watches (they end with `SessionExpired`), and
     /// the requests that were waiting for a reconnect (they fail with `SessionExpired`).
     /// Credentials are sent again and persistent watches are registered again on the new
@@ -163,8 +168,10 @@ impl ClientBuilder {
     /// let client = Client::builder("127.0.0.1:2181").on_session_expiry(OnExpiry::NewSession).connect().await?;
     /// let mut events = client.session_events();
     /// while let Some(event) = events.next().await {
-    ///     if event == SessionEvent::Expired {
-    ///         println!("ephemerals gone: re-create them once connected again");
+    ///     match event {
+    ///         SessionEvent::Expired => println!("ephemerals gone"),
+    ///         SessionEvent::Connected { session_id } => println!("re-create them in {session_id}"),
+    ///         _ => {}
     ///     }
     /// }
     /// # Ok(()) }
@@ -417,7 +424,7 @@ impl ClientBuilder {
     ///     .initial_connect_timeout(Duration::from_secs(5))
     ///     .connect();
     /// match connecting.await {
-    ///     Ok(client) => println!("session {:#x}", client.session_id()),
+    ///     Ok(client) => println!("session {:?}", client.session_id()),
     ///     Err(Error::ConnectTimeout { last_error, .. }) => eprintln!("no server: {last_error:?}"),
     ///     Err(e) => return Err(e),
     /// }
@@ -434,7 +441,7 @@ impl ClientBuilder {
                     return s;
                 }
                 if state.changed().await.is_err() {
-                    return SessionState::Closed;
+                    return SessionState::Ended(EndReason::Closed);
                 }
             }
         })
@@ -448,8 +455,10 @@ impl ClientBuilder {
             {
                 Ok(client)
             }
-            Ok(SessionState::Expired) => Err(Error::session_expired()),
-            Ok(SessionState::AuthFailed) => Err(Error::Code(zk_proto::ErrorCode::AuthFailed)),
+            Ok(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
+            Ok(SessionState::Ended(EndReason::AuthFailed)) => {
+                Err(Error::Code(zk_proto::ErrorCode::AuthFailed))
+            }
             Ok(_) => Err(Error::Closed),
             Err(_) => Err(Error::ConnectTimeout {
                 waited: wait,

@@ -23,7 +23,8 @@ use crate::{
     session::Shared,
     state::{SessionEvents, SessionState},
     watch::{stream_channel, DropNotice, WatchKind},
-    CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult, Version,
+    CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
+    SessionId, Version,
 };
 
 /// The znode holding the ensemble's dynamic configuration (never under the chroot).

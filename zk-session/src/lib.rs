@@ -60,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+mod backoff;
 mod builder;
 mod chroot;
 mod client;
@@ -76,6 +77,7 @@ mod retry;
 #[cfg(feature = "sasl")]
 pub mod sasl;
 mod session;
+mod session_id;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
@@ -86,6 +88,7 @@ mod version;
 mod watch;
 mod watch_table;
 
+pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;
 pub use create_options::CreateOptions;
@@ -94,7 +97,8 @@ pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use retry::RetryPolicy;
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
-pub use state::{SessionEvent, SessionEvents, SessionState};
+pub use session_id::SessionId;
+pub use state::{EndReason, SessionEvent, SessionEvents, SessionState};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;

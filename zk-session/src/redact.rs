@@ -123,7 +123,10 @@ mod tests {
         let builder = Client::builder("127.0.0.1:2181/app")
             .digest_auth("alice", SECRET)
             .auth("ip", SECRET.as_bytes())
-            .resume_session(0x1234, Bytes::from_static(SECRET.as_bytes()));
+            .resume_session(
+                crate::SessionId::new(0x1234).unwrap(),
+                Bytes::from_static(SECRET.as_bytes()),
+            );
         assert_redacted(
             &builder,
             &["127.0.0.1:2181/app", "digest", "\"ip\"", "4660"],

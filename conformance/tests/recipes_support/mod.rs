@@ -162,7 +162,7 @@ pub fn watches_under(server: &ZkServer, prefix: &str) -> Vec<(i64, String)> {
 /// off, on a slow machine) is what the caller wants: that is not an error.
 pub async fn expire_session(connect_string: &str, victim: &Client) {
     let thief = match Client::builder(connect_string)
-        .resume_session(victim.session_id(), victim.session_password())
+        .resume_session(victim.session_id().unwrap(), victim.session_password())
         .connect()
         .await
     {

@@ -9,7 +9,8 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    candidacy::session_over, mutex::Mutex, retry::retry_delay, LockGuard, LostReason, RecipeError,
+    candidacy::session_over, mutex::Mutex, session_scope::raw_session_id, LockGuard, LostReason,
+    RecipeError, RETRY_BACKOFF,
 };
 
 /// The background task of one selector.
@@ -142,7 +143,7 @@ impl Supervisor {
             {
                 return Err(Stop::ended(RecipeError::Session(s)))
             }
-            _ => tokio::time::sleep(retry_delay(3)).await,
+            _ => tokio::time::sleep(RETRY_BACKOFF.delay(3)).await,
         }
         Ok(())
     }
@@ -152,7 +153,7 @@ impl Supervisor {
     async fn on_current_session(&self, guard: &LockGuard) -> bool {
         tokio::select! {
             r = self.client.exists(guard.path()) => {
-                matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == self.client.session_id())
+                matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == raw_session_id(&self.client))
             }
             _ = guard.lost() => false,
         }

@@ -11,7 +11,7 @@ use zk_session::{
 };
 
 use super::LostReason;
-use crate::{pending::data_watch, retry::retry_delay};
+use crate::{pending::data_watch, session_scope::end_reason, RETRY_BACKOFF};
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).
@@ -33,7 +33,7 @@ pub(super) async fn own_node_gone(
                 }
                 Err(Error::Code(ErrorCode::NoNode)) => return LostReason::NodeDeleted,
                 Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                     continue;
                 }
@@ -67,13 +67,12 @@ pub(super) async fn session_gone(
         }
         let reason = match events.next().await {
             None => Some(LostReason::Closed),
-            Some(SessionEvent::Suspended | SessionEvent::ConnectedReadOnly) => {
+            Some(SessionEvent::Suspended | SessionEvent::ConnectedReadOnly { .. }) => {
                 suspended_is_lost.then_some(LostReason::Suspended)
             }
             Some(SessionEvent::Lost) => Some(LostReason::SessionLost),
             Some(SessionEvent::Expired) => Some(LostReason::Expired),
-            Some(SessionEvent::Closed) => Some(LostReason::Closed),
-            Some(SessionEvent::AuthFailed) => Some(LostReason::AuthFailed),
+            Some(SessionEvent::Ended(why)) => Some(end_reason(why)),
             Some(_) => None,
         };
         if let Some(r) = reason {
@@ -87,8 +86,7 @@ fn reason_for_state(state: SessionState, suspended_is_lost: bool) -> Option<Lost
         SessionState::Connected | SessionState::Connecting => None,
         SessionState::Lost => Some(LostReason::SessionLost),
         SessionState::Expired => Some(LostReason::Expired),
-        SessionState::Closed => Some(LostReason::Closed),
-        SessionState::AuthFailed => Some(LostReason::AuthFailed),
+        SessionState::Ended(why) => Some(end_reason(why)),
         // Suspended, read-only, and anything this crate does not know yet.
         _ => suspended_is_lost.then_some(LostReason::Suspended),
     }
@@ -104,6 +102,8 @@ fn reason_for_error(client: &Client, e: &Error) -> LostReason {
 
 #[cfg(test)]
 mod tests {
+    use zk_session::EndReason;
+
     use super::*;
 
     #[test]
@@ -127,7 +127,7 @@ mod tests {
             Some(LostReason::Expired)
         );
         assert_eq!(
-            reason_for_state(SessionState::Closed, false),
+            reason_for_state(SessionState::Ended(EndReason::Closed), false),
             Some(LostReason::Closed)
         );
     }

@@ -8,8 +8,8 @@ use super::{Acquired, Mutex};
 use crate::{
     pending::{data_watch, Pending},
     protected::{child_path, ProtectedNode},
-    retry::{may_retry, retry_delay},
-    Result,
+    session_scope::may_retry,
+    Result, RETRY_BACKOFF,
 };
 
 /// How one node's time in line ended.
@@ -109,7 +109,7 @@ impl Mutex {
                 Step::NodeGone => return Ok(InLine::NodeGone),
                 Step::Relist { pause } => {
                     if pause {
-                        tokio::time::sleep(retry_delay(retry)).await;
+                        tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                         retry += 1;
                     }
                     children = self.list().await?;
@@ -166,7 +166,7 @@ impl Mutex {
                 Ok(c) => return Ok(c),
                 Err(Error::Code(ErrorCode::NoNode)) => return Ok(Vec::new()),
                 Err(e) if e.is_retryable() && may_retry(client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                 }
                 Err(e) => return Err(e.into()),

@@ -9,8 +9,7 @@ use super::{Acquired, Mutex};
 use crate::{
     pending::{data_watch, Pending},
     protected::child_path,
-    retry::retry_delay,
-    Result,
+    Result, RETRY_BACKOFF,
 };
 
 /// The largest random pause of an unfair waiter before it competes again.
@@ -58,7 +57,7 @@ impl Mutex {
                 }
                 Err(Error::Code(ErrorCode::NoNode)) => {}
                 Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
+                    tokio::time::sleep(RETRY_BACKOFF.delay(retry)).await;
                     retry += 1;
                 }
                 Err(e) => return Err(e.into()),

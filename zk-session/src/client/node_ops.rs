@@ -91,11 +91,11 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
-    /// use zk_session::CreateOptions;
+    /// use zk_session::{CreateOptions, SessionId};
     ///
     /// let options = CreateOptions::ephemeral_sequential();
     /// let (path, stat) = client.create_with_stat("/app/workers/w-", b"host-1", &options).await?;
-    /// assert_eq!(stat.ephemeral_owner, client.session_id()); // ephemeral: ours
+    /// assert_eq!(SessionId::new(stat.ephemeral_owner), client.session_id()); // ephemeral: ours
     /// println!("{path} created by zxid {:#x}", stat.czxid);
     /// # Ok(()) }
     /// ```

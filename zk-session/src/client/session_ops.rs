@@ -4,7 +4,9 @@
 use super::*;
 
 impl Client {
-    /// The session id (0 before the first connection).
+    /// The session id: `None` before the first connection, and between an expiry and the
+    /// new session. [`SessionEvent::Connected`](crate::SessionEvent::Connected) tells when it
+    /// changes (see [`SessionId`](crate::SessionId)).
     ///
     /// The same example serves for [`session_password`](Self::session_password),
     /// [`negotiated_timeout`](Self::negotiated_timeout), [`last_zxid`](Self::last_zxid) and
@@ -13,7 +15,7 @@ impl Client {
     /// ```no_run
     /// # fn example(client: zk_session::Client) {
     /// println!(
-    ///     "session {:#x} on {:?}: timeout {:?}, last zxid {:#x}",
+    ///     "session {:?} on {:?}: timeout {:?}, last zxid {:#x}",
     ///     client.session_id(),
     ///     client.connected_server(),
     ///     client.negotiated_timeout(),
@@ -23,8 +25,8 @@ impl Client {
     /// let password = client.session_password();
     /// # }
     /// ```
-    pub fn session_id(&self) -> i64 {
-        self.inner.shared.session_id.load(Ordering::Acquire)
+    pub fn session_id(&self) -> Option<SessionId> {
+        SessionId::new(self.inner.shared.session_id.load(Ordering::Acquire))
     }
 
     /// The session password, with [`session_id`](Self::session_id) enough to take the session
@@ -98,18 +100,18 @@ impl Client {
     }
 
     /// True once this client can serve no more requests: it was closed, authentication
-    /// failed, or its session expired and no new session follows
-    /// ([`OnExpiry::End`](crate::OnExpiry::End), or a session given with
-    /// [`resume_session`](crate::ClientBuilder::resume_session) that had already expired).
-    /// With the default [`OnExpiry::NewSession`](crate::OnExpiry::NewSession),
-    /// [`SessionState::Expired`] is only a passage to the next session, and this stays false.
+    /// failed, or its session expired and no new session follows. Set just before the state
+    /// becomes [`SessionState::Ended`], which says why.
     ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) {
     /// use zk_session::SessionState;
     ///
-    /// if client.state() == SessionState::Expired && !client.has_ended() {
-    ///     println!("the session expired; a new one is on its way");
+    /// match client.state() {
+    ///     SessionState::Expired => println!("the session expired; a new one is on its way"),
+    ///     SessionState::Ended(why) => println!("this client is over: {why:?}"),
+    ///     _ if client.has_ended() => println!("over; the state is about to say why"),
+    ///     _ => {}
     /// }
     /// # }
     /// ```

@@ -28,7 +28,7 @@
 //!
 //! A server that refuses the credentials (error -115, or -124 when it enforces SASL) or an
 //! exchange that fails (a wrong `rspauth`, no challenge because the server has no JAAS
-//! section) ends the session in [`SessionState::AuthFailed`](crate::SessionState::AuthFailed):
+//! section) ends the session in [`SessionState::Ended`](crate::SessionState::Ended)`(EndReason::AuthFailed)`:
 //! every waiting request fails with `AuthFailed` and there is no reconnect loop, since the
 //! same credentials would fail on every server. A lost connection during the exchange is an
 //! ordinary failed attempt: the next server is tried.

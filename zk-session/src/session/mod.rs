@@ -43,7 +43,7 @@ use zk_proto::{ConnectRequest, ErrorCode, FrameCodec};
 use crate::{
     chroot::Chroot,
     connection::SaslOption,
-    state::{SessionEvent, SessionState, StatePublisher},
+    state::{EndReason, SessionEvent, SessionState, StatePublisher},
     trace,
     transport::Security,
     watch_table::WatchTable,
@@ -124,12 +124,14 @@ impl End {
         }
     }
 
+    /// The one place that maps how the core ends to what the handle sees.
     fn state(self) -> (SessionState, SessionEvent) {
-        match self {
-            End::Expired => (SessionState::Expired, SessionEvent::Expired),
-            End::AuthFailed => (SessionState::AuthFailed, SessionEvent::AuthFailed),
-            End::Closed => (SessionState::Closed, SessionEvent::Closed),
-        }
+        let reason = match self {
+            End::Expired => EndReason::SessionExpired,
+            End::AuthFailed => EndReason::AuthFailed,
+            End::Closed => EndReason::Closed,
+        };
+        (SessionState::Ended(reason), SessionEvent::Ended(reason))
     }
 }
 

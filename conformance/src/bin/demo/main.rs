@@ -167,7 +167,10 @@ async fn session_demo(ens: &Ensemble, transport: &Transport) -> Result<(), Strin
         .await
         .map_err(|e| e.to_string())?;
     let server = c.connected_server().unwrap_or_default();
-    println!("  session {:#x} connected to {server}", c.session_id());
+    println!(
+        "  session {:#x} connected to {server}",
+        c.session_id().map_or(0, zk_session::SessionId::get)
+    );
     if let Transport::Tls { .. } = transport {
         let ids = c.who_am_i().await.map_err(|e| e.to_string())?;
         let ids: Vec<String> = ids
@@ -205,7 +208,7 @@ async fn session_demo(ens: &Ensemble, transport: &Transport) -> Result<(), Strin
     }
     println!(
         "  same session {:#x}, now on {}",
-        c.session_id(),
+        c.session_id().map_or(0, zk_session::SessionId::get),
         c.connected_server().unwrap_or_default()
     );
     c.set_data("/demo-ephemeral", b"still mine", Version::Any)

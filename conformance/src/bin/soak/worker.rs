@@ -306,7 +306,11 @@ impl Sess {
     fn should_end(&self) -> bool {
         self.w.stopping()
             || self.client.state().is_terminal()
-            || self.client.session_id() != self.session_id
+            || self
+                .client
+                .session_id()
+                .map_or(0, zk_session::SessionId::get)
+                != self.session_id
     }
 
     /// Issues one call, counting it as issued and then answered (or cancelled, when the

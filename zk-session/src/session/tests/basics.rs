@@ -6,7 +6,12 @@ use tokio::sync::oneshot;
 use zk_proto::{EventType, OpCode};
 
 use super::harness::{config, get_data, Harness, SESSION, TIMEOUT_MS};
-use crate::{command::Command, session::Phase, state::SessionState, Error, ErrorCode};
+use crate::{
+    command::Command,
+    session::Phase,
+    state::{EndReason, SessionState},
+    Error, ErrorCode,
+};
 
 fn ops_since(h: &Harness, from: usize, op: OpCode) -> usize {
     h.log[from..].iter().filter(|(_, o)| *o == op).count()
@@ -164,7 +169,10 @@ fn close_sends_close_session_and_ends_on_its_reply() {
     h.serve_all();
     assert!(inflight.answer().is_ok());
     assert!(rx.try_recv().is_ok());
-    assert_eq!(h.shared.publisher.state(), SessionState::Closed);
+    assert_eq!(
+        h.shared.publisher.state(),
+        SessionState::Ended(EndReason::Closed)
+    );
     let mut after = h.request(get_data("/a"), None);
     assert!(matches!(after.answer(), Err(Error::Closed)));
 }
@@ -204,7 +212,8 @@ fn an_expired_session_is_replaced_with_its_credentials_and_without_its_one_shot_
         seen.push(e);
     }
     use crate::SessionEvent::*;
-    assert_eq!(seen, [Suspended, Expired, Connected]);
+    let session_id = crate::SessionId::new(SESSION + 1).unwrap();
+    assert_eq!(seen, [Suspended, Expired, Connected { session_id }]);
 }
 
 #[test]
@@ -216,7 +225,10 @@ fn with_new_sessions_off_an_expired_session_ends() {
     h.advance(Duration::from_secs(2));
     h.cut();
     assert!(h.accept_as(SESSION, 0).is_some());
-    assert_eq!(h.shared.publisher.state(), SessionState::Expired);
+    assert_eq!(
+        h.shared.publisher.state(),
+        SessionState::Ended(EndReason::SessionExpired)
+    );
     assert!(h.core.is_ended());
     assert!(h.connect_action().is_none());
 }

@@ -15,7 +15,7 @@ use zk_proto::{xid, OpCode};
 use super::harness::{config, get_data, reply_frame, Harness};
 use crate::{
     session::{Action, End, Phase, Shared},
-    state::{SessionEvent, SessionState},
+    state::{EndReason, SessionEvent, SessionState},
     Error, ErrorCode,
 };
 
@@ -107,9 +107,18 @@ fn a_refused_handshake_ends_the_session_as_auth_failed_without_another_server() 
     h.core
         .handle_auth_failed(host, "authentication failed: bad password", h.now);
     assert_eq!(h.core.phase(), Phase::Ended(End::AuthFailed));
-    assert_eq!(h.shared.publisher.state(), SessionState::AuthFailed);
-    assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
-    assert_eq!(early_state.seen(), [SessionState::AuthFailed]);
+    assert_eq!(
+        h.shared.publisher.state(),
+        SessionState::Ended(EndReason::AuthFailed)
+    );
+    assert_eq!(
+        events(&mut events_rx),
+        [SessionEvent::Ended(EndReason::AuthFailed)]
+    );
+    assert_eq!(
+        early_state.seen(),
+        [SessionState::Ended(EndReason::AuthFailed)]
+    );
     assert!(matches!(
         early.answer(),
         Err(Error::Code(ErrorCode::AuthFailed))
@@ -156,9 +165,18 @@ fn a_minus_124_reply_publishes_auth_failed_then_answers_everyone_once() {
     h.core.handle_input(&mut frame, h.now);
 
     // The state changed before anyone heard: straight from Connected to AuthFailed.
-    assert_eq!(first_state.seen(), [SessionState::AuthFailed]);
-    assert_eq!(second_state.seen(), [SessionState::AuthFailed]);
-    assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+    assert_eq!(
+        first_state.seen(),
+        [SessionState::Ended(EndReason::AuthFailed)]
+    );
+    assert_eq!(
+        second_state.seen(),
+        [SessionState::Ended(EndReason::AuthFailed)]
+    );
+    assert_eq!(
+        events(&mut events_rx),
+        [SessionEvent::Ended(EndReason::AuthFailed)]
+    );
     // The refused caller gets the server's code, the others AuthFailed: once each.
     assert!(matches!(
         first.answer(),
@@ -195,10 +213,13 @@ fn a_minus_124_answer_to_a_ping_or_set_watches_ends_the_session_as_auth_failed()
         h.core.handle_input(&mut frame, h.now);
         assert_eq!(
             state.seen(),
-            [SessionState::AuthFailed],
+            [SessionState::Ended(EndReason::AuthFailed)],
             "xid {session_xid}"
         );
-        assert_eq!(events(&mut events_rx), [SessionEvent::AuthFailed]);
+        assert_eq!(
+            events(&mut events_rx),
+            [SessionEvent::Ended(EndReason::AuthFailed)]
+        );
         assert!(matches!(
             waiting.answer(),
             Err(Error::Code(ErrorCode::AuthFailed))

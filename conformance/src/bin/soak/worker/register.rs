@@ -56,7 +56,8 @@ pub(super) async fn kv_task(s: Arc<Sess>) {
                     // Possible only if the session ended meanwhile (the client ended, or
                     // went on with a new session and sent this on it).
                     tokio::time::sleep(Duration::from_millis(200)).await;
-                    let same_session = s.client.session_id() == s.session_id;
+                    let same_session =
+                        s.client.session_id().map_or(0, zk_session::SessionId::get) == s.session_id;
                     if !s.client.state().is_terminal() && same_session {
                         s.w.violation(format!(
                             "{}: own ephemeral {path} vanished while the session lives",

@@ -111,7 +111,9 @@ async fn next_session(w: &Worker, client: &Client, old: i64) -> bool {
         if w.stopping() || client.state().is_terminal() {
             return false;
         }
-        if client.session_id() != old && client.state().is_connected() {
+        if client.session_id().map_or(0, zk_session::SessionId::get) != old
+            && client.state().is_connected()
+        {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -139,7 +141,7 @@ async fn connect(w: &Worker, on_expiry: OnExpiry) -> Option<Client> {
 /// The writer of the client's current session, logged as connected.
 fn new_writer(w: &Arc<Worker>, client: &Client, slot: usize, generation: u64) -> Arc<Sess> {
     let writer = format!("w{}s{slot}g{generation}", w.args.id);
-    let session_id = client.session_id();
+    let session_id = client.session_id().map_or(0, zk_session::SessionId::get);
     w.log.emit(&Record::Session(SessionRec {
         writer: writer.clone(),
         event: "Connected".into(),
@@ -176,7 +178,10 @@ fn log_events(
         while let Some(ev) = events.next().await {
             let (writer, session_id) = {
                 let s = lock(&current);
-                (s.writer.clone(), s.client.session_id())
+                (
+                    s.writer.clone(),
+                    s.client.session_id().map_or(0, zk_session::SessionId::get),
+                )
             };
             w.log.emit(&Record::Session(SessionRec {
                 writer,
