@@ -15,6 +15,7 @@ use std::{
 use tokio::sync::watch;
 use zk_session::{
     Client, Error, ErrorCode, PersistentWatch, ReadOp, ReadResult, SessionEvent, SessionEvents,
+    SessionId,
 };
 
 use super::{
@@ -82,7 +83,7 @@ pub(crate) struct Loader {
     initialized: bool,
     resync: Option<ResyncReason>,
     disconnected: bool,
-    session_id: i64,
+    session_id: Option<SessionId>,
 }
 
 impl Loader {
@@ -139,27 +140,27 @@ impl Loader {
     }
 
     fn on_session(&mut self, ev: SessionEvent) {
-        match ev {
+        let connected = match ev {
             SessionEvent::Suspended | SessionEvent::Lost | SessionEvent::Expired => {
                 self.disconnected = true;
+                return;
             }
-            SessionEvent::Connected
-            | SessionEvent::ConnectedReadOnly
-            | SessionEvent::Reconnected
-                if self.disconnected =>
-            {
-                self.disconnected = false;
-                let sid = self.client.session_id();
-                let reason = if sid != self.session_id {
-                    ResyncReason::NewSession
-                } else {
-                    ResyncReason::Reconnected
-                };
-                self.session_id = sid;
-                self.start_resync(reason);
-            }
-            _ => {}
+            SessionEvent::Connected { session_id }
+            | SessionEvent::ConnectedReadOnly { session_id } => Some(session_id),
+            SessionEvent::Reconnected => self.session_id,
+            _ => return,
+        };
+        if !self.disconnected {
+            return;
         }
+        self.disconnected = false;
+        let reason = if connected != self.session_id {
+            ResyncReason::NewSession
+        } else {
+            ResyncReason::Reconnected
+        };
+        self.session_id = connected;
+        self.start_resync(reason);
     }
 
     /// Reads every cached znode again (the root whether cached or not).
