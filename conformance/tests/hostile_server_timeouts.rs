@@ -53,8 +53,8 @@ async fn slow_loris_handshake_is_dropped_at_the_connect_timeout() {
     let mut server = FakeServer::bind().await;
     let connecting = tokio::spawn(
         builder(&server)
-            .connect_timeout(Duration::from_millis(1_500))
-            .initial_connect_timeout(STEP)
+            .connect_attempt_timeout(Duration::from_millis(1_500))
+            .first_connection_timeout(STEP)
             .connect(),
     );
     let mut peer = server.accept_new().await;
@@ -89,8 +89,8 @@ async fn silent_server_connect_times_out_and_retries() {
     let mut server = FakeServer::bind().await;
     let connecting = tokio::spawn(
         builder(&server)
-            .connect_timeout(Duration::from_millis(400))
-            .initial_connect_timeout(Duration::from_millis(1_500))
+            .connect_attempt_timeout(Duration::from_millis(400))
+            .first_connection_timeout(Duration::from_millis(1_500))
             .connect(),
     );
     // Accept every attempt and keep it open without a word.
@@ -125,8 +125,8 @@ async fn silent_server_connect_times_out_and_retries() {
 async fn silent_server_requests_fail_with_request_timeout() {
     let mut server = FakeServer::bind().await;
     let client = builder(&server)
-        .connect_timeout(Duration::from_millis(500))
-        .request_timeout(Duration::from_millis(700))
+        .connect_attempt_timeout(Duration::from_millis(500))
+        .operation_timeout(Duration::from_millis(700))
         .build()
         .unwrap();
     let first = server.accept_new().await;
@@ -162,8 +162,8 @@ async fn silent_server_timed_out_requests_do_not_pile_up() {
     // callers gave up must not stay there for as long as the outage lasts.
     let mut server = FakeServer::bind().await;
     let client = builder(&server)
-        .connect_timeout(Duration::from_secs(60))
-        .request_timeout(Duration::from_millis(1))
+        .connect_attempt_timeout(Duration::from_secs(60))
+        .operation_timeout(Duration::from_millis(1))
         .build()
         .unwrap();
     let silent = server.accept_new().await;
@@ -283,7 +283,7 @@ async fn server_that_closes_right_after_accepting() {
     let mut server = FakeServer::bind().await;
     let connecting = tokio::spawn(
         builder(&server)
-            .initial_connect_timeout(Duration::from_millis(1_500))
+            .first_connection_timeout(Duration::from_millis(1_500))
             .connect(),
     );
     let closing = async {

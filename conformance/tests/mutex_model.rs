@@ -223,7 +223,7 @@ impl World {
             SOON,
             state.wait_for(|s| {
                 let id = client.session_id().map_or(0, zk_session::SessionId::get);
-                *s == SessionState::Connected && id != 0 && id != old
+                s == SessionState::Connected && id != 0 && id != old
             }),
         )
         .await

@@ -60,7 +60,7 @@ async fn expire(connect: &str, victim: &Client) {
         let mut state = victim.watch_state();
         let expired = tokio::time::timeout(
             Duration::from_secs(5),
-            state.wait_for(|s| *s == SessionState::Ended(zk_session::EndReason::SessionExpired)),
+            state.wait_for(|s| s == SessionState::Ended(zk_session::EndReason::SessionExpired)),
         )
         .await;
         if matches!(expired, Ok(Ok(_))) {
@@ -259,7 +259,7 @@ async fn latch_suspend_policies_across_a_server_restart() {
     let long = || async {
         Client::builder(&cs)
             .session_timeout(Duration::from_secs(60))
-            .connect_timeout(Duration::from_secs(2))
+            .connect_attempt_timeout(Duration::from_secs(2))
             .connect()
             .await
             .expect("connect")

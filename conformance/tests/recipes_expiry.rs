@@ -453,7 +453,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     let stall = tokio::spawn({
         let (c, mut state) = (c.clone(), c.watch_state());
         async move {
-            let _ = state.wait_for(|s| *s == SessionState::Expired).await;
+            let _ = state.wait_for(|s| s == SessionState::Expired).await;
             c.has_ended()
         }
     });

@@ -196,7 +196,7 @@ async fn enforced_sasl_refuses_everyone_else_with_typed_errors() {
     .unwrap();
     let mut state = idle.watch_state();
     soon("AuthFailed without a request", async {
-        while *state.borrow_and_update() != SessionState::Ended(zk_session::EndReason::AuthFailed) {
+        while state.get_and_update() != SessionState::Ended(zk_session::EndReason::AuthFailed) {
             state.changed().await.unwrap();
         }
     })
@@ -379,7 +379,7 @@ async fn sasl_goes_before_set_watches_and_queued_requests_on_a_reconnect() {
     let mut state = bob.watch_state();
     relay.cut();
     soon("suspended", async {
-        while state.borrow_and_update().is_connected() {
+        while state.get_and_update().is_connected() {
             state.changed().await.unwrap();
         }
     })

@@ -35,7 +35,7 @@ async fn wait_state(c: &Client, want: SessionState, within: Duration) {
     let mut rx = c.watch_state();
     let r = tokio::time::timeout(within, async {
         loop {
-            if *rx.borrow_and_update() == want {
+            if rx.get_and_update() == want {
                 return;
             }
             rx.changed().await.unwrap();
@@ -409,7 +409,7 @@ async fn read_only_mode_serves_reads_then_finds_a_read_write_server() {
     let c = Client::builder(&ens.connect_string())
         .read_only(ReadOnly::Allowed)
         .session_timeout(Duration::from_secs(4))
-        .initial_connect_timeout(Duration::from_secs(60))
+        .first_connection_timeout(Duration::from_secs(60))
         .connect()
         .await
         .unwrap();

@@ -129,7 +129,7 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     let zk = Standalone::start().unwrap();
     let c = Client::builder(&zk.connect_string())
         .session_timeout(Duration::from_secs(4))
-        .request_timeout(Duration::from_millis(500))
+        .operation_timeout(Duration::from_millis(500))
         .connect()
         .await
         .unwrap();
@@ -138,7 +138,7 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     // Wait until the client knows; a request sent before that fails with ConnectionLoss.
     tokio::time::timeout(
         Duration::from_secs(10),
-        state.wait_for(|s| *s == SessionState::Suspended),
+        state.wait_for(|s| s == SessionState::Suspended),
     )
     .await
     .unwrap()

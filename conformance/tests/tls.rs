@@ -41,8 +41,8 @@ fn mutual(certs: &TestCerts) -> TlsConfig {
 fn builder(connect_string: &str) -> ClientBuilder {
     Client::builder(connect_string)
         .session_timeout(Duration::from_secs(10))
-        .connect_timeout(Duration::from_secs(2))
-        .initial_connect_timeout(Duration::from_secs(3))
+        .connect_attempt_timeout(Duration::from_secs(2))
+        .first_connection_timeout(Duration::from_secs(3))
 }
 
 /// What `connect` reports when no attempt succeeds: the last attempt's failure.
@@ -149,7 +149,7 @@ async fn pipelined_large_writes_through_full_socket_buffers_are_all_answered() {
         .expect("TLS server");
     let c = builder(&zk.secure_connect_string())
         .session_timeout(Duration::from_secs(30))
-        .request_timeout(Duration::from_secs(8))
+        .operation_timeout(Duration::from_secs(8))
         .tls(mutual(&env.certs))
         .connect()
         .await
@@ -327,7 +327,7 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 async fn wait_state(c: &Client, want: SessionState, within: Duration) {
     let mut rx = c.watch_state();
     let reached = tokio::time::timeout(within, async {
-        while *rx.borrow_and_update() != want {
+        while rx.get_and_update() != want {
             rx.changed().await.unwrap();
         }
     })
@@ -430,7 +430,7 @@ async fn a_read_only_client_finds_a_read_write_server_by_isro_over_tls() {
     let c = Client::builder(&secure)
         .tls(tls)
         .read_only(ReadOnly::Allowed)
-        .initial_connect_timeout(Duration::from_secs(30))
+        .first_connection_timeout(Duration::from_secs(30))
         .connect()
         .await
         .unwrap();

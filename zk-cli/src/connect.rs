@@ -15,8 +15,8 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
     let server = input::utf8(&g.server, "--server")?;
     let mut builder = Client::builder(&server)
         .session_timeout(g.session_timeout)
-        .initial_connect_timeout(g.connect_timeout)
-        .connect_timeout(per_server(&server, g.connect_timeout));
+        .first_connection_timeout(g.connect_timeout)
+        .connect_attempt_timeout(per_server(&server, g.connect_timeout));
     for auth in &g.auth {
         let (scheme, cred) = input::auth(auth)?;
         builder = builder.auth(&scheme, &cred);

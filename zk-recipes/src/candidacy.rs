@@ -11,7 +11,7 @@
 use std::future::Future;
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use zk_session::{Client, EndReason, Error, ErrorCode, SessionState};
+use zk_session::{Client, EndReason, Error, ErrorCode, SessionState, StateWatch};
 
 use crate::{
     contender::ContenderNames,
@@ -155,7 +155,7 @@ pub(crate) fn spawn(cfg: Config) -> Handle {
 }
 
 struct Inputs {
-    state: watch::Receiver<SessionState>,
+    state: StateWatch,
     cmds: mpsc::UnboundedReceiver<Close>,
 }
 
@@ -183,7 +183,7 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
     tokio::select! {
         biased;
         r = inp.state.changed() => Err(match r {
-            Ok(()) => Stop::State,
+            Ok(_) => Stop::State,
             Err(_) => Stop::End(session_over(SessionState::Ended(EndReason::Closed))),
         }),
         c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
@@ -294,7 +294,7 @@ impl Engine {
     /// One look at the line, then one wait: for the predecessor, for our own node while
     /// leader, or for the connection.
     async fn step(&mut self, inp: &mut Inputs) -> Result<(), Stop> {
-        let state = *inp.state.borrow_and_update();
+        let state = inp.state.get_and_update();
         if !self.apply_state(state)? {
             return guard(inp, std::future::pending::<()>()).await;
         }
@@ -405,7 +405,7 @@ impl Engine {
             return Ok(());
         }
         // The state may have changed while the reply was on its way; `guard` sees that next.
-        if *inp.state.borrow() == SessionState::Connected {
+        if inp.state.get() == SessionState::Connected {
             self.set_leader(true, true);
         }
         let _ = guard(inp, watch).await?;
@@ -420,7 +420,7 @@ impl Engine {
         let client = self.cfg.client.clone();
         let mut retry = 0;
         while let Some(node) = self.node.clone() {
-            let state = *inp.state.borrow_and_update();
+            let state = inp.state.get_and_update();
             if state.is_terminal() {
                 // The session is over, and its ephemeral nodes with it.
                 break;

@@ -70,7 +70,7 @@ impl SessionScope {
     pub(crate) async fn enter(client: &Client) -> Result<SessionScope, LostReason> {
         let mut state = client.watch_state();
         loop {
-            let s = *state.borrow_and_update();
+            let s = state.get_and_update();
             if let Some(r) = client_over(client) {
                 return Err(r);
             }
@@ -105,7 +105,7 @@ impl SessionScope {
     pub(crate) async fn wait_ended(&self) -> LostReason {
         let mut state = self.client.watch_state();
         loop {
-            state.borrow_and_update();
+            state.get_and_update();
             if let Some(r) = self.ended() {
                 return r;
             }

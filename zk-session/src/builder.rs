@@ -54,7 +54,7 @@ pub enum OnExpiry {
 ///
 /// let client = Client::builder("10.0.0.1:2181,10.0.0.2:2181,10.0.0.3:2181/app")
 ///     .session_timeout(Duration::from_secs(10))
-///     .request_timeout(Duration::from_secs(5))
+///     .operation_timeout(Duration::from_secs(5))
 ///     .read_only(ReadOnly::Allowed)
 ///     .digest_auth("user", "secret")
 ///     .connect()
@@ -65,9 +65,9 @@ pub enum OnExpiry {
 pub struct ClientBuilder {
     connect_string: String,
     session_timeout: Duration,
-    connect_timeout: Option<Duration>,
-    initial_connect_timeout: Option<Duration>,
-    request_timeout: Option<Duration>,
+    connect_attempt_timeout: Option<Duration>,
+    first_connection_timeout: Option<Duration>,
+    operation_timeout: Option<Duration>,
     read_only: ReadOnly,
     max_frame_len: usize,
     auths: Vec<(String, Bytes)>,
@@ -85,9 +85,9 @@ impl ClientBuilder {
         ClientBuilder {
             connect_string: connect_string.to_owned(),
             session_timeout: Duration::from_secs(10),
-            connect_timeout: None,
-            initial_connect_timeout: None,
-            request_timeout: None,
+            connect_attempt_timeout: None,
+            first_connection_timeout: None,
+            operation_timeout: None,
             read_only: ReadOnly::Disallowed,
             max_frame_len: DEFAULT_MAX_FRAME_LEN,
             auths: Vec::new(),
@@ -194,9 +194,9 @@ impl ClientBuilder {
     ///
     /// let client = Client::builder("zk1:2181,zk2:2181,zk3:2181")
     ///     .session_timeout(Duration::from_secs(30))
-    ///     .connect_timeout(Duration::from_secs(3)) // per server
-    ///     .initial_connect_timeout(Duration::from_secs(60))
-    ///     .request_timeout(Duration::from_secs(10))
+    ///     .connect_attempt_timeout(Duration::from_secs(3)) // one server, one try
+    ///     .first_connection_timeout(Duration::from_secs(60)) // what connect() waits
+    ///     .operation_timeout(Duration::from_secs(10)) // each operation
     ///     .reconnect_backoff(Duration::from_millis(100), Duration::from_secs(5))
     ///     .max_frame_len(4 << 20) // for servers with a larger jute.maxbuffer
     ///     .connect()
@@ -209,8 +209,10 @@ impl ClientBuilder {
         self
     }
 
-    /// How long to try one server before moving to the next (default: the session timeout
-    /// divided by the number of servers, and by at least 3, with a floor of 500 ms).
+    /// Bounds one connection attempt to one server (TCP connect, TLS, the connect request
+    /// and its response, SASL) before the client moves to the next server (default: the
+    /// session timeout divided by the number of servers, and by at least 3, with a floor of
+    /// 500 ms). Formerly `connect_timeout`.
     ///
     /// The reference client divides by the number of servers only. Against a single server,
     /// one connection that is accepted and never answered (ZooKeeper 3.8.0 leaves a connection
@@ -218,30 +220,33 @@ impl ClientBuilder {
     /// costs a third of the session timeout, and the next try can still resume the session.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = Some(timeout);
+    pub fn connect_attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_attempt_timeout = Some(timeout);
         self
     }
 
-    /// How long [`connect`](Self::connect) waits for the first connection (default: the
-    /// session timeout).
+    /// Bounds how long [`connect`](Self::connect) waits for the first connection, over as
+    /// many attempts and servers as fit (default: the session timeout); past it, `connect`
+    /// fails with [`Error::ConnectTimeout`]. [`build`](Self::build) does not wait. Formerly
+    /// `initial_connect_timeout`.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
-    pub fn initial_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.initial_connect_timeout = Some(timeout);
+    pub fn first_connection_timeout(mut self, timeout: Duration) -> Self {
+        self.first_connection_timeout = Some(timeout);
         self
     }
 
-    /// How long an operation may take, including any wait for a reconnect, before it fails
-    /// with `RequestTimeout` (default: no limit). Whatever the limit, a request that is waiting
+    /// Bounds each operation (each `async fn` of [`Client`] that talks to the server), from
+    /// the call to the reply, including any wait for a reconnect; past it the operation fails
+    /// with `RequestTimeout` (default: no limit). Formerly `request_timeout`. Whatever the limit, a request that is waiting
     /// for a reconnect fails with `ConnectionLoss` once the session is presumed lost (no
     /// connection for the negotiated session timeout), and requests made while it is lost fail
     /// at once, until a server takes the session back. A request made before the first
     /// connection waits for it at most the session timeout, then fails with `ConnectionLoss`.
     ///
     /// See the example on [`session_timeout`](Self::session_timeout).
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = Some(timeout);
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.operation_timeout = Some(timeout);
         self
     }
 
@@ -352,7 +357,10 @@ impl ClientBuilder {
     /// Starts the session task without waiting for a connection. Requests made before the
     /// first connection wait for it, each for at most the session timeout: then they fail with
     /// `ConnectionLoss` (as the Java client fails queued requests when its connection attempt
-    /// fails), while the client goes on trying. Must be called inside a tokio runtime.
+    /// fails), while the client goes on trying.
+    ///
+    /// The session runs as a task on the current tokio runtime: outside one, `build` fails
+    /// with [`Error::NoRuntime`] (it never panics).
     ///
     /// Fails at once, with [`Error::Config`], when the connect string cannot be parsed:
     /// `host[:port]` entries separated by commas (port 2181 when left out, IPv6 hosts in
@@ -374,7 +382,18 @@ impl ClientBuilder {
     /// assert!(matches!(forever, Err(Error::Config(_))));
     /// # Ok(()) }
     /// ```
+    ///
+    /// ```rust
+    /// use zk_session::{Client, Error};
+    ///
+    /// // No runtime here: an error rather than a panic.
+    /// assert!(matches!(Client::builder("zk1").build(), Err(Error::NoRuntime)));
+    /// ```
     pub fn build(self) -> Result<Client, Error> {
+        // tokio::spawn would panic outside a runtime.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(Error::NoRuntime);
+        }
         let cs = ConnectString::parse(&self.connect_string)?;
         // The handshake carries the timeout as an int32 of milliseconds.
         if self.session_timeout < Duration::from_millis(1)
@@ -390,7 +409,7 @@ impl ClientBuilder {
             hosts: cs.hosts,
             chroot: cs.chroot.clone(),
             session_timeout: self.session_timeout,
-            connect_timeout: self.connect_timeout,
+            connect_timeout: self.connect_attempt_timeout,
             read_only: self.read_only == ReadOnly::Allowed,
             max_frame_len: self.max_frame_len,
             auths: self.auths,
@@ -408,7 +427,7 @@ impl ClientBuilder {
             tx,
             shared,
             cs.chroot,
-            self.request_timeout,
+            self.operation_timeout,
             self.persistent_watch_buffer,
         ))
     }
@@ -421,7 +440,7 @@ impl ClientBuilder {
     /// use zk_session::{Client, Error};
     ///
     /// let connecting = Client::builder("127.0.0.1:2181")
-    ///     .initial_connect_timeout(Duration::from_secs(5))
+    ///     .first_connection_timeout(Duration::from_secs(5))
     ///     .connect();
     /// match connecting.await {
     ///     Ok(client) => println!("session {:?}", client.session_id()),
@@ -431,12 +450,14 @@ impl ClientBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn connect(self) -> Result<Client, Error> {
-        let wait = self.initial_connect_timeout.unwrap_or(self.session_timeout);
+        let wait = self
+            .first_connection_timeout
+            .unwrap_or(self.session_timeout);
         let client = self.build()?;
         let mut state = client.watch_state();
         let reached = tokio::time::timeout(wait, async {
             loop {
-                let s = *state.borrow_and_update();
+                let s = state.get_and_update();
                 if s != SessionState::Connecting {
                     return s;
                 }
@@ -474,9 +495,9 @@ impl fmt::Debug for ClientBuilder {
         f.debug_struct("ClientBuilder")
             .field("connect_string", &self.connect_string)
             .field("session_timeout", &self.session_timeout)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("initial_connect_timeout", &self.initial_connect_timeout)
-            .field("request_timeout", &self.request_timeout)
+            .field("connect_attempt_timeout", &self.connect_attempt_timeout)
+            .field("first_connection_timeout", &self.first_connection_timeout)
+            .field("operation_timeout", &self.operation_timeout)
             .field("read_only", &self.read_only)
             .field("max_frame_len", &self.max_frame_len)
             .field("auths", &Auths(&self.auths))

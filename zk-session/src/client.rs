@@ -6,7 +6,7 @@ use std::{
 };
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use zk_proto::{
     validate_path, Acl, AddWatchMode, AddWatchRequest, CheckVersionRequest, ClientInfo, CreateMode,
     CreateRequest, CreateTtlRequest, DeleteRequest, ErrorCode, ExistsRequest, GetAclRequest,
@@ -21,7 +21,7 @@ use crate::{
     command::{Command, RequestCmd, WatchReg},
     redact::Redacted,
     session::Shared,
-    state::{SessionEvents, SessionState},
+    state::{SessionEvents, SessionState, StateWatch},
     watch::{stream_channel, DropNotice, WatchKind},
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
     SessionId, Version,
@@ -58,7 +58,7 @@ struct Inner {
     tx: mpsc::UnboundedSender<Command>,
     shared: Arc<Shared>,
     chroot: Chroot,
-    request_timeout: Option<Duration>,
+    operation_timeout: Option<Duration>,
     persistent_watch_buffer: usize,
 }
 
@@ -82,7 +82,7 @@ impl Client {
         tx: mpsc::UnboundedSender<Command>,
         shared: Arc<Shared>,
         chroot: Chroot,
-        request_timeout: Option<Duration>,
+        operation_timeout: Option<Duration>,
         persistent_watch_buffer: usize,
     ) -> Self {
         Client {
@@ -90,7 +90,7 @@ impl Client {
                 tx,
                 shared,
                 chroot,
-                request_timeout,
+                operation_timeout,
                 persistent_watch_buffer,
             }),
         }
@@ -132,7 +132,7 @@ impl Client {
 
     /// Waits for the session task's answer, up to the request timeout.
     async fn reply<T>(&self, rx: oneshot::Receiver<Result<T, Error>>) -> Result<T, Error> {
-        match self.inner.request_timeout {
+        match self.inner.operation_timeout {
             None => rx.await.unwrap_or(Err(Error::Closed)),
             Some(t) => match tokio::time::timeout(t, rx).await {
                 Ok(r) => r.unwrap_or(Err(Error::Closed)),

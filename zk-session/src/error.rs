@@ -80,6 +80,10 @@ pub enum Error {
     /// The client was closed.
     #[error("the client is closed")]
     Closed,
+    /// [`ClientBuilder::build`](crate::ClientBuilder::build) (or `connect`) was called
+    /// outside a tokio runtime, which the session's task needs.
+    #[error("a client must be built inside a tokio runtime")]
+    NoRuntime,
 }
 
 impl Error {

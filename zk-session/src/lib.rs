@@ -98,7 +98,7 @@ pub use retry::RetryPolicy;
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use session_id::SessionId;
-pub use state::{EndReason, SessionEvent, SessionEvents, SessionState};
+pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use version::Version;

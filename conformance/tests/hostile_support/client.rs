@@ -33,7 +33,7 @@ pub fn builder(server: &FakeServer) -> ClientBuilder {
 pub async fn wait_state(client: &Client, want: SessionState) {
     let mut rx = client.watch_state();
     within(STEP, &format!("state {want:?}"), async {
-        while *rx.borrow_and_update() != want {
+        while rx.get_and_update() != want {
             rx.changed().await.expect("session task gone");
         }
     })

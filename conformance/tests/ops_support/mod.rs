@@ -48,7 +48,7 @@ pub async fn within_secs<T>(secs: u64, f: impl std::future::Future<Output = T>) 
 /// Returns once `c` is in state `want`.
 pub async fn wait_for_state(c: &Client, want: SessionState) {
     let mut rx = c.watch_state();
-    while *rx.borrow_and_update() != want {
+    while rx.get_and_update() != want {
         rx.changed().await.expect("client gone");
     }
 }

@@ -177,7 +177,7 @@ pub async fn expire_session(connect_string: &str, victim: &Client) {
 /// Waits (at most [`SOON`]) until `c` is in state `want`.
 pub async fn until_state(c: &Client, want: SessionState) {
     let mut rx = c.watch_state();
-    soon(&format!("state {want:?}"), rx.wait_for(|s| *s == want))
+    soon(&format!("state {want:?}"), rx.wait_for(|s| s == want))
         .await
         .expect("client gone");
 }

@@ -135,7 +135,7 @@ impl Client {
         SessionEvents::new(self.inner.shared.publisher.subscribe())
     }
 
-    /// The state as a `tokio::sync::watch` receiver, for waiting on a particular state.
+    /// The state as it changes, for waiting on a particular state.
     ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) {
@@ -144,7 +144,7 @@ impl Client {
     /// let _ = state.wait_for(|s| s.is_connected() || s.is_terminal()).await;
     /// # }
     /// ```
-    pub fn watch_state(&self) -> watch::Receiver<SessionState> {
+    pub fn watch_state(&self) -> StateWatch {
         self.inner.shared.publisher.watch_state()
     }
 

@@ -22,7 +22,7 @@ const SHOW: usize = 5;
 pub async fn read_member(addr: SocketAddr, names: &[String]) -> Vec<Result<Ledger, String>> {
     let c = match Client::builder(&addr.to_string())
         .session_timeout(Duration::from_secs(20))
-        .request_timeout(Duration::from_secs(30))
+        .operation_timeout(Duration::from_secs(30))
         .connect()
         .await
     {

@@ -69,7 +69,7 @@ pub async fn snapshot(ens: &Ensemble, session_timeout: Duration) -> Snapshot {
     for _ in 0..5 {
         match Client::builder(&ens.connect_string())
             .session_timeout(Duration::from_secs(20))
-            .request_timeout(Duration::from_secs(30))
+            .operation_timeout(Duration::from_secs(30))
             .connect()
             .await
         {

@@ -156,7 +156,7 @@ impl Worker {
             .session_timeout(STORAGE_SESSION_TIMEOUT)
             // One client per session: the soak counts a new session as a new writer.
             .on_session_expiry(OnExpiry::End)
-            .request_timeout(REQUEST_TIMEOUT)
+            .operation_timeout(REQUEST_TIMEOUT)
             .connect()
             .await
             .ok()?;

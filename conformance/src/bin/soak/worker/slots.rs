@@ -125,7 +125,7 @@ async fn connect(w: &Worker, on_expiry: OnExpiry) -> Option<Client> {
     match Client::builder(&w.args.hosts)
         .session_timeout(w.args.session_timeout)
         .on_session_expiry(on_expiry)
-        .request_timeout(REQUEST_TIMEOUT)
+        .operation_timeout(REQUEST_TIMEOUT)
         .connect()
         .await
     {
