@@ -45,6 +45,7 @@
 //! # Ok(()) }
 //! ```
 
+mod connection;
 mod event;
 mod fan_out;
 mod in_order;

@@ -15,10 +15,10 @@ use std::{
 use tokio::sync::watch;
 use zk_session::{
     Client, Error, ErrorCode, PersistentWatch, ReadOp, ReadResult, SessionEvent, SessionEvents,
-    SessionId,
 };
 
 use super::{
+    connection::Connection,
     event::{CacheEvent, ResyncReason},
     fan_out::FanOut,
     in_order::InOrder,
@@ -82,14 +82,13 @@ pub(crate) struct Loader {
     batch: usize,
     initialized: bool,
     resync: Option<ResyncReason>,
-    disconnected: bool,
-    session_id: Option<SessionId>,
+    connection: Connection,
 }
 
 impl Loader {
     pub(crate) fn new(client: Client, shared: Arc<Shared>, root: &str) -> Self {
         let mut loader = Loader {
-            session_id: client.session_id(),
+            connection: Connection::new(client.session_id()),
             client,
             shared,
             queue: VecDeque::new(),
@@ -98,7 +97,6 @@ impl Loader {
             batch: MAX_BATCH,
             initialized: false,
             resync: None,
-            disconnected: false,
         };
         loader.want(Want::Data(root.to_owned()));
         loader
@@ -140,27 +138,9 @@ impl Loader {
     }
 
     fn on_session(&mut self, ev: SessionEvent) {
-        let connected = match ev {
-            SessionEvent::Suspended | SessionEvent::Lost | SessionEvent::Expired => {
-                self.disconnected = true;
-                return;
-            }
-            SessionEvent::Connected { session_id }
-            | SessionEvent::ConnectedReadOnly { session_id } => Some(session_id),
-            SessionEvent::Reconnected => self.session_id,
-            _ => return,
-        };
-        if !self.disconnected {
-            return;
+        if let Some(reason) = self.connection.on_event(ev) {
+            self.start_resync(reason);
         }
-        self.disconnected = false;
-        let reason = if connected != self.session_id {
-            ResyncReason::NewSession
-        } else {
-            ResyncReason::Reconnected
-        };
-        self.session_id = connected;
-        self.start_resync(reason);
     }
 
     /// Reads every cached znode again (the root whether cached or not).
