@@ -23,6 +23,7 @@ use conformance::{
     },
 };
 use recipes_support::{client, shared, unique};
+use zk_recipes::cache::Cache;
 use zk_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, ProtectedCreate};
 use zk_session::{AddWatchMode, Client, CreateOptions, Version};
 
@@ -452,6 +453,54 @@ async fn session_watch_operations(pause: Pause) {
     }
 }
 
+/// The cache's start (which adds its persistent watch) and its wait for the initial load,
+/// dropped at every point; and the cache itself dropped after each: no watch is left.
+async fn cache_start_and_initialized(pause: Pause) {
+    let env = Env::new("cache", pause).await;
+    let env = &env;
+    for p in [env.path.clone(), format!("{}/there", env.path)] {
+        env.observer
+            .create(&p, b"x", CreateOptions::persistent())
+            .await
+            .unwrap();
+    }
+    let report = sweep(&env.plan, |k| async move {
+        let start = Cache::builder(env.c.clone(), &env.path).start();
+        let done = poll_then_drop(start, k, env.plan.pause).await;
+        let completed = match done {
+            Some(cache) => {
+                let cache = cache.map_err(|e| e.to_string())?;
+                drop(cache);
+                true
+            }
+            None => false,
+        };
+        env.clean(&[], &[]).await?;
+        Ok(completed)
+    })
+    .await;
+    assert_swept("cache start", &report, true);
+    let report = sweep(&env.plan, |k| async move {
+        let cache = Cache::builder(env.c.clone(), &env.path)
+            .start()
+            .await
+            .map_err(|e| e.to_string())?;
+        let done = poll_then_drop(cache.initialized(), k, env.plan.pause).await;
+        let completed = done.is_some();
+        if let Some(r) = done {
+            r.map_err(|e| e.to_string())?;
+            if cache.len() != 2 {
+                return Err(format!("loaded {} of 2 znodes", cache.len()));
+            }
+        }
+        drop(cache);
+        env.clean(&[], &[]).await?;
+        Ok(completed)
+    })
+    .await;
+    assert_swept("cache initialized", &report, true);
+}
+
 /// The sweep's checks can fail: a future that leaks a node or a watch is caught.
 #[tokio::test]
 async fn the_sweep_catches_leaks() {
@@ -531,5 +580,6 @@ with_both_pauses!(
     selector_close_queued_and_leading,
     latch_start_and_close,
     protected_create,
-    session_watch_operations
+    session_watch_operations,
+    cache_start_and_initialized
 );

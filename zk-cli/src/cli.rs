@@ -193,9 +193,20 @@ pub enum Cmd {
         path: OsString,
     },
     /// Print every change at PATH until interrupted (-r: and below it)
+    ///
+    /// With --cache, through a cache of PATH (and with -r its subtree): first each znode
+    /// as created, then initialized, then created/changed/deleted as they happen, with the
+    /// data and version; resynced after a reconnect or a new session (changes made while
+    /// away are found and printed before it).
     Watch {
-        #[arg(short = 'r', long)]
+        #[arg(short = 'r', short_alias = 'R', long)]
         recursive: bool,
+        /// Follow PATH through a cache (data and versions, no event lost across reconnects)
+        #[arg(long)]
+        cache: bool,
+        /// With --cache: levels below PATH to follow at most
+        #[arg(long, value_name = "N", requires = "cache")]
+        depth: Option<usize>,
         /// The znode
         path: OsString,
     },

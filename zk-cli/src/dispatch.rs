@@ -71,7 +71,18 @@ pub async fn execute(ctx: &Ctx, cmd: Cmd) -> Result<i32, Failure> {
             writes::set_acl(ctx, &input::path(&path)?, &acl, version).await
         }
         Cmd::AddWatch { mode, path } => watching::persistent(ctx, &input::path(&path)?, mode).await,
-        Cmd::Watch { recursive, path } => {
+        Cmd::Watch {
+            recursive,
+            cache: true,
+            depth,
+            path,
+        } => {
+            let scope = crate::cache_watch::Scope { recursive, depth };
+            crate::cache_watch::watch(ctx, &input::path(&path)?, scope).await
+        }
+        Cmd::Watch {
+            recursive, path, ..
+        } => {
             let mode = if recursive {
                 crate::cli::WatchMode::PersistentRecursive
             } else {

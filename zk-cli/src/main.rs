@@ -2,6 +2,7 @@
 //! lock or as an elected leader; an interactive shell. `zk --help` tells how.
 
 mod acl;
+mod cache_watch;
 mod cli;
 mod connect;
 mod dispatch;

@@ -218,7 +218,7 @@ fn status_code(status: ExitStatus) -> i32 {
         .unwrap_or(exit::FAILED)
 }
 
-fn recipe_failure(what: &str, e: RecipeError) -> Failure {
+pub(crate) fn recipe_failure(what: &str, e: RecipeError) -> Failure {
     match e {
         RecipeError::Session(e) => session_failure(what, &e),
         RecipeError::Timeout => Failure::new(exit::TIMEOUT, format!("{what}: timed out")),

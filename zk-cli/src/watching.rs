@@ -58,7 +58,7 @@ pub async fn hold_session(ctx: &Ctx) -> Done {
 
 /// Runs `work` while reporting connection changes; an interrupt ends it with success, the end
 /// of the session with exit 3.
-async fn until_interrupted(ctx: &Ctx, work: impl Future<Output = Done>) -> Done {
+pub(crate) async fn until_interrupted(ctx: &Ctx, work: impl Future<Output = Done>) -> Done {
     let mut events = ctx.client.session_events();
     tokio::pin!(work);
     loop {

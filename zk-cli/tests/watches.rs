@@ -112,3 +112,66 @@ async fn add_watch_modes_and_json_events() {
     );
     c.delete_all(&base).await.unwrap();
 }
+
+/// `watch --cache -R --json`: the load (each znode created, then initialized), then each
+/// change with its data and version, as JSON lines; `--depth` limits the levels.
+#[tokio::test]
+async fn watch_through_the_cache_prints_the_load_then_changes_as_json() {
+    let base = unique("wc");
+    let c = admin().await;
+    let deep = format!("{base}/a/deep");
+    c.create_with_parents(&deep, b"d0", CreateOptions::persistent())
+        .await
+        .unwrap();
+    let (mut child, mut lines) = spawn(&["--json", "watch", "--cache", "-R", &base]);
+    let mut loaded = Vec::new();
+    loop {
+        let doc: serde_json::Value = serde_json::from_str(&next_line(&mut lines).await).unwrap();
+        if doc["event"] == "initialized" {
+            break;
+        }
+        assert_eq!(doc["event"], "created", "{doc}");
+        loaded.push(doc["path"].as_str().unwrap().to_owned());
+    }
+    loaded.sort();
+    assert_eq!(loaded, [base.clone(), format!("{base}/a"), deep.clone()]);
+    c.set_data(&deep, b"d1", Version::Any).await.unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&next_line(&mut lines).await).unwrap();
+    assert_eq!(doc["event"], "changed");
+    assert_eq!(doc["path"], json!(deep));
+    assert_eq!(doc["data"], "d1");
+    assert_eq!(doc["version"], 1);
+    c.delete(&deep, Version::Any).await.unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&next_line(&mut lines).await).unwrap();
+    assert_eq!(
+        (doc["event"].clone(), doc["path"].clone()),
+        (json!("deleted"), json!(deep))
+    );
+    child.start_kill().unwrap();
+
+    // Text, one level: the deep znode is not followed.
+    c.create(&deep, b"", CreateOptions::persistent())
+        .await
+        .unwrap();
+    let (mut child, mut lines) = spawn(&["watch", "--cache", "--depth", "1", &base]);
+    let mut shown = Vec::new();
+    loop {
+        let line = next_line(&mut lines).await;
+        if line == "initialized" {
+            break;
+        }
+        shown.push(line);
+    }
+    shown.sort();
+    assert_eq!(
+        shown,
+        [format!("created {base}"), format!("created {base}/a")]
+    );
+    c.set_data(&deep, b"unseen", Version::Any).await.unwrap();
+    c.set_data(&base, b"seen", Version::Any).await.unwrap();
+    assert_eq!(next_line(&mut lines).await, format!("changed {base}"));
+    child.start_kill().unwrap();
+    // --depth needs --cache.
+    assert_code(&support::zk(["watch", "--depth", "1", &base]).await, 2);
+    c.delete_all(&base).await.unwrap();
+}

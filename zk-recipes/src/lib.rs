@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 // The recipes, each in the module named after it.
+pub mod cache;
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod mutex;
@@ -27,6 +28,7 @@ mod participant;
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
 
+pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
 pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use error::{RecipeError, Result};
 pub use leader_latch::{

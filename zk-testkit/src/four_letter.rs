@@ -37,6 +37,17 @@ pub fn four_letter_word(addr: SocketAddr, word: &str, timeout: Duration) -> io::
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// The server's count of received packets (requests, pings and handshakes), from `srvr`'s
+/// `Received:` line; `None` if it cannot be read.
+pub fn server_received(addr: SocketAddr) -> Option<u64> {
+    let srvr = four_letter_word(addr, "srvr", Duration::from_secs(10)).ok()?;
+    srvr.lines()
+        .find_map(|l| l.strip_prefix("Received:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// A server's role, from the `Mode:` line of `srvr`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

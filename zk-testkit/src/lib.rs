@@ -108,7 +108,7 @@ pub use certs::TestCerts;
 pub use ensemble::{Ensemble, EnsembleBuilder};
 pub use error::{HarnessError, Result};
 pub use expiry::{expire_session, SessionExpiry};
-pub use four_letter::{four_letter_word, Mode};
+pub use four_letter::{four_letter_word, server_received, Mode};
 pub use install::{ensure_installed, Installation};
 pub use kdc::{shared_kdc, Kdc};
 pub use kerberos_server::KerberosServer;

@@ -4,6 +4,7 @@
 use std::{net::SocketAddr, time::Duration};
 
 use crate::settings::Settings;
+use conformance::server_received;
 
 /// One lock workload of one client.
 #[derive(Debug, Clone, Default)]
@@ -29,16 +30,6 @@ impl LockRun {
     pub(crate) fn requests_per_acquisition(&self) -> Option<f64> {
         Some(self.requests? as f64 / self.total.max(1) as f64)
     }
-}
-
-/// The server's count of received packets (requests, pings and handshakes), from `srvr`.
-pub(crate) fn server_received(addr: SocketAddr) -> Option<u64> {
-    let srvr = conformance::four_letter_word(addr, "srvr", Duration::from_secs(10)).ok()?;
-    srvr.lines()
-        .find_map(|l| l.strip_prefix("Received:"))?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Runs `workload`, and counts the requests the server received meanwhile into its result.
