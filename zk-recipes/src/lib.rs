@@ -6,6 +6,7 @@
 mod candidacy;
 mod cleanup;
 pub mod contender;
+pub mod counter;
 pub mod error;
 mod fence;
 pub mod leader_latch;
@@ -16,13 +17,21 @@ mod participant;
 mod pending;
 pub mod protected;
 mod retry;
+pub mod rw_lock;
+pub mod semaphore;
 mod session_scope;
+mod watches;
 
 pub use contender::{Contender, ContenderKind, ContenderNames};
+pub use counter::{
+    AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
+};
 pub use error::{RecipeError, Result};
 pub use lock_guard::{LockGuard, LostReason};
 pub use mutex::{Mutex, MutexBuilder};
 pub use protected::{ProtectedCreate, ProtectedNode, Recovery};
+pub use rw_lock::ReadWriteLock;
+pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
 #[cfg(doctest)]

@@ -35,6 +35,8 @@
 // of waiting in line, fair and unfair.
 mod builder;
 mod fair;
+mod granted;
+mod line_rule;
 mod unfair;
 
 use std::{sync::Arc, time::Duration};
@@ -46,6 +48,7 @@ use tokio::{
 use zk_session::{Client, Error, ErrorCode, OneshotWatch};
 
 pub use self::builder::MutexBuilder;
+pub(crate) use self::line_rule::LineRule;
 use crate::{
     contender::ContenderNames,
     lock_guard::{Holding, Holds, LockGuard},
@@ -95,6 +98,8 @@ struct LockCore {
     client: Client,
     path: String,
     fair: bool,
+    /// Who a waiter waits for: everyone ahead, or (a read lock) only the writers.
+    rule: LineRule,
     suspended_is_lost: bool,
     names: ContenderNames,
     create: ProtectedCreate,

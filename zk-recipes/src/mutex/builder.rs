@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use zk_session::{Acl, Client, CreateOptions};
 
-use super::{LockCore, Mutex};
+use super::{LineRule, LockCore, Mutex};
 use crate::{contender::ContenderNames, lock_guard::Holds, protected::ProtectedCreate};
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
@@ -29,6 +29,8 @@ pub struct MutexBuilder {
     client: Client,
     path: String,
     fair: bool,
+    rule: LineRule,
+    lock_name: &'static str,
     data: Vec<u8>,
     acl: Option<Vec<Acl>>,
     suspended_is_lost: bool,
@@ -42,6 +44,8 @@ impl MutexBuilder {
             client,
             path,
             fair: true,
+            rule: LineRule::Exclusive,
+            lock_name: LOCK_NAME,
             data: Vec::new(),
             acl: None,
             suspended_is_lost: true,
@@ -120,6 +124,14 @@ impl MutexBuilder {
         self
     }
 
+    /// The node name after the protected prefix and the waiting rule, for the two sides of
+    /// a read/write lock.
+    pub(crate) fn line(mut self, lock_name: &'static str, rule: LineRule) -> Self {
+        self.lock_name = lock_name;
+        self.rule = rule;
+        self
+    }
+
     /// The mutex.
     ///
     /// See the example on [`MutexBuilder`].
@@ -128,7 +140,7 @@ impl MutexBuilder {
         if let Some(acl) = self.acl {
             options = options.with_acl(acl);
         }
-        let create = ProtectedCreate::new(self.path.clone(), LOCK_NAME)
+        let create = ProtectedCreate::new(self.path.clone(), self.lock_name)
             .data(&self.data)
             .options(options);
         Mutex {
@@ -136,6 +148,7 @@ impl MutexBuilder {
                 client: self.client,
                 path: self.path,
                 fair: self.fair,
+                rule: self.rule,
                 suspended_is_lost: self.suspended_is_lost,
                 names: self.names,
                 create,

@@ -79,19 +79,19 @@ impl Mutex {
                 // If the session ended, the next create says so.
                 return Ok(InLine::NodeGone);
             };
-            if i == 0 {
+            let Some(blocked) = core.rule.blocked_by(&order[..i]) else {
                 return Ok(InLine::Done(Some(Acquired {
                     node,
                     own_watch: own,
                 })));
-            }
+            };
             if !wait {
                 return Ok(InLine::Done(None));
             }
-            let predecessor = child_path(&core.path, order[i - 1].name());
+            let predecessor = child_path(&core.path, order[blocked.watch].name());
             // Every contender created after our listing sorts after us, so when the only
-            // one ahead goes, we are first without listing again.
-            let only_one_ahead = i == 1;
+            // one in the way goes, the lock is ours without listing again.
+            let only_one_ahead = blocked.only;
             let step = match self
                 .watch_ahead(&node.path, &predecessor, only_one_ahead, &mut own)
                 .await?
