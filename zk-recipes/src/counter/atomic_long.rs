@@ -14,7 +14,11 @@ use std::time::Duration;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, RetryPolicy, Version};
 
 use super::{be_bytes, parent_of};
-use crate::{protected::create_parents, Mutex, RecipeError, Result};
+use crate::{
+    protected::create_parents,
+    retry::{may_retry, retry_delay},
+    Mutex, RecipeError, Result,
+};
 
 /// What an update did: Curator's `AtomicValue`.
 ///
@@ -111,7 +115,9 @@ impl AtomicLongBuilder {
 /// DistributedAtomicLong (see the [module](self)). A missing node or empty data reads as 0.
 ///
 /// Every operation is cancel-safe: each write is one request, done or not, and nothing is
-/// left behind but the value.
+/// left behind but the value. Reads are retried while the connection is lost; a write whose
+/// answer is lost with the connection fails with that error (ConnectionLoss): it may or may
+/// not have happened, and trying again could add twice.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
@@ -302,6 +308,20 @@ impl DistributedAtomicLong {
         }
     }
 
+    /// [`read`](Self::read), retried while the connection is lost (reads are safe to repeat).
+    async fn read_retrying(&self) -> Result<(i64, Option<Version>)> {
+        let mut retry = 0;
+        loop {
+            match self.read().await {
+                Err(RecipeError::Session(e)) if e.is_retryable() && may_retry(&self.client) => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Creates the node (its parents as containers when missing).
     async fn create(&self, data: &[u8]) -> Result<(), Error> {
         let options = CreateOptions::persistent();
@@ -319,7 +339,7 @@ impl DistributedAtomicLong {
 
     /// One optimistic try of `f`.
     async fn try_once(&self, f: &impl Fn(i64) -> i64) -> Result<Try> {
-        let (pre, version) = self.read().await?;
+        let (pre, version) = self.read_retrying().await?;
         let post = f(pre);
         let data = post.to_be_bytes();
         let written = match version {
@@ -331,8 +351,8 @@ impl DistributedAtomicLong {
             Err(Error::Code(ErrorCode::BadVersion | ErrorCode::NodeExists | ErrorCode::NoNode)) => {
                 Ok(Try::Raced(pre))
             }
-            // The write may or may not have happened: reading again tells, as a new try.
-            Err(e) if e.is_retryable() => Ok(Try::Raced(pre)),
+            // The write may or may not have happened, and reading again cannot tell ours
+            // from another's equal write: the caller is told, rather than risk adding twice.
             Err(e) => Err(e.into()),
         }
     }
