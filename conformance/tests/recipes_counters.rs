@@ -8,21 +8,11 @@ mod recipes_support;
 use std::{sync::Arc, time::Duration};
 
 use recipes_support::{
-    children, client, expire_session, shared, soon, unique, until_some, until_state, Proxy,
+    children, client, cut_off, expire_session, let_back_renewed, proxied, shared, soon, unique,
+    until_state,
 };
 use zk_recipes::{DistributedAtomicLong, RecipeError, SharedCount};
-use zk_session::{Client, CreateOptions, RetryPolicy, SessionState, Version};
-
-/// A client behind its own fault proxy, with a 10 s session.
-async fn proxied() -> (Proxy, Client) {
-    let proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .expect("connect");
-    (proxy, c)
-}
+use zk_session::{CreateOptions, RetryPolicy, SessionState, Version};
 
 /// Waits until `count`'s value is `want`.
 async fn until_count(count: &SharedCount, want: i32) {
@@ -107,18 +97,15 @@ async fn shared_count_catches_up_after_connection_loss_and_expiry() {
     until_count(&count, 11).await;
 
     let old = c.session_id();
-    proxy.partition(true);
-    until_state(&c, SessionState::Suspended).await;
+    cut_off(&proxy, &c).await;
     expire_session(&shared(), &c).await;
+    // Written while the client is cut off with its session expired.
     admin
         .set_data(&path, &12i32.to_be_bytes(), Version::Any)
         .await
         .unwrap();
-    proxy.partition(false);
-    until_some("a new session", || async {
-        (c.state() == SessionState::Connected && c.session_id() != old).then_some(())
-    })
-    .await;
+    let new = let_back_renewed(&proxy, &c, old).await;
+    assert_ne!(old, new);
     until_count(&count, 12).await;
     admin
         .set_data(&path, &13i32.to_be_bytes(), Version::Any)
