@@ -23,11 +23,7 @@ use conformance::{
     },
 };
 use recipes_support::{client, shared, unique};
-use zk_recipes::{
-    leader_latch::{CloseMode, LeaderLatch},
-    leader_selector::LeaderSelector,
-    Mutex, ProtectedCreate,
-};
+use zk_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, ProtectedCreate};
 use zk_session::{AddWatchMode, Client, CreateOptions, Version};
 
 const SETTLE: Duration = Duration::from_secs(10);
@@ -97,7 +93,7 @@ impl Env {
 
     /// Another contender (the observer) can take the lock at the path, and give it back.
     async fn another_takes_the_lock(&self) -> Result<(), String> {
-        let other = Mutex::new(self.observer.clone(), &self.path);
+        let other = InterProcessMutex::new(self.observer.clone(), &self.path);
         let g = other
             .acquire_timeout(SETTLE)
             .await
@@ -124,7 +120,7 @@ fn assert_swept(what: &str, report: &SweepReport, must_complete: bool) {
 async fn mutex_acquire_on_a_free_lock(pause: Pause) {
     let env = Env::new("acquire-free", pause).await;
     let env = &env;
-    let m = &Mutex::new(env.c.clone(), &env.path);
+    let m = &InterProcessMutex::new(env.c.clone(), &env.path);
     let report = sweep(&env.plan, |k| async move {
         if let Some(r) = poll_then_drop(m.acquire(), k, env.plan.pause).await {
             r.map_err(|e| e.to_string())?
@@ -153,9 +149,11 @@ async fn mutex_acquires_on_a_held_lock(pause: Pause) {
     let env = Env::new("acquire-held", pause).await;
     let env = &env;
     let holder_client = client(&shared()).await;
-    let holder = &Mutex::new(holder_client.clone(), &env.path);
-    let fair = Mutex::new(env.c.clone(), &env.path);
-    let unfair = Mutex::builder(env.c.clone(), &env.path).unfair().build();
+    let holder = &InterProcessMutex::new(holder_client.clone(), &env.path);
+    let fair = InterProcessMutex::new(env.c.clone(), &env.path);
+    let unfair = InterProcessMutex::builder(env.c.clone(), &env.path)
+        .unfair()
+        .build();
     for (what, m) in [("fair", &fair), ("unfair", &unfair)] {
         for op in ["acquire", "acquire_timeout", "try_acquire"] {
             let held = RefCell::new(Some(holder.acquire().await.unwrap()));
@@ -208,7 +206,7 @@ async fn mutex_acquires_on_a_held_lock(pause: Pause) {
 async fn mutex_release_and_guard_drop(pause: Pause) {
     let env = Env::new("release", pause).await;
     let env = &env;
-    let m = &Mutex::new(env.c.clone(), &env.path);
+    let m = &InterProcessMutex::new(env.c.clone(), &env.path);
     drop(m.acquire().await.unwrap());
     env.clean(&[], &[]).await.unwrap();
     env.another_takes_the_lock().await.unwrap();
@@ -232,7 +230,7 @@ async fn selector_close_queued_and_leading(pause: Pause) {
     let env = Env::new("selector", pause).await;
     let env = &env;
     let holder_client = client(&shared()).await;
-    let holder = &Mutex::new(holder_client.clone(), &env.path);
+    let holder = &InterProcessMutex::new(holder_client.clone(), &env.path);
     for leading in [false, true] {
         let report = sweep(&env.plan, |k| async move {
             let hg = if leading {
@@ -243,7 +241,9 @@ async fn selector_close_queued_and_leading(pause: Pause) {
             let selector = LeaderSelector::builder(env.c.clone(), &env.path, |lead| async move {
                 lead.lost().await;
             })
-            .start();
+            .start()
+            .await
+            .map_err(|e| e.to_string())?;
             if leading {
                 let mut w = selector.watch_leadership();
                 tokio::time::timeout(SETTLE, w.wait_for(|l| *l))
@@ -279,7 +279,9 @@ async fn selector_relinquish_and_requeue() {
     let selector = LeaderSelector::builder(env.c.clone(), &env.path, |lead| async move {
         lead.lost().await;
     })
-    .start();
+    .start()
+    .await
+    .expect("the selector starts");
     let mut w = selector.watch_leadership();
     tokio::time::timeout(SETTLE, w.wait_for(|l| *l))
         .await
@@ -308,10 +310,7 @@ async fn latch_start_and_close(pause: Pause) {
         let start = LeaderLatch::builder(env.c.clone(), &env.path).start();
         let done = poll_then_drop(start, k, env.plan.pause).await;
         if let Some(latch) = done {
-            latch
-                .map_err(|e| e.to_string())?
-                .close(CloseMode::Silent)
-                .await;
+            latch.map_err(|e| e.to_string())?.close().await;
             env.clean(&[], &[]).await?;
             return Ok(true);
         }
@@ -326,7 +325,7 @@ async fn latch_start_and_close(pause: Pause) {
                 .start()
                 .await
                 .map_err(|e| e.to_string())?;
-            let done = poll_then_drop(latch.close(mode), k, env.plan.pause).await;
+            let done = poll_then_drop(latch.close_with(mode), k, env.plan.pause).await;
             drop(latch);
             env.clean(&[], &[]).await?;
             Ok(done.is_some())

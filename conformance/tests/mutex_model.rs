@@ -1,4 +1,4 @@
-//! A model-based test of zk-recipes' Mutex against a real ZooKeeper 3.8 server: random
+//! A model-based test of zk-recipes' InterProcessMutex against a real ZooKeeper 3.8 server: random
 //! schedules of acquire, acquire with a timeout, cancel (the acquire's task aborted, so its
 //! future is dropped), release, a connection drop (the fault proxy cuts it; the client
 //! reconnects to the same session), an outage (the connection cut after the k-th frame to
@@ -24,7 +24,7 @@ use conformance::{
 use proptest::prelude::*;
 use recipes_support::{children, client, expire_session, shared, unique, watches_under, SOON};
 use tokio::task::JoinHandle;
-use zk_recipes::{ContenderNames, LockGuard, Mutex, RecipeError};
+use zk_recipes::{ContenderNames, InterProcessMutex, InterProcessMutexGuard, RecipeError};
 use zk_session::{Client, CreateOptions, SessionState};
 
 #[derive(Debug, Clone)]
@@ -62,9 +62,9 @@ fn schedule() -> impl Strategy<Value = (usize, Vec<Action>)> {
 struct Contender {
     proxy: FaultProxy,
     client: Client,
-    mutex: std::sync::Arc<Mutex>,
-    waiting: Option<JoinHandle<Result<LockGuard, RecipeError>>>,
-    holding: Option<LockGuard>,
+    mutex: std::sync::Arc<InterProcessMutex>,
+    waiting: Option<JoinHandle<Result<InterProcessMutexGuard, RecipeError>>>,
+    holding: Option<InterProcessMutexGuard>,
     /// Sessions this contender had before an expiry, for the quiescence checks.
     old_sessions: Vec<i64>,
     /// When an outage ends.
@@ -79,7 +79,7 @@ impl Contender {
             .connect()
             .await
             .expect("connect");
-        let mutex = std::sync::Arc::new(Mutex::new(client.clone(), path));
+        let mutex = std::sync::Arc::new(InterProcessMutex::new(client.clone(), path));
         Contender {
             proxy,
             client,
@@ -135,7 +135,7 @@ impl World {
             c.heal(false);
             c.collect().await?;
         }
-        let trusted: Vec<&LockGuard> = self
+        let trusted: Vec<&InterProcessMutexGuard> = self
             .cs
             .iter()
             .filter_map(|c| c.holding.as_ref())

@@ -1,4 +1,4 @@
-//! zk-recipes' Mutex at the edges, against a real ZooKeeper 3.8 server: an acquire given up,
+//! zk-recipes' InterProcessMutex at the edges, against a real ZooKeeper 3.8 server: an acquire given up,
 //! dropped or failing after its create succeeded, a release dropped half-way, a timeout with a
 //! stalled connection, a lost or expired session, and one handle shared by several tasks
 //! (issue 14, defects 1 to 5).
@@ -15,7 +15,7 @@ use std::{
 
 use conformance::shared_standalone;
 use recipes_support::*;
-use zk_recipes::{leader_selector::LeaderSelector, Mutex, RecipeError};
+use zk_recipes::{InterProcessMutex, LeaderSelector, RecipeError};
 use zk_session::{Acl, Client, CreateOptions, Id, OnExpiry, Perms, SessionState, Version};
 
 /// A client through its own proxy, with a session of `secs` seconds.
@@ -74,7 +74,7 @@ impl ListingCut {
 #[tokio::test]
 async fn acquire_timeout_during_the_listing_retry_leaves_no_node() {
     let t = ListingCut::new("edge-timeout-listing").await;
-    let m = Mutex::new(t.c.clone(), &t.path);
+    let m = InterProcessMutex::new(t.c.clone(), &t.path);
     let r = m.acquire_timeout(Duration::from_millis(1500)).await;
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
     assert_eq!(
@@ -89,7 +89,7 @@ async fn acquire_timeout_during_the_listing_retry_leaves_no_node() {
 #[tokio::test]
 async fn dropped_acquire_during_the_listing_retry_leaves_no_node() {
     let t = ListingCut::new("edge-drop-listing").await;
-    let m = Mutex::new(t.c.clone(), &t.path);
+    let m = InterProcessMutex::new(t.c.clone(), &t.path);
     let r = tokio::time::timeout(Duration::from_millis(1500), m.acquire()).await;
     assert!(r.is_err(), "{r:?}");
     t.reconnect_and_expect_no_node().await;
@@ -99,7 +99,7 @@ async fn dropped_acquire_during_the_listing_retry_leaves_no_node() {
 #[tokio::test]
 async fn dropped_try_acquire_during_the_listing_retry_leaves_no_node() {
     let t = ListingCut::new("edge-try-listing").await;
-    let m = Mutex::new(t.c.clone(), &t.path);
+    let m = InterProcessMutex::new(t.c.clone(), &t.path);
     let r = tokio::time::timeout(Duration::from_millis(1500), m.try_acquire()).await;
     assert!(r.is_err(), "{r:?}");
     t.reconnect_and_expect_no_node().await;
@@ -109,7 +109,10 @@ async fn dropped_try_acquire_during_the_listing_retry_leaves_no_node() {
 #[tokio::test]
 async fn selector_closed_during_the_listing_retry_leaves_no_node() {
     let t = ListingCut::new("edge-selector-listing").await;
-    let selector = LeaderSelector::builder(t.c.clone(), &t.path, |_lead| async {}).start();
+    let selector = LeaderSelector::builder(t.c.clone(), &t.path, |_lead| async {})
+        .start()
+        .await
+        .expect("the selector starts");
     until_children(&t.admin, &t.path, 1).await;
     until_state(&t.c, SessionState::Suspended).await;
     soon("close", selector.close()).await;
@@ -131,7 +134,7 @@ async fn a_listing_refused_for_good_leaves_no_node() {
         .create(&path, b"", &CreateOptions::persistent().with_acl(blind))
         .await
         .unwrap();
-    let m = Mutex::new(c.clone(), &path);
+    let m = InterProcessMutex::new(c.clone(), &path);
     let r = soon("the refused acquire", m.acquire()).await;
     assert!(
         matches!(&r, Err(RecipeError::Session(e)) if e.code() == Some(zk_session::ErrorCode::NoAuth)),
@@ -155,7 +158,7 @@ async fn dropped_release_leaves_no_node() {
     let admin = client(&shared()).await;
     let (proxy, c) = proxied(20).await;
     let path = unique("edge-release-drop");
-    let m = Mutex::new(c.clone(), &path);
+    let m = InterProcessMutex::new(c.clone(), &path);
     let g = m.acquire().await.unwrap();
     proxy.swallow(OP_DELETE, &path);
     let r = tokio::time::timeout(Duration::from_millis(500), g.release()).await;
@@ -178,9 +181,9 @@ async fn acquire_timeout_ends_on_time_when_the_delete_stalls() {
     let admin = client(&shared()).await;
     let (proxy, c) = proxied(20).await;
     let path = unique("edge-overshoot");
-    let holder = Mutex::new(admin.clone(), &path);
+    let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
-    let m = Mutex::new(c.clone(), &path);
+    let m = InterProcessMutex::new(c.clone(), &path);
     proxy.swallow(OP_DELETE, &path);
     let started = Instant::now();
     let r = m.acquire_timeout(Duration::from_millis(200)).await;
@@ -211,9 +214,9 @@ async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
         .await
         .expect("connect");
     let path = unique("edge-lost");
-    let holder = Mutex::new(admin.clone(), &path);
+    let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let waiter = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
     proxy.partition(true);
@@ -240,7 +243,7 @@ async fn acquire_fails_promptly_when_the_session_is_lost_or_expired() {
 async fn tasks_sharing_a_handle_exclude_each_other() {
     let c = client(&shared()).await;
     let path = unique("edge-shared-handle");
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let g = m.acquire().await.unwrap();
     let other = tokio::spawn({
         let m = m.clone();

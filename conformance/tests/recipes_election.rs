@@ -20,9 +20,7 @@ use conformance::{four_letter_word, shared_standalone, Standalone, ZkServer};
 // elections.
 use recipes_support::{client, eventually, participant_ids, soon, unique_under, SOON};
 use zk_recipes::{
-    leader_latch::{CloseMode, LeaderLatch, LeadershipEvent, SuspendPolicy},
-    leader_selector::{LeaderSelector, Leadership},
-    RecipeError,
+    CloseMode, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent, RecipeError, SuspendPolicy,
 };
 use zk_session::{Client, OnExpiry, SessionState, Version};
 
@@ -146,7 +144,7 @@ async fn latch_basics_order_stream_and_close_modes() {
     // NotifyLeader: a's stream hears NotLeader; b's hears IsLeader.
     let mut a_changes = a.changes();
     let mut b_changes = b.changes();
-    a.close(CloseMode::NotifyLeader).await;
+    a.close_with(CloseMode::NotifyLeader).await;
     assert!(!a.has_leadership());
     assert_eq!(a_changes.next().await, Some(LeadershipEvent::NotLeader));
     assert_eq!(
@@ -166,11 +164,11 @@ async fn latch_basics_order_stream_and_close_modes() {
     assert_eq!(c.leader().await.unwrap().unwrap().id, "b");
 
     // Silent: b steps down without telling its stream.
-    b.close(CloseMode::Silent).await;
+    b.close().await;
     assert!(!b.has_leadership());
     assert_eq!(b_changes.next().await, None);
     soon("c leads", c.await_leadership()).await.unwrap();
-    c.close(CloseMode::Silent).await;
+    c.close().await;
     assert_no_leftovers(&ca, zk, &path).await;
 }
 
@@ -201,9 +199,9 @@ async fn latch_leader_whose_node_is_deleted_steps_down_and_queues_again() {
     })
     .await;
     assert!(!a.has_leadership());
-    b.close(CloseMode::Silent).await;
+    b.close().await;
     soon("a leads again", a.await_leadership()).await.unwrap();
-    a.close(CloseMode::Silent).await;
+    a.close().await;
     assert_no_leftovers(&admin, zk, &path).await;
 }
 
@@ -237,7 +235,7 @@ async fn latch_leader_losing_its_session_gives_exactly_one_new_leader() {
     let ids: Vec<&str> = ps.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["b", "c", "d"]);
     for l in &latches[1..] {
-        l.close(CloseMode::Silent).await;
+        l.close().await;
     }
     assert_no_leftovers(&clients[1], zk, &path).await;
 }
@@ -325,8 +323,8 @@ async fn latch_suspend_policies_across_a_server_restart() {
     assert_eq!(change, Some(LeadershipEvent::IsLeader));
     assert_eq!(strict.our_path().as_deref(), Some(strict_node.as_str()));
     assert!(patient.has_leadership());
-    strict.close(CloseMode::Silent).await;
-    patient.close(CloseMode::Silent).await;
+    strict.close().await;
+    patient.close().await;
     assert_no_leftovers(&ca, &zk, &path).await;
 }
 
@@ -377,7 +375,9 @@ async fn selector_rotation_with_auto_requeue_never_two_leaders() {
         })
         .id(id)
         .auto_requeue(true)
-        .start();
+        .start()
+        .await
+        .expect("the selector starts");
         selectors.push(s);
         clients.push(c);
     }
@@ -442,7 +442,9 @@ async fn selector_leader_losing_its_session_is_cancelled_and_exactly_one_takes_o
         })
         .id(id)
         .auto_requeue(true)
-        .start();
+        .start()
+        .await
+        .expect("the selector starts");
         selectors.push(s);
         clients.push(c);
     }
@@ -505,7 +507,9 @@ async fn selector_without_requeue_interrupt_node_deletion_and_requeue() {
         }
     })
     .id("solo")
-    .start();
+    .start()
+    .await
+    .expect("the selector starts");
     // Term 1, cancelled by interrupt_leadership; without auto-requeue it stays out.
     let (term, node1, token1) = soon("term 1", rx.recv()).await.unwrap();
     assert_eq!(term, 1);

@@ -22,11 +22,7 @@ use conformance::{
     peers::{self, JavaProgram, Lines},
     shared_standalone,
 };
-use zk_recipes::{
-    leader_latch::{CloseMode, LeaderLatch},
-    leader_selector::{LeaderSelector, Leadership},
-    RecipeError,
-};
+use zk_recipes::{LeaderLatch, LeaderSelector, Leadership, RecipeError};
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 
 /// Generous: a JVM with Curator starts in seconds, but this machine may be busy.
@@ -211,7 +207,9 @@ async fn selector_beside_curator_leader_selector() {
         })
         .id(id)
         .auto_requeue(true)
-        .start();
+        .start()
+        .await
+        .expect("the selector starts");
         ours.push(s);
     }
 
@@ -338,7 +336,7 @@ async fn latch_beside_curator_leader_latch() {
     assert_eq!(ids, ["rust-a", "curator-j"]);
 
     // Ours leaves: Curator's takes over.
-    a.close(CloseMode::Silent).await;
+    a.close().await;
     j.wait_count("LEADER", 1).await;
 
     // Ours queues behind Curator's, and does not lead while it does.
@@ -359,6 +357,6 @@ async fn latch_beside_curator_leader_latch() {
     j.wait_count("CLOSED", 1).await;
     soon("b leads", b.await_leadership()).await.unwrap();
     assert_eq!(b.leader().await.unwrap().unwrap().id, "rust-b");
-    b.close(CloseMode::Silent).await;
+    b.close().await;
     assert!(participant_ids(&ca, &path).await.is_empty());
 }

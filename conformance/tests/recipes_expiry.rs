@@ -23,9 +23,8 @@ use recipes_support::{
     until_some,
 };
 use zk_recipes::{
-    leader_latch::{CloseMode, LeaderLatch, LeadershipEvent},
-    leader_selector::{LeaderSelector, Leadership},
-    LostReason, Mutex, RecipeError,
+    InterProcessMutex, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent, LostReason,
+    RecipeError, SuspendPolicy,
 };
 use zk_session::{Client, CreateOptions, Op, SessionState, Version};
 
@@ -43,7 +42,7 @@ async fn owners(admin: &Client, path: &str) -> Vec<(String, i64)> {
 
 /// A lock holder that loses its session: its guard reports the expiry and stays lost after
 /// the client has a new session, its fenced writes are refused, the waiter takes over, and
-/// a new acquire on the same Mutex and Client works on the new session.
+/// a new acquire on the same InterProcessMutex and Client works on the new session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     let (proxy, c) = proxied().await;
@@ -56,12 +55,12 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
         .unwrap();
     // Only the session's end counts, so the reason seen is the expiry itself.
     let m = Arc::new(
-        Mutex::builder(c.clone(), &path)
-            .suspended_is_lost(false)
+        InterProcessMutex::builder(c.clone(), &path)
+            .suspend_policy(SuspendPolicy::WaitForLost)
             .build(),
     );
     let old_guard = m.acquire().await.unwrap();
-    let mw = Arc::new(Mutex::new(admin.clone(), &path));
+    let mw = Arc::new(InterProcessMutex::new(admin.clone(), &path));
     let waiter = spawn_acquire(&mw);
     until_children(&admin, &path, 2).await;
 
@@ -90,7 +89,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
         vec![(name_of(w.path()), admin.session_id())]
     );
 
-    // A new acquire on the same Mutex and Client queues on the new session.
+    // A new acquire on the same InterProcessMutex and Client queues on the new session.
     let again = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
     let line = owners(&admin, &path).await;
@@ -111,24 +110,24 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     admin.delete(&target, Version::Any).await.unwrap();
 }
 
-/// An acquire waiting in line when the session expires fails with `Lost("session
-/// expired")` (Curator's behaviour: the caller retries); it leaves no node in the old
+/// An acquire waiting in line when the session expires fails with
+/// `Lost(LostReason::Expired)` (Curator's behaviour: the caller retries); it leaves no node in the old
 /// session (gone with it) nor in the new one, and the retry succeeds on the new session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_acquire_in_flight_during_the_expiry_fails_lost_and_a_retry_works() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let path = unique("rexp-waiter");
-    let holder = Mutex::new(admin.clone(), &path);
+    let holder = InterProcessMutex::new(admin.clone(), &path);
     let h = holder.acquire().await.unwrap();
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let waiting = spawn_acquire(&m);
     until_children(&admin, &path, 2).await;
 
     let (_old, new) = expire_and_renew(&proxy, &c).await;
     let r = soon("the waiting acquire ends", waiting).await.unwrap();
     match &r {
-        Err(RecipeError::Lost(reason)) => assert_eq!(*reason, LostReason::Expired.as_str()),
+        Err(RecipeError::Lost(reason)) => assert_eq!(*reason, LostReason::Expired),
         other => panic!("{other:?}"),
     }
     // It did not carry on into the new session: only the holder's node is there.
@@ -158,11 +157,11 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let (p1, p2) = (unique("rexp-clean-a"), unique("rexp-clean-b"));
-    let m1 = Mutex::new(c.clone(), &p1);
+    let m1 = InterProcessMutex::new(c.clone(), &p1);
     let g1 = m1.acquire().await.unwrap();
-    let holder = Mutex::new(admin.clone(), &p2);
+    let holder = InterProcessMutex::new(admin.clone(), &p2);
     let h = holder.acquire().await.unwrap();
-    let m2 = Arc::new(Mutex::new(c.clone(), &p2));
+    let m2 = Arc::new(InterProcessMutex::new(c.clone(), &p2));
     let waiting = spawn_acquire(&m2);
     until_children(&admin, &p2, 2).await;
     // Cut off: the release and the dropped acquire leave their deletions to the background.
@@ -232,7 +231,13 @@ impl Drop for OnStage {
     }
 }
 
-fn selector(c: &Client, path: &str, id: &str, requeue: bool, st: &Arc<Stage>) -> LeaderSelector {
+async fn selector(
+    c: &Client,
+    path: &str,
+    id: &str,
+    requeue: bool,
+    st: &Arc<Stage>,
+) -> LeaderSelector {
     let st = st.clone();
     LeaderSelector::builder(c.clone(), path.to_owned(), move |_lead: Leadership| {
         let st = st.clone();
@@ -244,6 +249,8 @@ fn selector(c: &Client, path: &str, id: &str, requeue: bool, st: &Arc<Stage>) ->
     .id(id)
     .auto_requeue(requeue)
     .start()
+    .await
+    .expect("the selector starts")
 }
 
 /// At most one selector leads and at most one task runs; returns the leader's index.
@@ -265,11 +272,11 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
     let cc = client(&shared()).await;
     let path = unique("rexp-selector");
     let st = Arc::new(Stage::default());
-    let a = selector(&ca, &path, "a", true, &st);
+    let a = selector(&ca, &path, "a", true, &st).await;
     eventually("a leads", || async { a.has_leadership() }).await;
-    let b = selector(&cb, &path, "b", false, &st);
+    let b = selector(&cb, &path, "b", false, &st).await;
     until_children(&cc, &path, 2).await;
-    let c = selector(&cc, &path, "c", true, &st);
+    let c = selector(&cc, &path, "c", true, &st).await;
     until_children(&cc, &path, 3).await;
     let all = [&a, &b, &c];
     assert_eq!(one_leader(&all, &st), Some(0));
@@ -355,7 +362,7 @@ async fn latch_takes_part_again_on_the_new_session() {
     let r = a.await_leadership_timeout(Duration::from_millis(300)).await;
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
 
-    b.close(CloseMode::Silent).await;
+    b.close().await;
     soon("a leads again", a.await_leadership()).await.unwrap();
     assert!(!b.has_leadership());
     let mut seen = Vec::new();
@@ -370,7 +377,7 @@ async fn latch_takes_part_again_on_the_new_session() {
             LeadershipEvent::IsLeader
         ]
     );
-    a.close(CloseMode::Silent).await;
+    a.close().await;
     until_children(&cb, &path, 0).await;
 }
 
@@ -382,7 +389,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let path = unique("rexp-gap");
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let old = c.session_id();
     cut_off(&proxy, &c).await;
     expire_session(&shared(), &c).await;

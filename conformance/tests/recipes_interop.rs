@@ -1,4 +1,4 @@
-//! zk-recipes' Mutex beside real Curator (InterProcessMutex, Java 17 and Debian's
+//! zk-recipes' InterProcessMutex beside real Curator (InterProcessMutex, Java 17 and Debian's
 //! libcurator-recipes-java) and real kazoo (Lock with `extra_lock_patterns=["-lock-"]`,
 //! Python) on one lock path of a real server: each excludes and is excluded by the other,
 //! waiters are served in queue order across implementations, and a mixed stress run never
@@ -23,7 +23,7 @@ use std::{
 
 use conformance::peers::{self, JavaProgram, KazooProgram, Lines};
 use recipes_support::*;
-use zk_recipes::Mutex;
+use zk_recipes::InterProcessMutex;
 use zk_session::{CreateOptions, ErrorCode, Version};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +182,7 @@ async fn mutual_exclusion(kind: Kind) {
     let connect = shared();
     let (c, admin) = (client(&connect).await, client(&connect).await);
     let path = unique(&format!("interop-{kind:?}"));
-    let ours = Arc::new(Mutex::new(c.clone(), &path));
+    let ours = Arc::new(InterProcessMutex::new(c.clone(), &path));
 
     // The peer holds first.
     let mut peer = Peer::start(kind, &["hold", &connect, &path, "120000"]).await;
@@ -223,7 +223,7 @@ async fn mutual_exclusion(kind: Kind) {
     let first = ours.acquire().await.unwrap();
     let mut peer = Peer::start(kind, &["hold", &connect, &path, "120000"]).await;
     until_children(&admin, &path, 2).await;
-    let other = Arc::new(Mutex::new(admin.clone(), &path));
+    let other = Arc::new(InterProcessMutex::new(admin.clone(), &path));
     let third = spawn_acquire(&other);
     until_children(&admin, &path, 3).await;
     first.release().await.unwrap();
@@ -256,7 +256,7 @@ async fn no_overlap_under_contention(kind: Kind) {
         let c = client(&connect).await;
         let (path, flag, overlaps) = (path.clone(), flag.clone(), overlaps.clone());
         tasks.push(tokio::spawn(async move {
-            let m = Mutex::new(c.clone(), &path);
+            let m = InterProcessMutex::new(c.clone(), &path);
             for _ in 0..ROUNDS {
                 let g = m.acquire().await.unwrap();
                 match c.create(&flag, b"", &CreateOptions::ephemeral()).await {

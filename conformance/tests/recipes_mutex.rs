@@ -1,4 +1,4 @@
-//! zk-recipes' Mutex against a real ZooKeeper 3.8 server: edge cases 1, 2, 3, 6, 8, 11 and 13
+//! zk-recipes' InterProcessMutex against a real ZooKeeper 3.8 server: edge cases 1, 2, 3, 6, 8, 11 and 13
 //! of ../shared/notes/recipes.md, fencing, and the unfair mode. The cases that need faults
 //! (4, 5, 7, 9, 10) are in recipes_mutex_faults.rs.
 
@@ -14,7 +14,7 @@ use std::{
 
 use conformance::shared_standalone;
 use recipes_support::*;
-use zk_recipes::{protected::new_protected_id, LostReason, Mutex, RecipeError};
+use zk_recipes::{protected::new_protected_id, InterProcessMutex, LostReason, RecipeError};
 use zk_session::{CreateOptions, ErrorCode, Op, Version};
 
 /// Edge case 1: N clients × M tasks, each task with its own handle. An in-memory flag and a
@@ -43,7 +43,7 @@ async fn n_clients_m_tasks_never_overlap() {
             let (c, path, counter) = (c.clone(), path.clone(), counter.clone());
             let (inside, tokens) = (inside.clone(), tokens.clone());
             tasks.push(tokio::spawn(async move {
-                let mutex = Mutex::new(c.clone(), &path);
+                let mutex = InterProcessMutex::new(c.clone(), &path);
                 for _ in 0..ROUNDS {
                     let guard = mutex.acquire().await.expect("acquire");
                     assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
@@ -88,8 +88,8 @@ async fn n_clients_m_tasks_never_overlap() {
 async fn reentrant_acquire_and_release() {
     let (c1, c2) = (client(&shared()).await, client(&shared()).await);
     let path = unique("reentrant");
-    let m1 = Arc::new(Mutex::new(c1.clone(), &path));
-    let m2 = Mutex::new(c2.clone(), &path);
+    let m1 = Arc::new(InterProcessMutex::new(c1.clone(), &path));
+    let m2 = InterProcessMutex::new(c2.clone(), &path);
 
     let g1 = m1.acquire().await.unwrap();
     let g2 = g1.reenter().unwrap();
@@ -154,10 +154,10 @@ async fn reentrant_acquire_and_release() {
 async fn timed_out_acquire_leaves_no_node() {
     let (c1, c2) = (client(&shared()).await, client(&shared()).await);
     let path = unique("timeout");
-    let holder = Mutex::new(c1.clone(), &path);
+    let holder = InterProcessMutex::new(c1.clone(), &path);
     let g = holder.acquire().await.unwrap();
     let only_holder = vec![name_of(g.path())];
-    let m = Mutex::new(c2.clone(), &path);
+    let m = InterProcessMutex::new(c2.clone(), &path);
     for wait in [0, 50, 300] {
         let r = m.acquire_timeout(Duration::from_millis(wait)).await;
         assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
@@ -185,7 +185,7 @@ async fn deleted_lock_node_is_lost_and_fenced() {
         .create(&target, b"", &CreateOptions::persistent())
         .await
         .unwrap();
-    let m = Mutex::new(c.clone(), &path);
+    let m = InterProcessMutex::new(c.clone(), &path);
     let g = m.acquire().await.unwrap();
     g.fenced_multi([Op::set_data(&target, b"1", Version::Any)])
         .await
@@ -226,8 +226,11 @@ async fn own_node_deleted_while_waiting() {
         client(&shared()).await,
     );
     let path = unique("own-deleted");
-    let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
-    let mw = Arc::new(Mutex::new(w.clone(), &path));
+    let hg = InterProcessMutex::new(h.clone(), &path)
+        .acquire()
+        .await
+        .unwrap();
+    let mw = Arc::new(InterProcessMutex::new(w.clone(), &path));
     let waiter = spawn_acquire(&mw);
     let kids = until_children(&admin, &path, 2).await;
     let first = kids.into_iter().find(|k| *k != name_of(hg.path())).unwrap();
@@ -256,15 +259,18 @@ async fn own_node_deleted_while_waiting() {
 async fn dropped_waiters_leave_no_node() {
     let (h, w) = (client(&shared()).await, client(&shared()).await);
     let path = unique("dropped");
-    let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
+    let hg = InterProcessMutex::new(h.clone(), &path)
+        .acquire()
+        .await
+        .unwrap();
     let only_holder = vec![name_of(hg.path())];
     for i in 0..12u64 {
-        let m = Mutex::new(w.clone(), &path);
+        let m = InterProcessMutex::new(w.clone(), &path);
         // Dropped after 0..=55 ms: some before the create is answered, most while queued.
         let r = tokio::time::timeout(Duration::from_millis(i * 5), m.acquire()).await;
         assert!(r.is_err(), "cannot have acquired");
     }
-    let m = Arc::new(Mutex::new(w.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(w.clone(), &path));
     let task = spawn_acquire(&m);
     until_children(&h, &path, 2).await;
     task.abort();
@@ -303,7 +309,7 @@ async fn foreign_children_and_other_clients_names() {
         )
         .await
         .unwrap();
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let g = m
         .try_acquire()
         .await
@@ -355,7 +361,7 @@ async fn unfair_mode_excludes() {
         for _ in 0..3 {
             let (c, path, inside) = (c.clone(), path.clone(), inside.clone());
             tasks.push(tokio::spawn(async move {
-                let m = Mutex::builder(c, &path).unfair().build();
+                let m = InterProcessMutex::builder(c, &path).unfair().build();
                 for _ in 0..4 {
                     let g = m.acquire().await.unwrap();
                     assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
@@ -379,9 +385,13 @@ async fn unfair_mode_excludes() {
 async fn no_nodes_or_watches_leak() {
     let (a, b) = (client(&shared()).await, client(&shared()).await);
     let path = unique("leak");
-    let ma = Arc::new(Mutex::new(a.clone(), &path));
-    let mb = Arc::new(Mutex::new(b.clone(), &path));
-    let mu = Arc::new(Mutex::builder(b.clone(), &path).unfair().build());
+    let ma = Arc::new(InterProcessMutex::new(a.clone(), &path));
+    let mb = Arc::new(InterProcessMutex::new(b.clone(), &path));
+    let mu = Arc::new(
+        InterProcessMutex::builder(b.clone(), &path)
+            .unfair()
+            .build(),
+    );
     for _ in 0..3 {
         let g1 = ma.acquire().await.unwrap();
         let g2 = g1.reenter().unwrap();

@@ -1,4 +1,4 @@
-//! zk-recipes' Mutex against a real ZooKeeper 3.8 server when things go wrong: lost replies,
+//! zk-recipes' InterProcessMutex against a real ZooKeeper 3.8 server when things go wrong: lost replies,
 //! expired sessions, a restarted server, and the order of wake-ups (edge cases 4, 5, 7, 9 and 10
 //! of ../shared/notes/recipes.md; the others are in recipes_mutex.rs).
 
@@ -9,7 +9,8 @@ use std::{sync::Arc, time::Duration};
 use conformance::{shared_standalone, Standalone};
 use recipes_support::*;
 use zk_recipes::{
-    protected::new_protected_id, LostReason, Mutex, ProtectedCreate, RecipeError, Recovery,
+    protected::new_protected_id, InterProcessMutex, LostReason, ProtectedCreate, RecipeError,
+    Recovery, SuspendPolicy,
 };
 use zk_session::{Client, CreateOptions, OnExpiry, Op, Version};
 
@@ -24,10 +25,10 @@ async fn lost_create_reply_adopts_the_node() {
     let path = unique("lost-reply");
 
     // Contended, so adopting must also keep the place in the queue.
-    let holder = Mutex::new(admin.clone(), &path);
+    let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
     proxy.cut_reply(OP_CREATE2, &format!("{path}/_c_"));
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let waiter = spawn_acquire(&m);
     let kids = until_children(&admin, &path, 2).await;
     hg.release().await.unwrap();
@@ -123,11 +124,11 @@ async fn holder_session_expiry_hands_over() {
         .await
         .unwrap();
     // Only a lost or expired session counts, so the reason seen is the expiry itself.
-    let mh = Mutex::builder(h.clone(), &path)
-        .suspended_is_lost(false)
+    let mh = InterProcessMutex::builder(h.clone(), &path)
+        .suspend_policy(SuspendPolicy::WaitForLost)
         .build();
     let old = mh.acquire().await.unwrap();
-    let mw = Arc::new(Mutex::new(w.clone(), &path));
+    let mw = Arc::new(InterProcessMutex::new(w.clone(), &path));
     let waiter = spawn_acquire(&mw);
     until_children(&w, &path, 2).await;
     proxy.partition(true);
@@ -166,9 +167,9 @@ async fn server_restart_with_holder_and_waiter() {
         client(&zk.connect_string()).await,
     );
     let path = "/restart/lock";
-    let mh = Mutex::new(h.clone(), path);
+    let mh = InterProcessMutex::new(h.clone(), path);
     let hg = mh.acquire().await.unwrap();
-    let mw = Arc::new(Mutex::new(w.clone(), path));
+    let mw = Arc::new(InterProcessMutex::new(w.clone(), path));
     let waiter = tokio::spawn({
         let mw = mw.clone();
         async move {
@@ -207,12 +208,15 @@ async fn release_wakes_only_the_next_waiter() {
     const WAITERS: usize = 4;
     let h = client(&shared()).await;
     let path = unique("herd");
-    let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
+    let hg = InterProcessMutex::new(h.clone(), &path)
+        .acquire()
+        .await
+        .unwrap();
     let mut waiters = Vec::new();
     for i in 0..WAITERS {
         let proxy = Proxy::start(shared_standalone().client_addr()).await;
         let c = client(&proxy.connect_string()).await;
-        let m = Arc::new(Mutex::new(c.clone(), &path));
+        let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn({
             let m = m.clone();
@@ -281,7 +285,10 @@ async fn predecessor_gone_between_list_and_watch() {
     let proxy = Proxy::start(shared_standalone().client_addr()).await;
     let w = client(&proxy.connect_string()).await;
     let path = unique("gone-between");
-    let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
+    let hg = InterProcessMutex::new(h.clone(), &path)
+        .acquire()
+        .await
+        .unwrap();
     // A Curator-style contender between the holder and the waiter.
     let middle = admin
         .create(
@@ -292,7 +299,7 @@ async fn predecessor_gone_between_list_and_watch() {
         .await
         .unwrap();
     let mut held = proxy.hold_reply(OP_GET_CHILDREN, &path);
-    let mw = Arc::new(Mutex::new(w.clone(), &path));
+    let mw = Arc::new(InterProcessMutex::new(w.clone(), &path));
     let waiter = spawn_acquire(&mw);
     let go = arrived(&mut held).await;
     admin.delete(&middle, Version::Any).await.unwrap();
@@ -311,7 +318,10 @@ async fn predecessor_gone_between_list_and_watch() {
 
     // The only node ahead goes between the listing and the watch: the lock is ours without
     // listing again.
-    let hg = Mutex::new(h.clone(), &path).acquire().await.unwrap();
+    let hg = InterProcessMutex::new(h.clone(), &path)
+        .acquire()
+        .await
+        .unwrap();
     let lists = proxy.count(OP_GET_CHILDREN);
     let mut held = proxy.hold_reply(OP_GET_CHILDREN, &path);
     let waiter = spawn_acquire(&mw);
@@ -340,7 +350,7 @@ async fn uncontended_acquire_pipelines_the_listing() {
         .unwrap();
     let before = proxy.counts();
     let mut held = proxy.hold_reply(OP_CREATE2, &path);
-    let m = Arc::new(Mutex::new(c.clone(), &path));
+    let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
     let acquire = spawn_acquire(&m);
     let go = arrived(&mut held).await;
     eventually(

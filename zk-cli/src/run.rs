@@ -7,10 +7,7 @@ use std::{
 };
 
 use tokio::process::{Child, Command};
-use zk_recipes::{
-    leader_latch::{CloseMode, LeaderLatch},
-    Mutex, RecipeError,
-};
+use zk_recipes::{InterProcessMutex, LeaderLatch, RecipeError};
 use zk_session::Client;
 
 use crate::{exit, interrupted, session_failure, Failure};
@@ -48,7 +45,7 @@ pub async fn lock(
     timeout: Option<Duration>,
     cmd: &[OsString],
 ) -> Result<i32, Failure> {
-    let mutex = Mutex::builder(client.clone(), path)
+    let mutex = InterProcessMutex::builder(client.clone(), path)
         .data(default_id().as_bytes())
         .build();
     let acquire = async {
@@ -132,7 +129,7 @@ pub async fn elect(
         .await
     }
     .await;
-    latch.close(CloseMode::Silent).await;
+    latch.close().await;
     outcome
 }
 

@@ -15,7 +15,7 @@ use tokio::{
     process::{Child, Command},
     task::JoinHandle,
 };
-use zk_recipes::Mutex;
+use zk_recipes::InterProcessMutex;
 use zk_session::Version;
 
 /// A scratch directory for the commands' side effects.
@@ -131,7 +131,7 @@ async fn two_zk_elect_processes_never_overlap() {
 async fn lock_timeout_gives_up_and_leaves_no_node() {
     let path = unique("lock-timeout");
     let c = admin().await;
-    let held = Mutex::new(c.clone(), path.clone());
+    let held = InterProcessMutex::new(c.clone(), path.clone());
     let guard = held.acquire().await.unwrap();
     let o = zk(&["lock", &path, "--timeout", "0.5", "--", "true"]).await;
     assert_code(&o, 4);

@@ -19,11 +19,11 @@ use tokio::{
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 
 use crate::{
-    cleanup::{spawn_removal, Target},
-    pending::CLEANUP_GRACE,
-    protected::{child_path, create_parents, new_protected_id},
-    retry::{may_retry, retry_delay},
-    watches::exists_watch,
+    plumbing::cleanup::{spawn_removal, Target},
+    plumbing::pending::CLEANUP_GRACE,
+    plumbing::protected::{child_path, create_parents, new_protected_id},
+    plumbing::retry::{may_retry, retry_delay},
+    plumbing::watches::exists_watch,
     RecipeError, Result,
 };
 
@@ -166,7 +166,7 @@ impl DoubleBarrier {
             members.sort();
             let ours = members.iter().position(|m| *m == self.our_name);
             if ours.is_none() && ours_should_exist {
-                return Err(RecipeError::Lost("barrier node deleted"));
+                return Err(RecipeError::Lost(crate::LostReason::NodeDeleted));
             }
             if members.is_empty() {
                 break;
@@ -267,7 +267,7 @@ impl RemoveOwn {
         }
     }
 
-    fn spawn(&mut self) -> crate::cleanup::Removal {
+    fn spawn(&mut self) -> crate::plumbing::cleanup::Removal {
         self.armed = false;
         let target = Target {
             id: None,

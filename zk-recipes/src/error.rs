@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::LostReason;
+
 /// What a recipe operation can fail with.
 ///
 /// ```
@@ -10,6 +12,10 @@ use thiserror::Error;
 ///
 /// let e = RecipeError::from(Error::Code(ErrorCode::ConnectionLoss));
 /// assert!(matches!(e, RecipeError::Session(_)));
+///
+/// let lost = RecipeError::Lost(zk_recipes::LostReason::Expired);
+/// assert!(matches!(lost, RecipeError::Lost(zk_recipes::LostReason::Expired)));
+/// assert_eq!(lost.to_string(), "lost: session expired");
 /// ```
 #[derive(Debug, Clone, Error)]
 #[non_exhaustive]
@@ -23,10 +29,10 @@ pub enum RecipeError {
     /// Released more times than acquired.
     #[error("the lock is not held")]
     NotHeld,
-    /// The lock or leadership can no longer be trusted (session suspended, lost or expired,
-    /// or our znode deleted).
+    /// The lock or leadership can no longer be trusted, or the session the operation
+    /// belonged to is over; the reason says which (match on it rather than on the text).
     #[error("lost: {0}")]
-    Lost(&'static str),
+    Lost(LostReason),
     /// The recipe was closed.
     #[error("closed")]
     Closed,

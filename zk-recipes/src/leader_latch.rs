@@ -26,7 +26,7 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use zk_recipes::leader_latch::{CloseMode, LeaderLatch};
+//! use zk_recipes::{CloseMode, LeaderLatch};
 //! use zk_session::Client;
 //!
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;
@@ -36,23 +36,27 @@
 //!     .await?;
 //! latch.await_leadership().await?;
 //! println!("leading; participants: {:?}", latch.participants().await?);
-//! latch.close(CloseMode::NotifyLeader).await;
+//! latch.close_with(CloseMode::NotifyLeader).await;
 //! # Ok(()) }
 //! ```
+
+// This file holds the latch's handle; beside it is its engine, the task that keeps its node
+// in line.
+pub(crate) mod engine;
 
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 use zk_session::Client;
 
+use self::engine::{Handle, Status};
 use crate::{
-    candidacy::{self, Handle, Status},
     participant::{default_id, list_participants},
     RecipeError, Result,
 };
 
-pub use crate::candidacy::{LeadershipEvent, SuspendPolicy};
-pub use crate::participant::Participant;
+pub use self::engine::LeadershipEvent;
+use crate::{Participant, SuspendPolicy};
 
 /// The node name after the protected prefix, as Curator's LeaderLatch writes it.
 const LATCH_NAME: &str = "latch-";
@@ -61,7 +65,7 @@ const LATCH_NAME: &str = "latch-";
 /// `LeaderLatch.CloseMode`).
 ///
 /// ```
-/// use zk_recipes::leader_latch::CloseMode;
+/// use zk_recipes::CloseMode;
 /// assert_eq!(CloseMode::default(), CloseMode::Silent);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,7 +81,7 @@ pub enum CloseMode {
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::leader_latch::{LeaderLatch, SuspendPolicy};
+/// use zk_recipes::{LeaderLatch, SuspendPolicy};
 ///
 /// let latch = LeaderLatch::builder(client, "/election/scheduler")
 ///     .id("scheduler@host-3")
@@ -122,7 +126,7 @@ impl LeaderLatchBuilder {
     /// ```no_run
     /// # async fn example(client: zk_session::Client) -> Result<(), Box<dyn std::error::Error>> {
     /// use std::time::Duration;
-    /// use zk_recipes::leader_latch::LeaderLatch;
+    /// use zk_recipes::LeaderLatch;
     ///
     /// let start = LeaderLatch::builder(client, "/election/indexer").id("indexer-1").start();
     /// // Give up if no connection comes within 10 s.
@@ -132,7 +136,7 @@ impl LeaderLatchBuilder {
     /// ```
     pub async fn start(self) -> Result<LeaderLatch> {
         let id = self.id.unwrap_or_else(default_id);
-        let handle = candidacy::spawn(candidacy::Config {
+        let handle = engine::spawn(engine::Config {
             client: self.client.clone(),
             dir: self.path.clone(),
             name: LATCH_NAME,
@@ -157,12 +161,12 @@ impl LeaderLatchBuilder {
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::leader_latch::{CloseMode, LeaderLatch};
+/// use zk_recipes::{CloseMode, LeaderLatch};
 ///
 /// let latch = LeaderLatch::builder(client, "/election/d").id("me").start().await?;
 /// let leader = latch.leader().await?.expect("we are in line at least");
 /// println!("{} leads (us: {})", leader.id, latch.has_leadership());
-/// latch.close(CloseMode::Silent).await;
+/// latch.close().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -178,7 +182,7 @@ impl LeaderLatch {
     ///
     /// ```no_run
     /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-    /// let latch = zk_recipes::leader_latch::LeaderLatch::builder(client, "/election/a")
+    /// let latch = zk_recipes::LeaderLatch::builder(client, "/election/a")
     ///     .start()
     ///     .await?;
     /// # Ok(()) }
@@ -211,7 +215,7 @@ impl LeaderLatch {
     /// The same example serves for [`path`](Self::path) and [`id`](Self::id).
     ///
     /// ```no_run
-    /// # fn example(latch: &zk_recipes::leader_latch::LeaderLatch) {
+    /// # fn example(latch: &zk_recipes::LeaderLatch) {
     /// println!("{} is in the election at {}", latch.id(), latch.path());
     /// if let Some(node) = latch.our_path() {
     ///     println!("with node {node}"); // e.g. /election/a/_c_<uuid>-latch-0000000003
@@ -225,7 +229,7 @@ impl LeaderLatch {
     /// True while this participant is the leader, as far as it can tell right now.
     ///
     /// ```no_run
-    /// # fn f(latch: &zk_recipes::leader_latch::LeaderLatch) {
+    /// # fn f(latch: &zk_recipes::LeaderLatch) {
     /// if latch.has_leadership() {
     ///     println!("{} leads", latch.id());
     /// }
@@ -240,7 +244,7 @@ impl LeaderLatch {
     /// does not go on with a new one: [`RecipeError::Lost`]).
     ///
     /// ```no_run
-    /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) -> zk_recipes::Result<()> {
+    /// # async fn f(latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
     /// latch.await_leadership().await?;
     /// # Ok(()) }
     /// ```
@@ -258,7 +262,7 @@ impl LeaderLatch {
     /// [`RecipeError::Timeout`] after `wait`.
     ///
     /// ```no_run
-    /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// # async fn f(latch: zk_recipes::LeaderLatch) {
     /// use std::time::Duration;
     /// match latch.await_leadership_timeout(Duration::from_secs(5)).await {
     ///     Ok(()) => println!("leading"),
@@ -276,8 +280,8 @@ impl LeaderLatch {
     /// The leadership changes from now on, as a stream of [`LeadershipEvent`]s.
     ///
     /// ```no_run
-    /// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) {
-    /// use zk_recipes::leader_latch::LeadershipEvent;
+    /// # async fn f(latch: zk_recipes::LeaderLatch) {
+    /// use zk_recipes::LeadershipEvent;
     /// let mut changes = latch.changes();
     /// while let Some(change) = changes.next().await {
     ///     match change {
@@ -298,7 +302,7 @@ impl LeaderLatch {
     /// care about the current value.
     ///
     /// ```no_run
-    /// # async fn example(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// # async fn example(latch: zk_recipes::LeaderLatch) {
     /// let mut leading = latch.watch_leadership();
     /// while leading.changed().await.is_ok() {
     ///     println!("leading: {}", *leading.borrow());
@@ -335,23 +339,33 @@ impl LeaderLatch {
         Ok(self.participants().await?.into_iter().next())
     }
 
-    /// Leaves the election: drops leadership first (telling the change streams only with
-    /// [`CloseMode::NotifyLeader`]), then deletes the node. Returns once the node is gone or
-    /// the session is; while the client is disconnected that means waiting for the
-    /// connection (dropping this future leaves the deletion to go on in the background).
+    /// Leaves the election: drops leadership first, silently (Curator's default close),
+    /// then deletes the node. Returns once the node is gone or the session is; while the
+    /// client is disconnected that means waiting for the connection (dropping this future
+    /// leaves the deletion to go on in the background). The same as
+    /// [`LeaderSelector::close`](crate::LeaderSelector::close);
+    /// [`close_with`](Self::close_with) chooses whether the change streams hear of it.
+    ///
+    /// See the example on [`LeaderLatch`].
+    pub async fn close(&self) {
+        self.close_with(CloseMode::default()).await;
+    }
+
+    /// [`close`](Self::close), telling the change streams that leadership ended only with
+    /// [`CloseMode::NotifyLeader`].
     ///
     /// ```no_run
-    /// # async fn example(latch: zk_recipes::leader_latch::LeaderLatch) {
+    /// # async fn example(latch: zk_recipes::LeaderLatch) {
     /// use std::time::Duration;
-    /// use zk_recipes::leader_latch::CloseMode;
+    /// use zk_recipes::CloseMode;
     ///
     /// // Step down and leave, waiting at most 5 s for a connection to delete our node
     /// // (after that the deletion goes on in the background).
-    /// let closing = latch.close(CloseMode::NotifyLeader);
+    /// let closing = latch.close_with(CloseMode::NotifyLeader);
     /// let _ = tokio::time::timeout(Duration::from_secs(5), closing).await;
     /// # }
     /// ```
-    pub async fn close(&self, mode: CloseMode) {
+    pub async fn close_with(&self, mode: CloseMode) {
         self.handle.close(mode == CloseMode::NotifyLeader).await;
     }
 }
@@ -368,7 +382,7 @@ fn settled(s: &Status) -> Option<Result<()>> {
 /// A stream of leadership changes of one latch; see [`LeaderLatch::changes`].
 ///
 /// ```no_run
-/// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) {
+/// # async fn f(latch: zk_recipes::LeaderLatch) {
 /// let mut changes = latch.changes();
 /// while let Some(change) = changes.next().await {
 ///     println!("{change:?}");

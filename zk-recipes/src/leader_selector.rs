@@ -1,11 +1,11 @@
 //! Leader election that runs a task while elected, in the manner of Curator's
 //! `LeaderSelector`, and interoperable with it on the same path.
 //!
-//! As in Curator, the selector is a [`Mutex`](crate::Mutex) on the election path whose node
+//! As in Curator, the selector is an [`InterProcessMutex`](crate::InterProcessMutex) on the election path whose node
 //! (`<path>/_c_<uuid>-lock-<seq>`) carries the participant id as its data. Whoever holds the
 //! mutex leads: the selector runs the caller's task, and leadership ends when the task
 //! returns. The task is cancelled (dropped) when leadership is lost: the connection suspended
-//! (with the default [`SuspendPolicy`]), the session lost or expired, or the node deleted.
+//! (with the default [`SuspendPolicy`](crate::SuspendPolicy)), the session lost or expired, or the node deleted.
 //! The task is dropped *before* the node is released, so the next leader can only start after
 //! this one has stopped. With auto-requeue the participant queues again after each term.
 //!
@@ -18,7 +18,7 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use zk_recipes::leader_selector::{LeaderSelector, Leadership};
+//! use zk_recipes::{LeaderSelector, Leadership};
 //! use zk_session::Client;
 //!
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;
@@ -28,7 +28,7 @@
 //! })
 //! .id("compactor-2")
 //! .auto_requeue(true)
-//! .start();
+//! .start().await?;
 //! // ... later
 //! selector.close().await;
 //! # Ok(()) }
@@ -48,8 +48,7 @@ use zk_session::Client;
 pub use self::{builder::LeaderSelectorBuilder, leadership::Leadership};
 use crate::{participant::list_participants, RecipeError, Result};
 
-pub use crate::candidacy::SuspendPolicy;
-pub use crate::participant::Participant;
+use crate::Participant;
 
 type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type TaskFn = dyn Fn(Leadership) -> BoxTask + Send + Sync + 'static;
@@ -74,11 +73,11 @@ enum Ctl {
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::leader_selector::LeaderSelector;
+/// use zk_recipes::LeaderSelector;
 ///
 /// let selector = LeaderSelector::builder(client, "/election/c", |_lead| async move {})
 ///     .id("me")
-///     .start();
+///     .start().await?;
 /// if let Some(leader) = selector.leader().await? {
 ///     println!("{} leads; is it us? {}", leader.id, selector.has_leadership());
 /// }
@@ -98,13 +97,13 @@ impl LeaderSelector {
     /// A builder for a selector at `path` that runs `task` whenever elected.
     ///
     /// ```no_run
-    /// # fn f(client: zk_session::Client) {
-    /// use zk_recipes::leader_selector::LeaderSelector;
+    /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+    /// use zk_recipes::LeaderSelector;
     /// let selector = LeaderSelector::builder(client, "/election/b", |lead| async move {
     ///     println!("term {} begins", lead.term());
     /// })
-    /// .start();
-    /// # }
+    /// .start().await?;
+    /// # Ok(()) }
     /// ```
     pub fn builder<F, Fut>(
         client: Client,
@@ -143,7 +142,7 @@ impl LeaderSelector {
     /// The leadership flag as a `tokio::sync::watch` receiver.
     ///
     /// ```no_run
-    /// # async fn f(selector: zk_recipes::leader_selector::LeaderSelector) {
+    /// # async fn f(selector: zk_recipes::LeaderSelector) {
     /// let mut leading = selector.watch_leadership();
     /// let _ = leading.wait_for(|l| *l).await;
     /// # }
@@ -180,7 +179,7 @@ impl LeaderSelector {
     /// The same example serves for [`ended`](Self::ended).
     ///
     /// ```no_run
-    /// # fn example(selector: &zk_recipes::leader_selector::LeaderSelector) {
+    /// # fn example(selector: &zk_recipes::LeaderSelector) {
     /// // Without auto-requeue a participant leaves the line after one term; queue it again.
     /// if let Some(reason) = selector.ended() {
     ///     println!("out of the election for good: {reason}");
@@ -200,7 +199,7 @@ impl LeaderSelector {
     /// Cancels the running task, as if it had returned (Curator's `interruptLeadership`).
     ///
     /// ```no_run
-    /// # fn example(selector: &zk_recipes::leader_selector::LeaderSelector) {
+    /// # fn example(selector: &zk_recipes::LeaderSelector) {
     /// // Hand leadership over, e.g. before a restart: the task is cancelled and the node
     /// // released, so the next participant in line takes over.
     /// if selector.has_leadership() {
@@ -224,6 +223,32 @@ impl LeaderSelector {
     /// See the example on [`LeaderSelector`].
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
+    }
+
+    /// Waits until the first lock node exists (`joined` counts them) or the term began; the
+    /// selector's end if it came first.
+    async fn joined(&self, mut joined: watch::Receiver<u64>) -> Result<()> {
+        let mut status = self.status.clone();
+        // The count's sender goes with the supervisor, after it has published its end.
+        let mut counting = true;
+        loop {
+            if *joined.borrow_and_update() > 0 {
+                return Ok(());
+            }
+            {
+                let s = status.borrow_and_update();
+                if s.leading {
+                    return Ok(());
+                }
+                if let Some(e) = &s.ended {
+                    return Err(e.clone());
+                }
+            }
+            tokio::select! {
+                r = joined.changed(), if counting => counting = r.is_ok(),
+                r = status.changed() => r.map_err(|_| RecipeError::Closed)?,
+            }
+        }
     }
 
     /// Leaves the election: cancels a running task, then releases the node. Returns once

@@ -1,30 +1,38 @@
-//! Coordination recipes on [`zk_session`], each sharing znodes with its Curator counterpart:
-//! a protected-mode mutex with fencing and a lost-lock signal, leader election (a selector
-//! and a latch), a counting semaphore, a read/write lock, shared counters, a double barrier,
-//! persistent nodes and group membership.
+//! Coordination recipes on [`zk_session`]: a protected-mode, Curator-compatible mutex with
+//! fencing and a lost-lock signal, leader election (a selector and a latch), a counting
+//! semaphore, a read/write lock, shared counters, a double barrier, persistent nodes and
+//! group membership.
+//!
+//! | recipe | Curator's | start | ends with |
+//! |---|---|---|---|
+//! | [`InterProcessMutex`] | InterProcessMutex | [`acquire`](InterProcessMutex::acquire) | [`InterProcessMutexGuard::release`] |
+//! | [`LeaderSelector`] | LeaderSelector | [`LeaderSelectorBuilder::start`] | [`LeaderSelector::close`] |
+//! | [`LeaderLatch`] | LeaderLatch | [`LeaderLatchBuilder::start`] | [`LeaderLatch::close`] |
+//!
+//! A held lock and a term of leadership both say why they ended with a [`LostReason`], and
+//! both fence writes behind their node (`fenced_multi`).
 
 #![warn(missing_docs)]
 
+// The recipes, each in the module named after it.
 pub mod barrier;
-mod candidacy;
-mod cleanup;
-pub mod contender;
 pub mod counter;
-pub mod error;
-mod fence;
 pub mod leader_latch;
 pub mod leader_selector;
-pub mod lock_guard;
 pub mod mutex;
+pub mod mutex_guard;
 pub mod node;
-mod participant;
-mod pending;
-pub mod protected;
-mod retry;
 pub mod rw_lock;
 pub mod semaphore;
-mod session_scope;
-mod watches;
+
+// What the recipes share with their users: errors, reasons, participants, contender names.
+pub mod contender;
+pub mod error;
+mod lost_reason;
+mod participant;
+
+// What the recipes are built on, not recipes themselves.
+mod plumbing;
 
 pub use barrier::DoubleBarrier;
 pub use contender::{Contender, ContenderKind, ContenderNames};
@@ -32,10 +40,19 @@ pub use counter::{
     AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
 };
 pub use error::{RecipeError, Result};
-pub use lock_guard::{LockGuard, LostReason};
-pub use mutex::{Mutex, MutexBuilder};
+pub use leader_latch::{
+    CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
+};
+pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
+pub use lost_reason::LostReason;
+pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
+pub use mutex_guard::InterProcessMutexGuard;
 pub use node::{GroupMember, PersistentNode};
-pub use protected::{ProtectedCreate, ProtectedNode, Recovery};
+pub use participant::Participant;
+pub use plumbing::{
+    liveness::SuspendPolicy,
+    protected::{self, ProtectedCreate, ProtectedNode, Recovery},
+};
 pub use rw_lock::ReadWriteLock;
 pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
 

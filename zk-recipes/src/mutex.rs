@@ -15,16 +15,16 @@
 //!   kazoo #732): it deletes its node, or leaves a background task doing so until the node or
 //!   the session is gone;
 //! - a waiter whose node is deleted by someone else creates a new one and keeps waiting;
-//! - the [`LockGuard`] says when the lock can no longer be trusted and fences writes.
+//! - the [`InterProcessMutexGuard`] says when the lock can no longer be trusted and fences writes.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
-//! use zk_recipes::Mutex;
+//! use zk_recipes::InterProcessMutex;
 //! use zk_session::Client;
 //!
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;
-//! let mutex = Mutex::new(client.clone(), "/locks/nightly-report");
+//! let mutex = InterProcessMutex::new(client.clone(), "/locks/nightly-report");
 //! let guard = mutex.acquire_timeout(Duration::from_secs(30)).await?;
 //! // ... the critical section, watching guard.lost() ...
 //! guard.release().await?;
@@ -42,19 +42,25 @@ mod unfair;
 use std::{sync::Arc, time::Duration};
 
 use tokio::{
-    sync::OwnedMutexGuard,
+    sync::{watch, OwnedMutexGuard},
     time::{timeout_at, Instant},
 };
 use zk_session::{Client, Error, ErrorCode, OneshotWatch};
 
-pub use self::builder::MutexBuilder;
+pub use self::builder::InterProcessMutexBuilder;
 pub(crate) use self::line_rule::LineRule;
 use crate::{
     contender::ContenderNames,
-    lock_guard::{Holding, Holds, LockGuard},
-    pending::Pending,
-    protected::{ProtectedCreate, ProtectedNode},
-    session_scope::{client_over, SessionScope},
+    mutex_guard::{Holding, Holds, InterProcessMutexGuard},
+    plumbing::{
+        cleanup::Claim,
+        pending::Pending,
+        protected::{ProtectedCreate, ProtectedNode},
+        {
+            liveness::{client_over, SuspendPolicy},
+            session_scope::SessionScope,
+        },
+    },
     LostReason, RecipeError, Result,
 };
 
@@ -66,7 +72,7 @@ use crate::{
 /// no second lock node) until that holder's last guard is released.
 ///
 /// Re-entrance belongs to the holder: async Rust has no thread to tell the holder by, so
-/// the holder proves it by its [`LockGuard`], and re-enters with [`LockGuard::reenter`],
+/// the holder proves it by its [`InterProcessMutexGuard`], and re-enters with [`InterProcessMutexGuard::reenter`],
 /// which counts up at once. The node is deleted when the last of those guards is released.
 /// Calling [`acquire`](Self::acquire) again on the same handle while holding the lock is not
 /// re-entrance: it waits for the lock to be free, so a holder that does so without a
@@ -74,9 +80,9 @@ use crate::{
 ///
 /// ```no_run
 /// # async fn example(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::Mutex;
+/// use zk_recipes::InterProcessMutex;
 ///
-/// let mutex = Mutex::new(client, "/locks/report");
+/// let mutex = InterProcessMutex::new(client, "/locks/report");
 /// let outer = mutex.acquire().await?;
 /// let inner = outer.reenter()?; // the holder re-enters: counts up, no second lock node
 /// assert_eq!(mutex.hold_count(), 2);
@@ -88,7 +94,7 @@ use crate::{
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
-pub struct Mutex {
+pub struct InterProcessMutex {
     core: Arc<LockCore>,
 }
 
@@ -100,7 +106,7 @@ struct LockCore {
     fair: bool,
     /// Who a waiter waits for: everyone ahead, or (a read lock) only the writers.
     rule: LineRule,
-    suspended_is_lost: bool,
+    policy: SuspendPolicy,
     names: ContenderNames,
     create: ProtectedCreate,
     /// One holder at a time per handle: taken for the whole of an acquisition and kept by
@@ -108,6 +114,8 @@ struct LockCore {
     /// other without a second lock node.
     serial: Arc<tokio::sync::Mutex<()>>,
     holds: Arc<Holds>,
+    /// Counts the lock nodes this handle's acquires made, for a selector's start.
+    joined: Arc<watch::Sender<u64>>,
 }
 
 /// What a successful attempt hands over: the node, and the data watch on it if one was set
@@ -117,49 +125,49 @@ struct Acquired {
     own_watch: Option<OneshotWatch>,
 }
 
-impl Mutex {
+impl InterProcessMutex {
     /// A fair mutex at `path` (the lock node's parent, created as a container when missing).
     ///
     /// ```no_run
     /// # fn f(client: zk_session::Client) {
-    /// let mutex = zk_recipes::Mutex::new(client, "/locks/job-42");
+    /// let mutex = zk_recipes::InterProcessMutex::new(client, "/locks/job-42");
     /// # }
     /// ```
-    pub fn new(client: Client, path: impl Into<String>) -> Mutex {
+    pub fn new(client: Client, path: impl Into<String>) -> InterProcessMutex {
         Self::builder(client, path).build()
     }
 
     /// A builder for the other options.
     ///
-    /// See the example on [`MutexBuilder`].
-    pub fn builder(client: Client, path: impl Into<String>) -> MutexBuilder {
-        MutexBuilder::new(client, path.into())
+    /// See the example on [`InterProcessMutexBuilder`].
+    pub fn builder(client: Client, path: impl Into<String>) -> InterProcessMutexBuilder {
+        InterProcessMutexBuilder::new(client, path.into())
     }
 
     /// The lock path.
     ///
-    /// See the example on [`Mutex`].
+    /// See the example on [`InterProcessMutex`].
     pub fn path(&self) -> &str {
         &self.core.path
     }
 
     /// The client the mutex uses.
     ///
-    /// See the example on [`Mutex`].
+    /// See the example on [`InterProcessMutex`].
     pub fn client(&self) -> &Client {
         &self.core.client
     }
 
     /// True while a holder of this handle holds the lock and nothing has cast doubt on it.
     ///
-    /// See the example on [`Mutex`].
+    /// See the example on [`InterProcessMutex`].
     pub fn is_held(&self) -> bool {
         self.core.holds.is_held()
     }
 
     /// How many holds (guards, the first and its re-entries) this handle's holder has.
     ///
-    /// See the example on [`Mutex`].
+    /// See the example on [`InterProcessMutex`].
     pub fn hold_count(&self) -> usize {
         self.core.holds.count()
     }
@@ -168,11 +176,11 @@ impl Mutex {
     /// only suspended it waits for the reconnect, and once the session is lost (no
     /// connection for the whole session timeout), expired or closed, it fails with
     /// [`RecipeError::Lost`]. Waits also while another task holds the lock through this
-    /// handle (see [`Mutex`] for re-entrance).
+    /// handle (see [`InterProcessMutex`] for re-entrance).
     ///
     /// An acquire belongs to the session current when it starts (or, between an expiry and
     /// the client's new session, the next one). If that session expires while it waits, it
-    /// fails with `Lost("session expired")` even though the client goes on with a new
+    /// fails with `Lost(LostReason::Expired)` even though the client goes on with a new
     /// session, as Curator's acquire fails: its place in line went with the old session, and
     /// the caller decides whether to try again. A new acquire then runs on the new session
     /// (once a lost guard of this handle has been released or dropped).
@@ -181,13 +189,13 @@ impl Mutex {
     ///
     /// ```no_run
     /// # async fn write_report(_token: u64) {}
-    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// # async fn example(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
     /// let guard = mutex.acquire().await?; // however long the queue is
     /// write_report(guard.fencing_token()).await;
     /// guard.release().await?; // the next waiter in line takes the lock
     /// # Ok(()) }
     /// ```
-    pub async fn acquire(&self) -> Result<LockGuard> {
+    pub async fn acquire(&self) -> Result<InterProcessMutexGuard> {
         self.acquire_inner(None, true)
             .await?
             .ok_or(RecipeError::Timeout)
@@ -197,14 +205,14 @@ impl Mutex {
     /// or another acquire of this handle is under way. Leaves no node behind when it fails.
     ///
     /// ```no_run
-    /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// # async fn f(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
     /// match mutex.try_acquire().await? {
     ///     Some(guard) => guard.release().await?,
     ///     None => println!("busy"),
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
+    pub async fn try_acquire(&self) -> Result<Option<InterProcessMutexGuard>> {
         self.acquire_inner(None, false).await
     }
 
@@ -214,7 +222,7 @@ impl Mutex {
     /// before this returns.
     ///
     /// ```no_run
-    /// # async fn f(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// # async fn f(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
     /// use std::time::Duration;
     /// use zk_recipes::RecipeError;
     ///
@@ -225,7 +233,7 @@ impl Mutex {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_timeout(&self, wait: Duration) -> Result<LockGuard> {
+    pub async fn acquire_timeout(&self, wait: Duration) -> Result<InterProcessMutexGuard> {
         self.acquire_inner(Some(Instant::now() + wait), true)
             .await?
             .ok_or(RecipeError::Timeout)
@@ -235,7 +243,7 @@ impl Mutex {
     /// that are not contenders.
     ///
     /// ```no_run
-    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// # async fn example(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
     /// let nodes = mutex.participant_nodes().await?;
     /// if let Some(holder) = nodes.first() {
     ///     println!("{holder} holds the lock; {} waiting", nodes.len() - 1);
@@ -257,19 +265,26 @@ impl Mutex {
             .collect())
     }
 
+    /// Counts the lock nodes this handle's acquires made (or adopted): a waiter is in line
+    /// once it has moved.
+    pub(crate) fn joined(&self) -> watch::Receiver<u64> {
+        self.core.joined.subscribe()
+    }
+
     async fn acquire_inner(
         &self,
         deadline: Option<Instant>,
         wait: bool,
-    ) -> Result<Option<LockGuard>> {
+    ) -> Result<Option<InterProcessMutexGuard>> {
         let core = &self.core;
         if let Some(reason) = client_over(&core.client) {
-            return Err(RecipeError::Lost(reason.as_str()));
+            return Err(RecipeError::Lost(reason));
         }
         let Some(permit) = self.take_permit(deadline, wait).await? else {
             return Ok(None);
         };
-        let mut pending = Pending::new(core.client.clone(), core.path.clone());
+        let claim = Claim::counting(core.joined.clone());
+        let mut pending = Pending::new(core.client.clone(), core.path.clone(), claim);
         let attempt = self.attempt_in_session(&mut pending, wait);
         let result = match deadline {
             Some(d) => timeout_at(d, attempt)
@@ -328,7 +343,7 @@ impl Mutex {
         // the client goes on with a new one (the caller decides whether to try again).
         let scope = SessionScope::enter(&core.client)
             .await
-            .map_err(|r| RecipeError::Lost(r.as_str()))?;
+            .map_err(RecipeError::Lost)?;
         let attempt = async {
             if core.fair {
                 self.attempt_fair(pending, wait).await
@@ -339,20 +354,20 @@ impl Mutex {
         // Waiting for a reconnect is worth it while the session may live; not after.
         let r = tokio::select! {
             r = attempt => r,
-            reason = scope.wait_ended() => Err(RecipeError::Lost(reason.as_str())),
+            reason = scope.wait_ended() => Err(RecipeError::Lost(reason)),
         };
         in_session_terms(r, &scope)
     }
 
     /// Starts the holding of an acquired node and gives out its first guard.
-    fn hold(&self, acquired: Acquired, permit: OwnedMutexGuard<()>) -> LockGuard {
+    fn hold(&self, acquired: Acquired, permit: OwnedMutexGuard<()>) -> InterProcessMutexGuard {
         let core = &self.core;
         let holding = Holding::start(
             core.client.clone(),
             core.path.clone(),
             acquired.node,
             acquired.own_watch,
-            core.suspended_is_lost,
+            core.policy,
         );
         core.holds.install(holding, permit)
     }
@@ -369,13 +384,13 @@ fn in_session_terms(r: Result<Option<Acquired>>, scope: &SessionScope) -> Result
                 || e.code() == Some(ErrorCode::SessionExpired)
                 || matches!(e, Error::Closed) =>
         {
-            Err(RecipeError::Lost(reason.as_str()))
+            Err(RecipeError::Lost(reason))
         }
         // The session was replaced before the answer came: the node (if it is of
         // the new session) is left to `pending` to delete.
-        (Ok(Some(_)), Some(reason)) => Err(RecipeError::Lost(reason.as_str())),
+        (Ok(Some(_)), Some(reason)) => Err(RecipeError::Lost(reason)),
         (Ok(Some(a)), None) if a.node.stat.ephemeral_owner != scope.id() => {
-            Err(RecipeError::Lost(LostReason::Expired.as_str()))
+            Err(RecipeError::Lost(LostReason::Expired))
         }
         (r, _) => r,
     }

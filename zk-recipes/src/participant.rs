@@ -3,12 +3,12 @@
 
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::{contender::ContenderNames, protected::child_path, Result};
+use crate::{contender::ContenderNames, plumbing::protected::child_path, Result};
 
 /// One participant of an election, as seen in the election's znodes.
 ///
 /// ```no_run
-/// # async fn f(latch: zk_recipes::leader_latch::LeaderLatch) -> zk_recipes::Result<()> {
+/// # async fn f(latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
 /// for p in latch.participants().await? {
 ///     println!("{} {}", p.id, if p.is_leader { "(leader)" } else { "" });
 /// }

@@ -4,9 +4,9 @@
 //! `_c_<uuid>-__WRIT__<seq>`, ephemeral-sequential, ordered by sequence across both kinds.
 //! A writer holds the lock when it is first in line and watches the one just ahead of it;
 //! a reader holds it when no writer is ahead of it and watches the first writer, so readers
-//! share and a writer excludes everyone. Each side is a [`Mutex`] with those rules, so it
+//! share and a writer excludes everyone. Each side is a [`InterProcessMutex`] with those rules, so it
 //! has everything the mutex has: cancel-safe acquires, re-entrance through
-//! [`LockGuard::reenter`], the lost-lock signal and fenced writes.
+//! [`InterProcessMutexGuard::reenter`], the lost-lock signal and fenced writes.
 //!
 //! The holder of the write lock may also take the read lock
 //! ([`ReadWriteLock::read_while_writing`]). Its read node is named after the write node's
@@ -21,8 +21,8 @@ use zk_session::{Client, CreateOptions};
 use crate::{
     contender::{format_sequence, ContenderKind, ContenderNames},
     mutex::LineRule,
-    protected::ProtectedCreate,
-    LockGuard, Mutex, RecipeError, Result,
+    plumbing::protected::ProtectedCreate,
+    InterProcessMutex, InterProcessMutexGuard, RecipeError, Result,
 };
 
 /// Curator's node names for the two sides.
@@ -48,8 +48,8 @@ const WRITE_NAME: &str = "__WRIT__";
 #[derive(Debug)]
 pub struct ReadWriteLock {
     path: String,
-    read: Mutex,
-    write: Mutex,
+    read: InterProcessMutex,
+    write: InterProcessMutex,
 }
 
 impl ReadWriteLock {
@@ -59,7 +59,7 @@ impl ReadWriteLock {
     pub fn new(client: Client, path: impl Into<String>) -> ReadWriteLock {
         let path = path.into();
         let side = |name, rule| {
-            Mutex::builder(client.clone(), path.clone())
+            InterProcessMutex::builder(client.clone(), path.clone())
                 .line(name, rule)
                 .build()
         };
@@ -80,14 +80,14 @@ impl ReadWriteLock {
     /// The read side: held by any number of readers while no writer is ahead of them.
     ///
     /// See the example on [`ReadWriteLock`].
-    pub fn read_lock(&self) -> &Mutex {
+    pub fn read_lock(&self) -> &InterProcessMutex {
         &self.read
     }
 
     /// The write side: held alone.
     ///
     /// See the example on [`ReadWriteLock`].
-    pub fn write_lock(&self) -> &Mutex {
+    pub fn write_lock(&self) -> &InterProcessMutex {
         &self.write
     }
 
@@ -97,7 +97,10 @@ impl ReadWriteLock {
     /// Cancel-safe: a dropped call leaves no node behind.
     ///
     /// See the example on [`ReadWriteLock`].
-    pub async fn read_while_writing(&self, write: &LockGuard) -> Result<LockGuard> {
+    pub async fn read_while_writing(
+        &self,
+        write: &InterProcessMutexGuard,
+    ) -> Result<InterProcessMutexGuard> {
         let name = write.path().rsplit('/').next().unwrap_or_default();
         let sequence = ContenderNames::new()
             .parse(name)
@@ -115,7 +118,7 @@ impl ReadWriteLock {
     }
 
     /// Whether `guard` is a hold of this lock's write side.
-    fn owns(&self, guard: &LockGuard) -> bool {
+    fn owns(&self, guard: &InterProcessMutexGuard) -> bool {
         self.write.is_held()
             && guard
                 .path()

@@ -21,13 +21,13 @@ use tokio::{
 use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode};
 
 use crate::{
-    cleanup::{spawn_removal, Target},
-    pending::{Pending, CLEANUP_GRACE},
-    protected::{child_path, ProtectedCreate, ProtectedNode},
-    retry::{may_retry, retry_delay},
-    session_scope::SessionScope,
-    watches::children_watch,
-    Mutex, RecipeError, Result,
+    plumbing::cleanup::{spawn_removal, Claim, Target},
+    plumbing::pending::{Pending, CLEANUP_GRACE},
+    plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
+    plumbing::retry::{may_retry, retry_delay},
+    plumbing::session_scope::SessionScope,
+    plumbing::watches::children_watch,
+    InterProcessMutex, RecipeError, Result,
 };
 
 /// The node name of a lease after the protected prefix, as Curator writes it.
@@ -57,7 +57,7 @@ pub struct Semaphore {
     path: String,
     leases_path: String,
     max_leases: u32,
-    lock: Mutex,
+    lock: InterProcessMutex,
     create: ProtectedCreate,
 }
 
@@ -102,7 +102,8 @@ impl SemaphoreBuilder {
     pub fn build(self) -> Semaphore {
         let leases_path = child_path(&self.path, "leases");
         let mut options = CreateOptions::ephemeral_sequential();
-        let mut lock = Mutex::builder(self.client.clone(), child_path(&self.path, "locks"));
+        let mut lock =
+            InterProcessMutex::builder(self.client.clone(), child_path(&self.path, "locks"));
         if let Some(acl) = self.acl {
             options = options.with_acl(acl.clone());
             lock = lock.acl(acl);
@@ -156,7 +157,7 @@ impl Semaphore {
     }
 
     /// Waits for a lease, as long as the session lives (see
-    /// [`Mutex::acquire`](crate::Mutex::acquire) for how a lost or expired session ends the
+    /// [`InterProcessMutex::acquire`](crate::InterProcessMutex::acquire) for how a lost or expired session ends the
     /// wait). Cancel-safe: dropping the future leaves no node behind.
     ///
     /// See the example on [`Semaphore`].
@@ -246,14 +247,18 @@ impl Semaphore {
             }
             None => self.lock.acquire().await?,
         };
-        let mut pending = Pending::new(self.client.clone(), self.leases_path.clone());
+        let mut pending = Pending::new(
+            self.client.clone(),
+            self.leases_path.clone(),
+            Claim::default(),
+        );
         let waited = async {
             let scope = SessionScope::enter(&self.client)
                 .await
-                .map_err(|r| RecipeError::Lost(r.as_str()))?;
+                .map_err(RecipeError::Lost)?;
             tokio::select! {
                 r = self.create_and_wait(&pending) => r,
-                reason = scope.wait_ended() => Err(RecipeError::Lost(reason.as_str())),
+                reason = scope.wait_ended() => Err(RecipeError::Lost(reason)),
             }
         };
         let result = match deadline {
@@ -282,7 +287,7 @@ impl Semaphore {
     async fn create_and_wait(&self, pending: &Pending) -> Result<ProtectedNode> {
         let (node, _) = self
             .create
-            .create_and_list_tracked(&self.client, &pending.claim)
+            .listed(&self.client, Some(&pending.claim))
             .await?;
         let mut retry = 0;
         loop {
@@ -296,7 +301,7 @@ impl Semaphore {
                 Err(e) => return Err(e.into()),
             };
             if !children.contains(&node.name) {
-                return Err(RecipeError::Lost("lease node deleted"));
+                return Err(RecipeError::Lost(crate::LostReason::NodeDeleted));
             }
             if children.len() <= self.max_leases as usize {
                 return Ok(node);
@@ -355,7 +360,7 @@ impl Lease {
             .map_err(Into::into)
     }
 
-    fn spawn_removal(&self) -> crate::cleanup::Removal {
+    fn spawn_removal(&self) -> crate::plumbing::cleanup::Removal {
         spawn_removal(
             Some(&self.handle),
             self.client.clone(),

@@ -19,7 +19,7 @@ pub use conformance::fault_proxy::{
 };
 use conformance::ZkServer;
 use tokio::{sync::oneshot, task::JoinHandle};
-use zk_recipes::{leader_latch::Participant, LockGuard, Mutex};
+use zk_recipes::{InterProcessMutex, InterProcessMutexGuard, Participant};
 use zk_session::{Client, SessionState};
 
 /// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
@@ -191,7 +191,9 @@ pub async fn arrived(held: &mut HeldReply) -> oneshot::Sender<()> {
 }
 
 /// `m.acquire()` on a task of its own, so that the test can go on while it waits in line.
-pub fn spawn_acquire(m: &Arc<Mutex>) -> JoinHandle<zk_recipes::Result<LockGuard>> {
+pub fn spawn_acquire(
+    m: &Arc<InterProcessMutex>,
+) -> JoinHandle<zk_recipes::Result<InterProcessMutexGuard>> {
     let m = m.clone();
     tokio::spawn(async move { m.acquire().await })
 }

@@ -5,7 +5,7 @@
 //! creates the node when missing); a BadVersion or NodeExists means someone else wrote in
 //! between, and the try is repeated under the caller's [`RetryPolicy`]. When the tries are
 //! used up and the counter was built with [`AtomicLongBuilder::promote_to_lock`], the update
-//! takes a [`Mutex`] at the lock path given (Curator's `PromotedToLock`, the same
+//! takes a [`InterProcessMutex`] at the lock path given (Curator's `PromotedToLock`, the same
 //! `_c_<uuid>-lock-<seq>` nodes) and tries again under the second policy: the lock orders
 //! promoted writers among themselves; optimistic writers are still caught by the version.
 
@@ -15,9 +15,9 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, RetryPolicy, Version};
 
 use super::{be_bytes, parent_of};
 use crate::{
-    protected::create_parents,
-    retry::{may_retry, retry_delay},
-    Mutex, RecipeError, Result,
+    plumbing::protected::create_parents,
+    plumbing::retry::{may_retry, retry_delay},
+    InterProcessMutex, RecipeError, Result,
 };
 
 /// What an update did: Curator's `AtomicValue`.
@@ -66,7 +66,7 @@ pub struct AtomicLongBuilder {
 
 #[derive(Debug)]
 struct Promotion {
-    mutex: Mutex,
+    mutex: InterProcessMutex,
     max_wait: Duration,
     retry: RetryPolicy,
 }
@@ -91,7 +91,7 @@ impl AtomicLongBuilder {
         retry: RetryPolicy,
     ) -> Self {
         self.promotion = Some(Promotion {
-            mutex: Mutex::new(self.client.clone(), lock_path),
+            mutex: InterProcessMutex::new(self.client.clone(), lock_path),
             max_wait,
             retry,
         });
@@ -327,7 +327,11 @@ impl DistributedAtomicLong {
         let options = CreateOptions::persistent();
         match self.client.create(&self.path, data, &options).await {
             Err(Error::Code(ErrorCode::NoNode)) => {
-                create_parents(&self.client, parent_of(&self.path)).await?;
+                if let Err(RecipeError::Session(e)) =
+                    create_parents(&self.client, parent_of(&self.path)).await
+                {
+                    return Err(e);
+                }
                 self.client
                     .create(&self.path, data, &options)
                     .await

@@ -14,9 +14,9 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionEvent, Stat, Ve
 
 use super::{be_bytes, parent_of};
 use crate::{
-    protected::create_parents,
-    retry::{may_retry, retry_delay},
-    watches::{data_watch, exists_watch},
+    plumbing::protected::create_parents,
+    plumbing::retry::{may_retry, retry_delay},
+    plumbing::watches::{data_watch, exists_watch},
     RecipeError, Result,
 };
 

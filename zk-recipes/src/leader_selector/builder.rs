@@ -6,14 +6,14 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use zk_session::Client;
 
-use super::{supervisor::Supervisor, LeaderSelector, Status, SuspendPolicy, TaskFn};
-use crate::{mutex::Mutex, participant::default_id};
+use super::{supervisor::Supervisor, LeaderSelector, Status, TaskFn};
+use crate::{mutex::InterProcessMutex, participant::default_id, Result, SuspendPolicy};
 
 /// Configures and starts a [`LeaderSelector`]; see [`LeaderSelector::builder`].
 ///
 /// ```no_run
-/// # fn f(client: zk_session::Client) {
-/// use zk_recipes::leader_selector::{LeaderSelector, SuspendPolicy};
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::{LeaderSelector, SuspendPolicy};
 ///
 /// let selector = LeaderSelector::builder(client, "/election/jobs", |_lead| async move {
 ///     // lead until this returns
@@ -21,8 +21,8 @@ use crate::{mutex::Mutex, participant::default_id};
 /// .id("worker-4")
 /// .auto_requeue(true)
 /// .suspend_policy(SuspendPolicy::WaitForLost)
-/// .start();
-/// # }
+/// .start().await?;
+/// # Ok(()) }
 /// ```
 pub struct LeaderSelectorBuilder {
     client: Client,
@@ -82,16 +82,24 @@ impl LeaderSelectorBuilder {
         self
     }
 
-    /// Queues for leadership in the background and returns at once. Must be called inside
-    /// a tokio runtime.
+    /// Joins the election and returns once this participant's node exists (so it is in
+    /// [`participants`](LeaderSelector::participants)), as
+    /// [`LeaderLatchBuilder::start`](crate::LeaderLatchBuilder::start) does; the task runs
+    /// whenever it is elected, from then on in the background. While the client is
+    /// disconnected this waits for the connection; wrap it in a timeout to bound that.
+    /// Dropping the future leaves the election (in the background).
+    ///
+    /// Fails when the path is invalid, the server refuses the create (e.g. no permission), or
+    /// the client ends first.
     ///
     /// See the example on [`LeaderSelectorBuilder`].
-    pub fn start(self) -> LeaderSelector {
+    pub async fn start(self) -> Result<LeaderSelector> {
         let id = self.id.unwrap_or_else(default_id);
-        let mutex = Mutex::builder(self.client.clone(), self.path.clone())
+        let mutex = InterProcessMutex::builder(self.client.clone(), self.path.clone())
             .data(id.as_bytes())
-            .suspended_is_lost(self.policy == SuspendPolicy::StepDown)
+            .suspend_policy(self.policy)
             .build();
+        let joined = mutex.joined();
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let status = watch::channel(Status {
             queued: true,
@@ -109,12 +117,14 @@ impl LeaderSelectorBuilder {
             term: 0,
         };
         tokio::spawn(supervisor.run());
-        LeaderSelector {
+        let selector = LeaderSelector {
             client: self.client,
             path: self.path,
             id,
             ctl,
             status: status.subscribe(),
-        }
+        };
+        selector.joined(joined).await?;
+        Ok(selector)
     }
 }

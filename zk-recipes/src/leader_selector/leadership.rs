@@ -5,8 +5,8 @@ use tokio::sync::watch;
 use zk_session::{Client, Op, OpResult};
 
 use crate::{
-    fence::{self, Refused},
-    RecipeError, Result,
+    plumbing::fence::{self, Refused},
+    LostReason, RecipeError, Result,
 };
 
 /// One term of leadership, handed to the leader's task.
@@ -16,8 +16,8 @@ use crate::{
 /// that must not land after the term can go through [`fenced_multi`](Self::fenced_multi).
 ///
 /// ```no_run
-/// # async fn f(client: zk_session::Client) {
-/// use zk_recipes::leader_selector::{LeaderSelector, Leadership};
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::{LeaderSelector, Leadership};
 /// use zk_session::{Op, Version};
 ///
 /// let selector = LeaderSelector::builder(client, "/election/writer", |lead: Leadership| async move {
@@ -27,8 +27,8 @@ use crate::{
 ///         eprintln!("term {} could not write: {e}", lead.term());
 ///     }
 /// })
-/// .start();
-/// # }
+/// .start().await?;
+/// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct Leadership {
@@ -38,8 +38,8 @@ pub struct Leadership {
     pub(super) node: String,
     pub(super) term: u64,
     pub(super) fencing_token: u64,
-    /// Turns true when the term ends.
-    pub(super) ended: watch::Receiver<bool>,
+    /// Why the term ended, once it has.
+    pub(super) ended: watch::Receiver<Option<LostReason>>,
 }
 
 impl Leadership {
@@ -49,16 +49,16 @@ impl Leadership {
     /// [`fencing_token`](Self::fencing_token) and [`is_current`](Self::is_current).
     ///
     /// ```no_run
-    /// # fn example(client: zk_session::Client) {
-    /// use zk_recipes::leader_selector::{LeaderSelector, Leadership};
+    /// # async fn example(client: zk_session::Client) -> zk_recipes::Result<()> {
+    /// use zk_recipes::{LeaderSelector, Leadership};
     ///
     /// let task = |lead: Leadership| async move {
     ///     let (id, node, term) = (lead.id(), lead.node(), lead.term());
     ///     println!("{id} leads on {node}: term {term}, fencing token {}", lead.fencing_token());
     ///     assert!(lead.is_current()); // the task is dropped before its term ends
     /// };
-    /// let selector = LeaderSelector::builder(client, "/election/jobs", task).start();
-    /// # }
+    /// let selector = LeaderSelector::builder(client, "/election/jobs", task).start().await?;
+    /// # Ok(()) }
     /// ```
     pub fn id(&self) -> &str {
         &self.id
@@ -89,27 +89,38 @@ impl Leadership {
     ///
     /// See the example on [`id`](Self::id).
     pub fn is_current(&self) -> bool {
-        !*self.ended.borrow()
+        self.ended.borrow().is_none()
     }
 
-    /// Completes when the term ends (at once if it has).
+    /// Completes when the term ends (at once if it has), with the reason, as
+    /// [`InterProcessMutexGuard::lost`](crate::InterProcessMutexGuard::lost) does for a lock: the lock's own reasons,
+    /// or [`LostReason::Released`] when the task returned, [`LostReason::Interrupted`] or
+    /// [`LostReason::Closed`] when the selector ended the term.
     ///
     /// ```no_run
-    /// # async fn f(lead: zk_recipes::leader_selector::Leadership) {
+    /// # async fn f(lead: zk_recipes::Leadership) {
     /// let worker = {
     ///     let lead = lead.clone();
     ///     tokio::spawn(async move {
     ///         tokio::select! {
-    ///             _ = lead.lost() => {}
+    ///             reason = lead.lost() => eprintln!("term over: {reason}"),
     ///             _ = std::future::pending::<()>() => {} // the work
     ///         }
     ///     })
     /// };
     /// # }
     /// ```
-    pub async fn lost(&self) {
+    pub async fn lost(&self) -> LostReason {
         let mut ended = self.ended.clone();
-        let _ = ended.wait_for(|e| *e).await;
+        loop {
+            if let Some(r) = *ended.borrow_and_update() {
+                return r;
+            }
+            // The supervisor sends the reason before it drops the sender.
+            if ended.changed().await.is_err() {
+                return ended.borrow().unwrap_or(LostReason::Closed);
+            }
+        }
     }
 
     /// Runs `ops` as one transaction behind a check that the leadership node still exists:
@@ -117,12 +128,12 @@ impl Leadership {
     ///
     /// See the example on [`Leadership`].
     pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
-        if !self.is_current() {
-            return Err(RecipeError::Lost("leadership ended"));
+        if let Some(reason) = *self.ended.borrow() {
+            return Err(RecipeError::Lost(reason));
         }
         match fence::checked_multi(&self.client, &self.node, ops).await {
             Ok(results) => Ok(results),
-            Err(Refused::Fence(_)) => Err(RecipeError::Lost("leadership node deleted")),
+            Err(Refused::Fence(_)) => Err(RecipeError::Lost(LostReason::NodeDeleted)),
             Err(Refused::Op(e)) => Err(e.into()),
         }
     }

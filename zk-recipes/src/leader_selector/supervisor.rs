@@ -9,13 +9,15 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::{
-    candidacy::session_over, mutex::Mutex, retry::retry_delay, LockGuard, LostReason, RecipeError,
+    mutex::InterProcessMutex,
+    plumbing::{liveness::Liveness, retry::retry_delay},
+    InterProcessMutexGuard, LostReason, RecipeError,
 };
 
 /// The background task of one selector.
 pub(super) struct Supervisor {
     pub(super) client: Client,
-    pub(super) mutex: Mutex,
+    pub(super) mutex: InterProcessMutex,
     pub(super) id: String,
     pub(super) task: Arc<TaskFn>,
     pub(super) auto_requeue: bool,
@@ -30,6 +32,18 @@ enum TermEnd {
     Lost(LostReason),
     Interrupted,
     Close(Option<oneshot::Sender<()>>),
+}
+
+impl TermEnd {
+    /// Why the term ended, as its [`Leadership`] tells it.
+    fn reason(&self) -> LostReason {
+        match self {
+            TermEnd::Returned => LostReason::Released,
+            TermEnd::Lost(r) => *r,
+            TermEnd::Interrupted => LostReason::Interrupted,
+            TermEnd::Close(_) => LostReason::Closed,
+        }
+    }
 }
 
 /// Why the selector ends, and the close call waiting to hear it, if any.
@@ -103,7 +117,9 @@ impl Supervisor {
             // with a new session to follow, the term ends like any other.)
             TermEnd::Lost(
                 r @ (LostReason::Expired | LostReason::Closed | LostReason::AuthFailed),
-            ) if self.client.has_ended() => Err(Stop::ended(RecipeError::Lost(r.as_str()))),
+            ) if Liveness::now(&self.client).ended().is_some() => {
+                Err(Stop::ended(RecipeError::Lost(r)))
+            }
             TermEnd::Returned | TermEnd::Interrupted | TermEnd::Lost(_) => {
                 let requeue = self.auto_requeue;
                 self.status.send_modify(|s| s.queued = requeue);
@@ -113,7 +129,7 @@ impl Supervisor {
     }
 
     /// Waits for the mutex, answering commands meanwhile; a close ends the wait.
-    async fn acquire(&mut self) -> Result<crate::Result<LockGuard>, Stop> {
+    async fn acquire(&mut self) -> Result<crate::Result<InterProcessMutexGuard>, Stop> {
         // Kept across commands: dropping it would give up our place in line.
         let acquire = self.mutex.acquire();
         tokio::pin!(acquire);
@@ -133,8 +149,8 @@ impl Supervisor {
     async fn after_failed_acquire(&self, e: RecipeError) -> Result<(), Stop> {
         // Over for good; an expiry the client recovers from is not: the next acquire runs
         // on the new session.
-        if self.client.has_ended() {
-            return Err(Stop::ended(session_over(self.client.state())));
+        if let Some(reason) = Liveness::now(&self.client).ended() {
+            return Err(Stop::ended(RecipeError::Lost(reason)));
         }
         match e {
             RecipeError::Session(s)
@@ -149,7 +165,7 @@ impl Supervisor {
 
     /// Never lead on a node that is not the current session's (CURATOR-696): read it back
     /// before the term starts. Anything doubtful means queueing again.
-    async fn on_current_session(&self, guard: &LockGuard) -> bool {
+    async fn on_current_session(&self, guard: &InterProcessMutexGuard) -> bool {
         tokio::select! {
             r = self.client.exists(guard.path()) => {
                 matches!(r, Ok(Some(stat)) if stat.ephemeral_owner == self.client.session_id())
@@ -159,9 +175,9 @@ impl Supervisor {
     }
 
     /// One term: runs the task until it returns, the lock is lost, or a command ends it.
-    async fn lead(&mut self, guard: LockGuard) -> TermEnd {
+    async fn lead(&mut self, guard: InterProcessMutexGuard) -> TermEnd {
         self.term += 1;
-        let (ended_tx, ended) = watch::channel(false);
+        let (ended_tx, ended) = watch::channel(None);
         let leadership = Leadership {
             client: self.client.clone(),
             id: self.id.clone(),
@@ -198,7 +214,7 @@ impl Supervisor {
             // else lead.
             let _ = job.await;
         }
-        let _ = ended_tx.send(true);
+        let _ = ended_tx.send(Some(end.reason()));
         self.status.send_modify(|s| s.leading = false);
         // A failed delete is retried in the background until the node or the session is gone.
         let _ = guard.release().await;

@@ -1,31 +1,35 @@
-//! [`MutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspension policy,
+//! [`InterProcessMutexBuilder`]: a mutex's options (fairness, node data and ACL, the suspend policy,
 //! extra contender markers), apart from the mutex so each reads on its own.
 
 use std::sync::Arc;
 
 use zk_session::{Acl, Client, CreateOptions};
 
-use super::{LineRule, LockCore, Mutex};
-use crate::{contender::ContenderNames, lock_guard::Holds, protected::ProtectedCreate};
+use super::{InterProcessMutex, LineRule, LockCore};
+use crate::{
+    contender::ContenderNames,
+    mutex_guard::Holds,
+    plumbing::{liveness::SuspendPolicy, protected::ProtectedCreate},
+};
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
 const LOCK_NAME: &str = "lock-";
 
-/// Builds a [`Mutex`]; see [`Mutex::builder`].
+/// Builds an [`InterProcessMutex`]; see [`InterProcessMutex::builder`].
 ///
 /// ```no_run
 /// # fn f(client: zk_session::Client) {
-/// use zk_recipes::Mutex;
+/// use zk_recipes::{InterProcessMutex, SuspendPolicy};
 ///
-/// let mutex = Mutex::builder(client, "/locks/compaction")
+/// let mutex = InterProcessMutex::builder(client, "/locks/compaction")
 ///     .data(b"host-17")
-///     .suspended_is_lost(false)
+///     .suspend_policy(SuspendPolicy::WaitForLost)
 ///     .contender_marker("n_")
 ///     .build();
 /// # }
 /// ```
 #[derive(Debug, Clone)]
-pub struct MutexBuilder {
+pub struct InterProcessMutexBuilder {
     client: Client,
     path: String,
     fair: bool,
@@ -33,14 +37,14 @@ pub struct MutexBuilder {
     lock_name: &'static str,
     data: Vec<u8>,
     acl: Option<Vec<Acl>>,
-    suspended_is_lost: bool,
+    policy: SuspendPolicy,
     names: ContenderNames,
 }
 
-impl MutexBuilder {
+impl InterProcessMutexBuilder {
     /// The defaults: fair, no data, an open ACL, a suspension counts as lost.
-    pub(super) fn new(client: Client, path: String) -> MutexBuilder {
-        MutexBuilder {
+    pub(super) fn new(client: Client, path: String) -> InterProcessMutexBuilder {
+        InterProcessMutexBuilder {
             client,
             path,
             fair: true,
@@ -48,7 +52,7 @@ impl MutexBuilder {
             lock_name: LOCK_NAME,
             data: Vec::new(),
             acl: None,
-            suspended_is_lost: true,
+            policy: SuspendPolicy::StepDown,
             names: ContenderNames::new(),
         }
     }
@@ -71,14 +75,14 @@ impl MutexBuilder {
     ///
     /// ```no_run
     /// # fn example(client: zk_session::Client) {
-    /// use zk_recipes::Mutex;
+    /// use zk_recipes::InterProcessMutex;
     /// use zk_session::Acl;
     ///
     /// // No queue: after each release, whichever waiter creates its node first wins.
-    /// let cache = Mutex::builder(client.clone(), "/locks/cache").unfair().build();
+    /// let cache = InterProcessMutex::builder(client.clone(), "/locks/cache").unfair().build();
     /// // First come, first served; only this session's authenticated identities may read the
     /// // lock nodes' data (the session must have called add_auth).
-    /// let billing = Mutex::builder(client, "/locks/billing")
+    /// let billing = InterProcessMutex::builder(client, "/locks/billing")
     ///     .fair()
     ///     .acl(Acl::creator_all())
     ///     .build();
@@ -91,7 +95,7 @@ impl MutexBuilder {
 
     /// The data of the lock node (default empty; Curator writes the host's address).
     ///
-    /// See the example on [`MutexBuilder`].
+    /// See the example on [`InterProcessMutexBuilder`].
     pub fn data(mut self, data: &[u8]) -> Self {
         self.data = data.to_vec();
         self
@@ -105,20 +109,21 @@ impl MutexBuilder {
         self
     }
 
-    /// Whether a suspended connection (or a read-only server) means the lock is lost, as in
-    /// Curator's standard policy (default true). With false, only a lost or expired session,
-    /// a closed client or a deleted node does.
+    /// Whether a suspended connection (or a read-only server) means the lock is lost:
+    /// [`SuspendPolicy::StepDown`] (the default, Curator's standard policy) says so; with
+    /// [`SuspendPolicy::WaitForLost`] only a lost or expired session, a closed client or a
+    /// deleted node does.
     ///
-    /// See the example on [`MutexBuilder`].
-    pub fn suspended_is_lost(mut self, lost: bool) -> Self {
-        self.suspended_is_lost = lost;
+    /// See the example on [`InterProcessMutexBuilder`].
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
     /// Also counts children whose name has `marker` before the sequence suffix as contenders
     /// (see [`ContenderNames::with_marker`]).
     ///
-    /// See the example on [`MutexBuilder`].
+    /// See the example on [`InterProcessMutexBuilder`].
     pub fn contender_marker(mut self, marker: &str) -> Self {
         self.names = self.names.with_marker(marker);
         self
@@ -134,8 +139,8 @@ impl MutexBuilder {
 
     /// The mutex.
     ///
-    /// See the example on [`MutexBuilder`].
-    pub fn build(self) -> Mutex {
+    /// See the example on [`InterProcessMutexBuilder`].
+    pub fn build(self) -> InterProcessMutex {
         let mut options = CreateOptions::ephemeral_sequential();
         if let Some(acl) = self.acl {
             options = options.with_acl(acl);
@@ -143,17 +148,18 @@ impl MutexBuilder {
         let create = ProtectedCreate::new(self.path.clone(), self.lock_name)
             .data(&self.data)
             .options(options);
-        Mutex {
+        InterProcessMutex {
             core: Arc::new(LockCore {
                 client: self.client,
                 path: self.path,
                 fair: self.fair,
                 rule: self.rule,
-                suspended_is_lost: self.suspended_is_lost,
+                policy: self.policy,
                 names: self.names,
                 create,
                 serial: Arc::new(tokio::sync::Mutex::new(())),
                 holds: Arc::new(Holds::default()),
+                joined: Arc::new(tokio::sync::watch::channel(0).0),
             }),
         }
     }

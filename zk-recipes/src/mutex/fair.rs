@@ -4,11 +4,14 @@
 
 use zk_session::{Error, ErrorCode, EventType, OneshotWatch};
 
-use super::{Acquired, Mutex};
+use super::{Acquired, InterProcessMutex};
 use crate::{
-    pending::{data_watch, Pending},
-    protected::{child_path, ProtectedNode},
-    retry::{may_retry, retry_delay},
+    plumbing::{
+        line::{data_watch, look, Turn},
+        pending::Pending,
+        protected::{child_path, ProtectedNode},
+        retry::{may_retry, retry_delay},
+    },
     Result,
 };
 
@@ -30,14 +33,14 @@ enum Step {
     Relist { pause: bool },
 }
 
-/// The watches set by [`Mutex::watch_ahead`]: the one on the node ahead, or the step to
+/// The watches set by [`InterProcessMutex::watch_ahead`]: the one on the node ahead, or the step to
 /// take instead of waiting.
 enum Ahead {
     Watching(OneshotWatch),
     Step(Step),
 }
 
-impl Mutex {
+impl InterProcessMutex {
     /// Curator's algorithm: queue up, watch the one ahead, take the lock when first.
     pub(super) async fn attempt_fair(
         &self,
@@ -48,7 +51,7 @@ impl Mutex {
             let (node, children) = self
                 .core
                 .create
-                .create_and_list_tracked(&self.core.client, &pending.claim)
+                .listed(&self.core.client, Some(&pending.claim))
                 .await?;
             match self.wait_in_line(node, children, wait).await? {
                 InLine::Done(acquired) => return Ok(acquired),
@@ -73,30 +76,30 @@ impl Mutex {
         let mut own: Option<OneshotWatch> = None;
         let mut retry = 0;
         loop {
-            let order = core.names.sorted(&children);
-            let Some(i) = order.iter().position(|c| c.name() == node.name) else {
-                // Our node is gone (the listing comes after our create, on one session).
-                // If the session ended, the next create says so.
-                return Ok(InLine::NodeGone);
-            };
-            let Some(blocked) = core.rule.blocked_by(&order[..i]) else {
-                return Ok(InLine::Done(Some(Acquired {
-                    node,
-                    own_watch: own,
-                })));
-            };
+            let (predecessor, holds_when_gone) =
+                match look(&core.names, &children, &node.name, &core.rule) {
+                    // Our node is gone (the listing comes after our create, on one session).
+                    // If the session ended, the next create says so.
+                    Turn::Gone => return Ok(InLine::NodeGone),
+                    Turn::Holds => {
+                        return Ok(InLine::Done(Some(Acquired {
+                            node,
+                            own_watch: own,
+                        })))
+                    }
+                    Turn::WaitFor {
+                        name,
+                        holds_when_gone,
+                    } => (child_path(&core.path, &name), holds_when_gone),
+                };
             if !wait {
                 return Ok(InLine::Done(None));
             }
-            let predecessor = child_path(&core.path, order[blocked.watch].name());
-            // Every contender created after our listing sorts after us, so when the only
-            // one in the way goes, the lock is ours without listing again.
-            let only_one_ahead = blocked.only;
             let step = match self
-                .watch_ahead(&node.path, &predecessor, only_one_ahead, &mut own)
+                .watch_ahead(&node.path, &predecessor, holds_when_gone, &mut own)
                 .await?
             {
-                Ahead::Watching(ahead) => wait_for_change(&mut own, ahead, only_one_ahead).await?,
+                Ahead::Watching(ahead) => wait_for_change(&mut own, ahead, holds_when_gone).await?,
                 Ahead::Step(step) => step,
             };
             match step {
@@ -124,7 +127,7 @@ impl Mutex {
         &self,
         own_path: &str,
         predecessor: &str,
-        only_one_ahead: bool,
+        holds_when_gone: bool,
         own: &mut Option<OneshotWatch>,
     ) -> Result<Ahead> {
         let client = &self.core.client;
@@ -147,7 +150,7 @@ impl Mutex {
         Ok(match pred {
             Ok((_, _, w)) if own.is_some() => Ahead::Watching(w),
             Ok(_) => Ahead::Step(Step::Relist { pause: true }),
-            Err(Error::Code(ErrorCode::NoNode)) if only_one_ahead && own.is_some() => {
+            Err(Error::Code(ErrorCode::NoNode)) if holds_when_gone && own.is_some() => {
                 Ahead::Step(Step::Take)
             }
             Err(Error::Code(ErrorCode::NoNode)) => Ahead::Step(Step::Relist { pause: false }),
@@ -179,7 +182,7 @@ impl Mutex {
 async fn wait_for_change(
     own: &mut Option<OneshotWatch>,
     ahead: OneshotWatch,
-    only_one_ahead: bool,
+    holds_when_gone: bool,
 ) -> Result<Step> {
     let own_watch = own.as_mut().expect("set before waiting");
     tokio::select! {
@@ -195,7 +198,7 @@ async fn wait_for_change(
             }
         }
         ev = ahead => match ev {
-            Ok(ev) if ev.event_type == EventType::NodeDeleted && only_one_ahead => Ok(Step::Take),
+            Ok(ev) if ev.event_type == EventType::NodeDeleted && holds_when_gone => Ok(Step::Take),
             Ok(_) => Ok(Step::Relist { pause: false }),
             Err(e) => Err(e.into()),
         },

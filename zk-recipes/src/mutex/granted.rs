@@ -4,35 +4,35 @@
 
 use tokio::time::Instant;
 
-use super::{Acquired, Mutex};
+use super::{Acquired, InterProcessMutex};
 use crate::{
-    pending::Pending, protected::ProtectedCreate, session_scope::SessionScope, LockGuard,
-    RecipeError, Result,
+    plumbing::{
+        cleanup::Claim, pending::Pending, protected::ProtectedCreate, session_scope::SessionScope,
+    },
+    InterProcessMutexGuard, RecipeError, Result,
 };
 
-impl Mutex {
+impl InterProcessMutex {
     /// Creates a node with `create` (under this lock's path) and holds it at once.
     /// Cancel-safe as [`acquire`](Self::acquire) is: a dropped call leaves no node behind.
     pub(crate) async fn acquire_granted(
         &self,
         create: &ProtectedCreate,
         deadline: Option<Instant>,
-    ) -> Result<LockGuard> {
+    ) -> Result<InterProcessMutexGuard> {
         let core = &self.core;
         let permit = self
             .take_permit(deadline, true)
             .await?
             .ok_or(RecipeError::Timeout)?;
-        let mut pending = Pending::new(core.client.clone(), core.path.clone());
+        let mut pending = Pending::new(core.client.clone(), core.path.clone(), Claim::default());
         let made = async {
             let scope = SessionScope::enter(&core.client)
                 .await
-                .map_err(|r| RecipeError::Lost(r.as_str()))?;
-            let (node, _) = create
-                .create_and_list_tracked(&core.client, &pending.claim)
-                .await?;
+                .map_err(RecipeError::Lost)?;
+            let (node, _) = create.listed(&core.client, Some(&pending.claim)).await?;
             if node.stat.ephemeral_owner != scope.id() {
-                return Err(RecipeError::Lost(crate::LostReason::Expired.as_str()));
+                return Err(RecipeError::Lost(crate::LostReason::Expired));
             }
             Ok(node)
         }

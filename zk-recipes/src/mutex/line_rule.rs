@@ -1,54 +1,36 @@
-//! [`LineRule`]: which contenders ahead keep a waiter waiting, and which one it watches.
-//! Plain logic, so the exclusive (mutex, write lock) and shared (read lock) rules are tested
-//! without a server.
+//! [`LineRule`]: the walker's rule for each side a mutex can be: exclusive (a mutex, the
+//! write side of a read/write lock) or shared (the read side, Curator's reader rule).
 
-use crate::contender::{Contender, ContenderKind};
+use crate::{
+    contender::{Contender, ContenderKind},
+    plumbing::line::{Exclusive, Place, Rule},
+};
 
 /// Who a waiter waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum LineRule {
-    /// Everyone ahead (a mutex, the write side of a read/write lock); watch the one just
-    /// ahead, so a release wakes one waiter.
+    /// Everyone ahead; watch the one just ahead, so a release wakes one waiter.
     #[default]
     Exclusive,
-    /// Only the non-readers ahead (the read side of a read/write lock, Curator's rule:
-    /// readers share); watch the first of them, as Curator's reader does.
+    /// Only the non-readers ahead (readers share); watch the first of them, as Curator's
+    /// reader does.
     Shared,
 }
 
-/// What a waiter at a place in line does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Blocked {
-    /// The index (among the contenders ahead) of the one to watch.
-    pub(crate) watch: usize,
-    /// True when it is the only one in the way: its going means the lock is ours, since
-    /// everyone who comes later queues behind us.
-    pub(crate) only: bool,
-}
-
-impl LineRule {
-    /// `None` when nobody `ahead` (in lock order) keeps us waiting.
-    pub(crate) fn blocked_by(self, ahead: &[Contender]) -> Option<Blocked> {
+impl Rule for LineRule {
+    fn place(&self, line: &[Contender], ours: usize) -> Place {
         match self {
-            LineRule::Exclusive => ahead.len().checked_sub(1).map(|last| Blocked {
-                watch: last,
-                only: last == 0,
-            }),
-            LineRule::Shared => {
-                let mut writers = ahead
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| !is_reader(c.kind()));
-                let (first, _) = writers.next()?;
-                Some(Blocked {
-                    watch: first,
-                    only: writers.next().is_none(),
-                })
-            }
+            LineRule::Exclusive => Exclusive.place(line, ours),
+            LineRule::Shared => match line[..ours].iter().position(|c| !is_reader(c.kind())) {
+                Some(w) => Place::Behind(w),
+                None => Place::Holds,
+            },
         }
     }
 }
 
+/// Curator's and kazoo's read-lock nodes; anything else (a writer, a plain lock node)
+/// excludes readers.
 fn is_reader(kind: ContenderKind) -> bool {
     matches!(
         kind,
@@ -59,65 +41,62 @@ fn is_reader(kind: ContenderKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ContenderNames;
+    use crate::{
+        plumbing::line::{look, Turn},
+        ContenderNames,
+    };
 
-    fn line(names: &[&str]) -> Vec<Contender> {
-        ContenderNames::new().sorted(names.iter().copied())
+    const UUID: &str = "0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5";
+
+    fn n(kind: &str, seq: u32) -> String {
+        format!("_c_{UUID}-{kind}{seq:010}")
+    }
+
+    fn wait_for(name: String, holds_when_gone: bool) -> Turn {
+        Turn::WaitFor {
+            name,
+            holds_when_gone,
+        }
     }
 
     #[test]
-    fn exclusive_waits_for_everyone_and_watches_the_one_just_ahead() {
-        let r = LineRule::Exclusive;
-        assert_eq!(r.blocked_by(&[]), None);
-        let ahead = line(&["a-__READ__0000000001", "a-__READ__0000000002"]);
+    fn readers_share_and_wait_for_the_first_writer_ahead() {
+        let names = ContenderNames::new();
+        let children = [
+            n("__READ__", 1),
+            n("__WRIT__", 2),
+            n("__READ__", 3),
+            n("__WRIT__", 4),
+            n("__READ__", 5),
+        ];
+        let read = LineRule::Shared;
+        assert_eq!(look(&names, &children, &children[0], &read), Turn::Holds);
         assert_eq!(
-            r.blocked_by(&ahead),
-            Some(Blocked {
-                watch: 1,
-                only: false
-            })
+            look(&names, &children, &children[2], &read),
+            wait_for(children[1].clone(), true)
         );
+        // Two writers ahead: the first is watched, and its going is not enough.
         assert_eq!(
-            r.blocked_by(&ahead[..1]),
-            Some(Blocked {
-                watch: 0,
-                only: true
-            })
+            look(&names, &children, &children[4], &read),
+            wait_for(children[1].clone(), false)
+        );
+        // A plain lock node is not a reader: it excludes readers too.
+        let mixed = [format!("_c_{UUID}-lock-0000000001"), n("__READ__", 2)];
+        assert_eq!(
+            look(&names, &mixed, &mixed[1], &read),
+            wait_for(mixed[0].clone(), true)
         );
     }
 
     #[test]
-    fn shared_waits_only_for_writers_and_watches_the_first() {
-        let r = LineRule::Shared;
-        assert_eq!(r.blocked_by(&line(&["a-__READ__0000000001"])), None);
-        let ahead = line(&[
-            "a-__READ__0000000001",
-            "b-__WRIT__0000000002",
-            "c-__READ__0000000003",
-            "d-__WRIT__0000000004",
-        ]);
+    fn writers_wait_for_everyone_ahead() {
+        let names = ContenderNames::new();
+        let children = [n("__READ__", 1), n("__READ__", 2), n("__WRIT__", 3)];
+        let write = LineRule::Exclusive;
+        assert_eq!(look(&names, &children, &children[0], &write), Turn::Holds);
         assert_eq!(
-            r.blocked_by(&ahead),
-            Some(Blocked {
-                watch: 1,
-                only: false
-            })
-        );
-        assert_eq!(
-            r.blocked_by(&ahead[..3]),
-            Some(Blocked {
-                watch: 1,
-                only: true
-            })
-        );
-        // A plain mutex node is not a reader: it excludes readers too.
-        let mixed = line(&["_c_x-lock-0000000001"]);
-        assert_eq!(
-            r.blocked_by(&mixed),
-            Some(Blocked {
-                watch: 0,
-                only: true
-            })
+            look(&names, &children, &children[2], &write),
+            wait_for(children[1].clone(), false)
         );
     }
 }

@@ -3,20 +3,21 @@
 
 use std::time::Duration;
 
-use zk_session::{Error, ErrorCode};
-
-use super::{Acquired, Mutex};
+use super::{Acquired, InterProcessMutex};
 use crate::{
-    pending::{data_watch, Pending},
-    protected::child_path,
-    retry::retry_delay,
+    plumbing::{
+        line::{look, watch_node, Turn, WatchHolder},
+        pending::Pending,
+        protected::child_path,
+        retry::retry_delay,
+    },
     Result,
 };
 
 /// The largest random pause of an unfair waiter before it competes again.
 const UNFAIR_JITTER_MS: u64 = 20;
 
-impl Mutex {
+impl InterProcessMutex {
     /// Random order: compete, and when another holds the lock, step out of the queue and
     /// watch the holder.
     pub(super) async fn attempt_unfair(
@@ -28,35 +29,30 @@ impl Mutex {
         let client = &core.client;
         let mut retry = 0;
         loop {
-            let (node, children) = core
-                .create
-                .create_and_list_tracked(client, &pending.claim)
-                .await?;
-            let order = core.names.sorted(&children);
-            match order.iter().position(|c| c.name() == node.name) {
-                Some(0) => {
+            let (node, children) = core.create.listed(client, Some(&pending.claim)).await?;
+            let holder = match look(&core.names, &children, &node.name, &WatchHolder) {
+                Turn::Holds => {
                     return Ok(Some(Acquired {
                         node,
                         own_watch: None,
                     }))
                 }
-                None => {
+                Turn::Gone => {
                     pending.claim.take(); // gone: nothing to delete
                     continue;
                 }
-                Some(_) => {}
-            }
-            let holder = child_path(&core.path, order[0].name());
+                Turn::WaitFor { name, .. } => child_path(&core.path, &name),
+            };
             pending.remove_now().await;
             if !wait {
                 return Ok(None);
             }
-            match data_watch(client, &holder).await {
+            match watch_node(client, &holder).await {
                 // Whatever happens to the holder's node, compete again.
-                Ok((_, _, w)) => {
+                Ok(Some(w)) => {
                     w.await?;
                 }
-                Err(Error::Code(ErrorCode::NoNode)) => {}
+                Ok(None) => {}
                 Err(e) if e.is_retryable() => {
                     tokio::time::sleep(retry_delay(retry)).await;
                     retry += 1;

@@ -12,9 +12,9 @@ use zk_session::{Client, Error, ErrorCode};
 use super::PersistentNode;
 use crate::{
     counter::reconnected,
-    protected::child_path,
-    retry::retry_delay,
-    watches::{children_watch, exists_watch},
+    plumbing::protected::child_path,
+    plumbing::retry::retry_delay,
+    plumbing::watches::{children_watch, exists_watch},
     Result,
 };
 

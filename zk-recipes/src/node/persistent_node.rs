@@ -24,12 +24,12 @@ use zk_session::{
 };
 
 use crate::{
-    cleanup::{spawn_removal, Target},
     counter::parent_of,
-    pending::CLEANUP_GRACE,
-    protected::{create_parents, ProtectedCreate},
-    retry::retry_delay,
-    watches::exists_watch,
+    plumbing::cleanup::{spawn_removal, Target},
+    plumbing::pending::CLEANUP_GRACE,
+    plumbing::protected::{create_parents, ProtectedCreate},
+    plumbing::retry::retry_delay,
+    plumbing::watches::exists_watch,
     RecipeError, Result,
 };
 
@@ -267,7 +267,7 @@ impl PersistentNode {
         Ok(())
     }
 
-    fn stop(&mut self) -> crate::cleanup::Removal {
+    fn stop(&mut self) -> crate::plumbing::cleanup::Removal {
         self.closed = true;
         self.task.abort();
         self.status.send_replace(NodeStatus::Closed);
@@ -338,7 +338,7 @@ impl Keeper {
     }
 
     /// Creates the node, or adopts it and writes our data onto it.
-    async fn ensure(&self) -> std::result::Result<(String, Stat), Error> {
+    async fn ensure(&self) -> Result<(String, Stat)> {
         let data = self.shared.data();
         let Some((path, _)) = self.shared.placed() else {
             return self.first_create(&data).await;
@@ -352,18 +352,18 @@ impl Keeper {
                     match stat {
                         Ok(stat) => return Ok((path, stat)),
                         Err(Error::Code(ErrorCode::NoNode)) => continue,
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(e.into()),
                     }
                 }
                 Err(Error::Code(ErrorCode::NoNode)) => {
                     create_parents(&self.client, parent_of(&path)).await?
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
     }
 
-    async fn first_create(&self, data: &[u8]) -> std::result::Result<(String, Stat), Error> {
+    async fn first_create(&self, data: &[u8]) -> Result<(String, Stat)> {
         if self.protected {
             let (parent, name) = self.base.rsplit_once('/').unwrap_or(("", &self.base));
             let parent = if parent.is_empty() { "/" } else { parent };
@@ -387,7 +387,7 @@ impl Keeper {
                 Err(Error::Code(ErrorCode::NoNode)) => {
                     create_parents(&self.client, parent_of(&self.base)).await?
                 }
-                other => return other,
+                other => return Ok(other?),
             }
         }
     }

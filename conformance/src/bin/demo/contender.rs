@@ -6,7 +6,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use zk_recipes::{leader_selector::LeaderSelector, Mutex};
+use zk_recipes::{InterProcessMutex, LeaderSelector};
 use zk_session::{Client, CreateOptions, Op, Version};
 
 use crate::transport::Transport;
@@ -53,7 +53,7 @@ pub async fn lock_loop(transport: &Transport, hosts: &str, path: &str, name: &st
             .await;
     }
     let _ = c.create(&counter, b"0", &CreateOptions::persistent()).await;
-    let mutex = Mutex::new(c.clone(), path);
+    let mutex = InterProcessMutex::new(c.clone(), path);
     loop {
         let guard = match mutex.acquire().await {
             Ok(g) => g,
@@ -129,7 +129,9 @@ pub async fn elect_loop(transport: &Transport, hosts: &str, path: &str, name: &s
     })
     .id(name)
     .auto_requeue(true)
-    .start();
+    .start()
+    .await
+    .expect("the selector starts");
     std::future::pending::<()>().await;
 }
 

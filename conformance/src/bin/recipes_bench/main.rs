@@ -1,4 +1,4 @@
-//! Recipes benchmark: zk-recipes' Mutex and LeaderSelector beside Curator's InterProcessMutex
+//! Recipes benchmark: zk-recipes' InterProcessMutex and LeaderSelector beside Curator's InterProcessMutex
 //! and LeaderSelector and kazoo's Lock, on one standalone server, in one run.
 //!
 //! ```sh
@@ -6,7 +6,7 @@
 //! cargo run --release -p conformance --bin recipes_bench -- --secs 2 --rounds 1 --only ours
 //! ```
 //!
-//! Mutex, with 1, 4 and 16 contenders on one lock path (a session each): every contender
+//! InterProcessMutex, with 1, 4 and 16 contenders on one lock path (a session each): every contender
 //! loops acquire → (empty critical section) → release. After a warm-up, the acquisitions of
 //! `--secs` seconds are counted, and every measured acquisition that follows a release gives
 //! one handoff latency: from the moment the previous holder calls release to the moment this
@@ -14,7 +14,7 @@
 //! client live in one process and take their time stamps from one monotonic clock
 //! (`CLOCK_MONOTONIC`: `Instant` here, `System.nanoTime()` in the JVM, `time.monotonic_ns()`
 //! in Python), so release and acquire stamps of different contenders compare directly:
-//! - **ours**: `zk_recipes::Mutex`, one `zk_session::Client` per contender, as tasks on a
+//! - **ours**: `zk_recipes::InterProcessMutex`, one `zk_session::Client` per contender, as tasks on a
 //!   multi-threaded tokio runtime (one worker per core);
 //! - **Curator**: `conformance/java/CuratorLockBench.java` (InterProcessMutex, one
 //!   CuratorFramework and thread per contender), compiled here with `javac` against Debian's

@@ -1,4 +1,4 @@
-//! zk-recipes measured: clients contending for one Mutex, and a LeaderSelector's failovers.
+//! zk-recipes measured: clients contending for one InterProcessMutex, and a LeaderSelector's failovers.
 
 use std::{
     sync::{
@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use zk_recipes::{leader_selector::LeaderSelector, Mutex};
+use zk_recipes::{InterProcessMutex, LeaderSelector};
 use zk_session::Client;
 
 use crate::{
@@ -59,7 +59,7 @@ impl Shared {
     }
 }
 
-pub(crate) async fn contend(mutex: Mutex, shared: Arc<Shared>) {
+pub(crate) async fn contend(mutex: InterProcessMutex, shared: Arc<Shared>) {
     let mut samples = Vec::new();
     let mut acquired = 0;
     let mut total = 0;
@@ -121,7 +121,12 @@ pub(crate) async fn ours_lock(
     });
     let tasks: Vec<_> = clients
         .iter()
-        .map(|c| tokio::spawn(contend(Mutex::new(c.clone(), path), shared.clone())))
+        .map(|c| {
+            tokio::spawn(contend(
+                InterProcessMutex::new(c.clone(), path),
+                shared.clone(),
+            ))
+        })
         .collect();
     tokio::time::sleep(Duration::from_secs_f64(warmup)).await;
     let t0 = Instant::now();
@@ -166,7 +171,7 @@ pub(crate) async fn ours_elect(connect_string: &str, path: &str, set: &Settings)
     let enough = Arc::new(tokio::sync::Notify::new());
     let want = set.election_terms();
     let hold = Duration::from_millis(set.hold_ms);
-    let selectors: Vec<LeaderSelector> = clients
+    let starting: Vec<_> = clients
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -199,6 +204,12 @@ pub(crate) async fn ours_elect(connect_string: &str, path: &str, set: &Settings)
             .start()
         })
         .collect();
+    // Each start returns once its node is in line, a round trip; the first term is
+    // already running meanwhile.
+    let mut selectors: Vec<LeaderSelector> = Vec::new();
+    for start in starting {
+        selectors.push(start.await.map_err(|e| format!("a selector start: {e}"))?);
+    }
     let limit = Duration::from_secs(30) + (hold + Duration::from_secs(1)) * want as u32;
     let finished = tokio::time::timeout(limit, enough.notified()).await.is_ok();
     for s in &selectors {

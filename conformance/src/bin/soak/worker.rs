@@ -4,7 +4,7 @@
 //! at once:
 //! - a lock task: acquire one of the lock paths, make a few fenced writes to that lock's
 //!   ledgers, release; over and over. The writes alternate between the lock's ledger, through
-//!   `LockGuard::fenced_multi` on the holder's own session, and the lock's store ledger,
+//!   `InterProcessMutexGuard::fenced_multi` on the holder's own session, and the lock's store ledger,
 //!   through the process's storage session (20 s timeout, outliving any pause) behind a check
 //!   of the guard's lock node;
 //! - an election participant (a `LeaderSelector` with auto-requeue) whose term writes to the
@@ -34,8 +34,7 @@ use std::{
 use rand::{rngs::SmallRng, RngExt};
 use tokio::sync::watch;
 use zk_recipes::{
-    leader_selector::{LeaderSelector, Leadership},
-    LockGuard, LostReason, Mutex, RecipeError,
+    InterProcessMutex, InterProcessMutexGuard, LeaderSelector, Leadership, LostReason, RecipeError,
 };
 use zk_session::{Client, OnExpiry};
 
@@ -357,13 +356,13 @@ impl Sess {
 // ----- the lock task -----
 
 /// One mutex per lock path, on `client`.
-fn mutexes(client: &Client) -> Vec<Mutex> {
+fn mutexes(client: &Client) -> Vec<InterProcessMutex> {
     (0..crate::LOCK_COUNT)
-        .map(|i| Mutex::new(client.clone(), crate::lock_path(i)))
+        .map(|i| InterProcessMutex::new(client.clone(), crate::lock_path(i)))
         .collect()
 }
 
-async fn lock_task(s: Arc<Sess>, mutexes: &[Mutex]) {
+async fn lock_task(s: Arc<Sess>, mutexes: &[InterProcessMutex]) {
     while !s.should_end() {
         let i = s.rand(0..mutexes.len());
         let wait = Duration::from_millis(s.rand(500..3000));
@@ -383,7 +382,7 @@ async fn lock_task(s: Arc<Sess>, mutexes: &[Mutex]) {
 }
 
 /// One hold: a few fenced writes, watching `lost()` all along, then release.
-async fn hold(s: &Sess, ledger: &str, guard: LockGuard) {
+async fn hold(s: &Sess, ledger: &str, guard: InterProcessMutexGuard) {
     let token = guard.fencing_token();
     let start_us = now_us();
     say(&format!("HOLD {ledger} {token}"));
@@ -447,8 +446,12 @@ async fn hold(s: &Sess, ledger: &str, guard: LockGuard) {
 // ----- the election -----
 
 /// A selector whose terms are written by the slot's current writer (`current` is swapped
-/// when the client moves on to a new session).
-fn start_selector(client: &Client, current: Arc<StdMutex<Arc<Sess>>>) -> LeaderSelector {
+/// when the client moves on to a new session); `None` when the client ended before it
+/// joined.
+async fn start_selector(
+    client: &Client,
+    current: Arc<StdMutex<Arc<Sess>>>,
+) -> Option<LeaderSelector> {
     let id = lock(&current).writer.clone();
     LeaderSelector::builder(client.clone(), crate::ELECTION, move |lead: Leadership| {
         let s = lock(&current).clone();
@@ -457,6 +460,8 @@ fn start_selector(client: &Client, current: Arc<StdMutex<Arc<Sess>>>) -> LeaderS
     .id(id)
     .auto_requeue(true)
     .start()
+    .await
+    .ok()
 }
 
 fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use zk_recipes::{leader_selector::Leadership, LockGuard, RecipeError};
+use zk_recipes::{InterProcessMutexGuard, Leadership, LostReason, RecipeError};
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, OpResult, Version};
 
 use super::Sess;
@@ -13,15 +13,15 @@ use crate::records::{now_us, Outcome, Record, WriteRec};
 /// The guard a write goes behind.
 #[derive(Clone, Copy)]
 pub(super) enum Fence<'a> {
-    /// `LockGuard::fenced_multi`, on the holder's session.
-    Lock(&'a LockGuard),
+    /// `InterProcessMutexGuard::fenced_multi`, on the holder's session.
+    Lock(&'a InterProcessMutexGuard),
     /// `Leadership::fenced_multi`, on the leader's session.
     Lead(&'a Leadership),
     /// Through another session (the worker's storage session, which outlives a pause of the
     /// process): refused here once the guard knows the lock is lost, and behind a check that
     /// the guard's lock node still exists on the server. A late write of a paused holder
     /// reaches the server through a live session, so only that check stops it.
-    Store(&'a LockGuard, &'a Client),
+    Store(&'a InterProcessMutexGuard, &'a Client),
 }
 
 impl Fence<'_> {
@@ -31,7 +31,7 @@ impl Fence<'_> {
             Fence::Lead(l) => l.fenced_multi(ops).await,
             Fence::Store(g, storage) => {
                 if let Some(r) = g.lost_reason() {
-                    return Err(RecipeError::Lost(r.as_str()));
+                    return Err(RecipeError::Lost(r));
                 }
                 let check = Op::check(g.path(), Version::Any);
                 match storage.multi(std::iter::once(check).chain(ops)).await {
@@ -39,9 +39,11 @@ impl Fence<'_> {
                         results.remove(0);
                         Ok(results)
                     }
-                    Err(Error::Multi { index: 0, .. }) => Err(RecipeError::Lost(
-                        "lock node gone (checked by another session)",
-                    )),
+                    Err(Error::Multi { index: 0, .. }) =>
+                    // The lock node is gone (checked through another session).
+                    {
+                        Err(RecipeError::Lost(LostReason::NodeDeleted))
+                    }
                     Err(Error::Multi {
                         index,
                         code,

@@ -40,11 +40,16 @@ async fn ending(w: Arc<Worker>, slot: usize) {
         let s = new_writer(&w, &client, slot, generation);
         generation += 1;
         let events = log_events(&w, &client, Arc::new(StdMutex::new(s.clone())));
-        let selector = start_selector(&client, Arc::new(StdMutex::new(s.clone())));
         let mutexes = mutexes(&client);
-        tokio::join!(lock_task(s.clone(), &mutexes), super::kv_task(s.clone()));
-        s.counted("leaving the election", selector.close()).await;
-        drop(selector);
+        // The selector joins beside the other tasks, as it did when its start returned at once.
+        let (selector, (), ()) = tokio::join!(
+            start_selector(&client, Arc::new(StdMutex::new(s.clone()))),
+            lock_task(s.clone(), &mutexes),
+            super::kv_task(s.clone())
+        );
+        if let Some(selector) = selector {
+            s.counted("leaving the election", selector.close()).await;
+        }
         if s.counted("closing the session", s.client.close())
             .await
             .is_none()
@@ -69,13 +74,15 @@ async fn renewing(w: Arc<Worker>, slot: usize) {
     let first = new_writer(&w, &client, slot, generation);
     let current = Arc::new(StdMutex::new(first));
     let events = log_events(&w, &client, current.clone());
-    let selector = start_selector(&client, current.clone());
+    let selector = start_selector(&client, current.clone()).await;
     let mutexes = mutexes(&client);
     loop {
         let s = lock(&current).clone();
         tokio::join!(lock_task(s.clone(), &mutexes), super::kv_task(s.clone()));
         if w.stopping() || client.state().is_terminal() {
-            s.counted("leaving the election", selector.close()).await;
+            if let Some(selector) = &selector {
+                s.counted("leaving the election", selector.close()).await;
+            }
             if s.counted("closing the session", client.close())
                 .await
                 .is_none()

@@ -8,32 +8,10 @@
 //! before the first), the next one — and ends when that session does, even though the client
 //! carries on.
 
-use zk_session::{Client, SessionState};
+use zk_session::Client;
 
+use super::liveness::{client_over, session_gone, Liveness};
 use crate::LostReason;
-
-/// Why nothing can be done on `client` any more, if so: no connection for the whole session
-/// timeout (the session is presumed lost and requests fail at once), or the client is over
-/// for good (closed, authentication failed, expired with no new session to follow). An
-/// expiry followed by a new session is not the end of the client.
-pub(crate) fn client_over(client: &Client) -> Option<LostReason> {
-    match client.state() {
-        SessionState::Lost => Some(LostReason::SessionLost),
-        SessionState::Closed => Some(LostReason::Closed),
-        SessionState::AuthFailed => Some(LostReason::AuthFailed),
-        SessionState::Expired if client.has_ended() => Some(LostReason::Expired),
-        // An end published before the state caught up.
-        _ if client.has_ended() => Some(LostReason::Closed),
-        _ => None,
-    }
-}
-
-/// Whether the ephemeral nodes of session `owner` are gone with it: it expired, or the
-/// client has moved on to another session (or ended).
-pub(crate) fn session_gone(client: &Client, owner: i64) -> bool {
-    let now = client.session_id();
-    client.state() == SessionState::Expired || client.has_ended() || (now != 0 && now != owner)
-}
 
 /// One session of a client, for an operation that must not outlive it.
 #[derive(Debug, Clone)]
@@ -45,16 +23,17 @@ pub(crate) struct SessionScope {
 impl SessionScope {
     /// The session to run in: the current one, or the next when none is current (before the
     /// first connection, or between an expiry and the new session). Fails when the client
-    /// cannot serve ([`client_over`]).
+    /// cannot serve ([`Liveness::client_over`]).
     pub(crate) async fn enter(client: &Client) -> Result<SessionScope, LostReason> {
         let mut state = client.watch_state();
         loop {
-            let s = *state.borrow_and_update();
-            if let Some(r) = client_over(client) {
+            state.borrow_and_update();
+            let now = Liveness::now(client);
+            if let Some(r) = now.client_over() {
                 return Err(r);
             }
             let id = client.session_id();
-            if s != SessionState::Expired && id != 0 {
+            if now.has_session(id) {
                 return Ok(SessionScope {
                     client: client.clone(),
                     id,

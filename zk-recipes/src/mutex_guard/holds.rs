@@ -1,18 +1,18 @@
-//! [`Holds`]: the re-entrant holds of one mutex handle, one id per [`LockGuard`], and the
+//! [`Holds`]: the re-entrant holds of one mutex handle, one id per [`InterProcessMutexGuard`], and the
 //! hand-back of the holding and the handle's permit when the last of them goes.
 
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard};
 
 use tokio::sync::{watch, OwnedMutexGuard};
 
-use super::{holding::Holding, LockGuard};
+use super::{holding::Holding, InterProcessMutexGuard};
 use crate::{RecipeError, Result};
 
 /// The re-entrant holds of one mutex handle: the current holding, and one id per guard.
 #[derive(Debug, Default)]
 pub(crate) struct Holds {
     inner: StdMutex<HoldsInner>,
-    /// Bumped whenever a hold is taken or given up, for [`LockGuard::lost`].
+    /// Bumped whenever a hold is taken or given up, for [`InterProcessMutexGuard::lost`].
     changed: watch::Sender<u64>,
 }
 
@@ -38,12 +38,16 @@ impl Holds {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn add(self: &Arc<Self>, inner: &mut HoldsInner, holding: Arc<Holding>) -> LockGuard {
+    fn add(
+        self: &Arc<Self>,
+        inner: &mut HoldsInner,
+        holding: Arc<Holding>,
+    ) -> InterProcessMutexGuard {
         let id = inner.next_id;
         inner.next_id += 1;
         inner.ids.push(id);
         self.changed.send_modify(|n| *n += 1);
-        LockGuard {
+        InterProcessMutexGuard {
             holds: self.clone(),
             holding,
             id,
@@ -56,7 +60,7 @@ impl Holds {
         self: &Arc<Self>,
         holding: Arc<Holding>,
         permit: OwnedMutexGuard<()>,
-    ) -> LockGuard {
+    ) -> InterProcessMutexGuard {
         let mut inner = self.lock();
         inner.holding = Some(holding.clone());
         inner.permit = Some(permit);
@@ -64,14 +68,14 @@ impl Holds {
     }
 
     /// Counts up for the holder of hold `id`; fails if that hold is gone or the lock lost.
-    pub(super) fn reenter(self: &Arc<Self>, id: u64) -> Result<LockGuard> {
+    pub(super) fn reenter(self: &Arc<Self>, id: u64) -> Result<InterProcessMutexGuard> {
         let mut inner = self.lock();
         let holding = match &inner.holding {
             Some(h) if inner.ids.contains(&id) => h.clone(),
             _ => return Err(RecipeError::NotHeld),
         };
         if let Some(reason) = holding.lost_reason() {
-            return Err(RecipeError::Lost(reason.as_str()));
+            return Err(RecipeError::Lost(reason));
         }
         Ok(self.add(&mut inner, holding))
     }
@@ -120,7 +124,10 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{protected::ProtectedNode, LostReason};
+    use crate::{
+        plumbing::{liveness::SuspendPolicy, protected::ProtectedNode},
+        LostReason,
+    };
     use zk_session::Client;
 
     /// A holding on a client that never connects: enough for the bookkeeping.
@@ -135,7 +142,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        Holding::start(client, "/l".into(), node, None, true)
+        Holding::start(client, "/l".into(), node, None, SuspendPolicy::StepDown)
     }
 
     fn permit() -> OwnedMutexGuard<()> {
@@ -186,7 +193,7 @@ mod tests {
         assert!(matches!(g.reenter(), Err(RecipeError::Lost(_))));
         assert!(matches!(
             g.fenced_multi([]).await,
-            Err(RecipeError::Lost("session expired"))
+            Err(RecipeError::Lost(LostReason::Expired))
         ));
     }
 }

@@ -16,37 +16,19 @@ use zk_session::{Client, Error, ErrorCode, SessionState};
 use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
-    protected::{child_path, ProtectedCreate, ProtectedNode},
-    retry::retry_delay,
-    session_scope::session_gone,
-    RecipeError, Result,
+    plumbing::{
+        line::{look, watch_node, Exclusive, Turn},
+        liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
+        protected::{child_path, ProtectedCreate, ProtectedNode},
+        retry::retry_delay,
+    },
+    LostReason, RecipeError, Result,
 };
-
-/// What a leader does when its connection is suspended (dropped, session possibly alive).
-///
-/// Leadership always ends on Lost and Expired; this only decides the earlier, ambiguous
-/// moment, as Curator's `ConnectionStateErrorPolicy` does.
-///
-/// ```
-/// use zk_recipes::leader_latch::SuspendPolicy;
-/// assert_eq!(SuspendPolicy::default(), SuspendPolicy::StepDown);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SuspendPolicy {
-    /// Give up leadership at once (Curator's standard policy). Safe: the session may expire
-    /// while we are cut off, and another participant may take over then.
-    #[default]
-    StepDown,
-    /// Stay leader until the session is presumed lost (after the session timeout without a
-    /// connection). Fewer handovers on short blips, at the price of a window in which the
-    /// server may already have expired the session and elected someone else.
-    WaitForLost,
-}
 
 /// A change of leadership, from a latch's change stream.
 ///
 /// ```
-/// use zk_recipes::leader_latch::LeadershipEvent;
+/// use zk_recipes::LeadershipEvent;
 /// assert_ne!(LeadershipEvent::IsLeader, LeadershipEvent::NotLeader);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,15 +37,6 @@ pub enum LeadershipEvent {
     IsLeader,
     /// This participant is no longer the leader.
     NotLeader,
-}
-
-/// Why an election ends with its session (expired, closed, authentication failed).
-pub(crate) fn session_over(state: SessionState) -> RecipeError {
-    RecipeError::Lost(match state {
-        SessionState::Expired => "session expired",
-        SessionState::AuthFailed => "authentication failed",
-        _ => "client closed",
-    })
 }
 
 /// The engine's published state.
@@ -185,7 +158,7 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
         biased;
         r = inp.state.changed() => Err(match r {
             Ok(()) => Stop::State,
-            Err(_) => Stop::End(session_over(SessionState::Closed)),
+            Err(_) => Stop::End(RecipeError::Lost(LostReason::Closed)),
         }),
         c = inp.cmds.recv() => Err(c.map_or(Stop::Orphaned, Stop::Close)),
         v = fut => Ok(v),
@@ -254,30 +227,23 @@ impl Engine {
 
     /// Applies the session state; true when requests can go ahead.
     fn apply_state(&mut self, state: SessionState) -> Result<bool> {
-        match state {
-            SessionState::Connected => Ok(true),
-            SessionState::Connecting => Ok(false),
-            SessionState::Suspended => {
-                if self.cfg.policy == SuspendPolicy::StepDown {
-                    self.set_leader(false, true);
-                }
-                Ok(false)
-            }
-            // A read-only server has lost its quorum: it cannot keep our session alive.
-            SessionState::Lost | SessionState::ConnectedReadOnly => {
+        let now = Liveness::of(state, self.cfg.client.has_ended());
+        match now.candidacy(self.cfg.policy) {
+            Candidacy::Go => Ok(true),
+            Candidacy::Wait => Ok(false),
+            Candidacy::StepDown => {
                 self.set_leader(false, true);
                 Ok(false)
             }
-            // The client goes on with a new session: our node went with the old one; take
-            // part again once the new session is there (Curator's latch resets on reconnect).
-            SessionState::Expired if !self.cfg.client.has_ended() => {
+            // Our node went with the old session: take part again once the new one is there.
+            Candidacy::Forget => {
                 if self.node.is_some() {
                     self.drop_node();
                 }
                 self.set_leader(false, true);
                 Ok(false)
             }
-            other => Err(session_over(other)),
+            Candidacy::End(reason) => Err(RecipeError::Lost(reason)),
         }
     }
 
@@ -308,17 +274,18 @@ impl Engine {
         if node.stat.ephemeral_owner != client.session_id() {
             return self.forget_stale(inp, &client, &node).await;
         }
-        let line = ContenderNames::new().sorted(&children);
-        let Some(pos) = line.iter().position(|c| c.name() == node.name) else {
+        match look(&ContenderNames::new(), &children, &node.name, &Exclusive) {
             // Deleted under us (by someone else, or with an earlier session): queue again.
-            self.drop_node();
-            return Ok(());
-        };
-        if pos > 0 {
-            let pred = child_path(&self.cfg.dir, line[pos - 1].name());
-            return self.follow(inp, &client, &pred).await;
+            Turn::Gone => {
+                self.drop_node();
+                Ok(())
+            }
+            Turn::WaitFor { name, .. } => {
+                let pred = child_path(&self.cfg.dir, &name);
+                self.follow(inp, &client, &pred).await
+            }
+            Turn::Holds => self.lead(inp, &client, &node).await,
         }
-        self.lead(inp, &client, &node).await
     }
 
     /// Our node and the line: creates the node (listing in the same round trip) when we
@@ -329,7 +296,7 @@ impl Engine {
         client: &Client,
     ) -> Result<Option<(ProtectedNode, Vec<String>)>, Stop> {
         let listed = match self.node.clone() {
-            None => match guard(inp, self.create.create_and_list(client)).await? {
+            None => match guard(inp, self.create.listed(client, None)).await? {
                 Ok((node, children)) => {
                     self.status.send_modify(|s| {
                         s.node = Some(node.path.clone());
@@ -374,10 +341,9 @@ impl Engine {
     /// Not first in line: not leader, and waits for the predecessor `pred` to change.
     async fn follow(&mut self, inp: &mut Inputs, client: &Client, pred: &str) -> Result<(), Stop> {
         self.set_leader(false, true);
-        // getData, not exists: a predecessor already gone leaves no watch behind.
-        let watch = match guard(inp, client.get_data_watch(pred)).await? {
-            Ok((_, _, w)) => w,
-            Err(Error::Code(ErrorCode::NoNode)) => return Ok(()),
+        let watch = match guard(inp, watch_node(client, pred)).await? {
+            Ok(Some(w)) => w,
+            Ok(None) => return Ok(()),
             Err(e) => return self.on_error(inp, e).await,
         };
         let _ = guard(inp, watch).await?;
@@ -406,7 +372,7 @@ impl Engine {
             return Ok(());
         }
         // The state may have changed while the reply was on its way; `guard` sees that next.
-        if *inp.state.borrow() == SessionState::Connected {
+        if Liveness::of(*inp.state.borrow(), client.has_ended()) == Liveness::Serving {
             self.set_leader(true, true);
         }
         let _ = guard(inp, watch).await?;
@@ -421,12 +387,12 @@ impl Engine {
         let client = self.cfg.client.clone();
         let mut retry = 0;
         while let Some(node) = self.node.clone() {
-            let state = *inp.state.borrow_and_update();
-            if state.is_terminal() {
+            let now = Liveness::of(*inp.state.borrow_and_update(), client.has_ended());
+            if now.session_over() {
                 // The session is over, and its ephemeral nodes with it.
                 break;
             }
-            if state == SessionState::Connected {
+            if now == Liveness::Serving {
                 match delete_quietly(&client, &node.path).await {
                     Ok(()) => break,
                     Err(RecipeError::Session(e)) if e.is_retryable() => {

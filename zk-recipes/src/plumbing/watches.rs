@@ -1,5 +1,5 @@
 //! One-shot watches set from a task of their own, so that dropping the caller cannot cut a
-//! request off between its sending and its reply (see [`data_watch`](crate::pending)): the
+//! request off between its sending and its reply (see [`data_watch`](crate::plumbing::line::data_watch)): the
 //! children and exists flavours the counters, the semaphore and the node recipes wait on.
 
 use bytes::Bytes;
@@ -35,5 +35,5 @@ pub(crate) async fn data_watch(
     client: &Client,
     path: &str,
 ) -> Result<(Bytes, Stat, OneshotWatch), Error> {
-    crate::pending::data_watch(client, path).await
+    crate::plumbing::line::data_watch(client, path).await
 }

@@ -1,5 +1,5 @@
 //! A multi behind a check of the node that fences it: the shared step of
-//! [`LockGuard::fenced_multi`](crate::lock_guard::LockGuard::fenced_multi) and
+//! [`InterProcessMutexGuard::fenced_multi`](crate::mutex_guard::InterProcessMutexGuard::fenced_multi) and
 //! [`Leadership::fenced_multi`](crate::leader_selector::Leadership::fenced_multi).
 
 use zk_session::{Client, Error, ErrorCode, Op, OpResult, Version};

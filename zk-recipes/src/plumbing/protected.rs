@@ -16,7 +16,7 @@
 //! deletes whatever carries its uuid, until it is gone or the session is.
 //!
 //! ```no_run
-//! # async fn f(client: zk_session::Client) -> Result<(), zk_session::Error> {
+//! # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 //! use zk_recipes::protected::ProtectedCreate;
 //!
 //! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
@@ -30,9 +30,12 @@ use tokio::runtime::Handle;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use crate::{
-    cleanup::{spawn_removal, Claim},
-    retry::{may_retry, retry_delay},
-    session_scope::session_gone,
+    plumbing::{
+        cleanup::{spawn_removal, Claim},
+        liveness::session_gone,
+        retry::{may_retry, retry_delay},
+    },
+    RecipeError,
 };
 
 /// How many times a create may find its parent missing (reaped as an empty container right
@@ -85,7 +88,7 @@ pub(crate) fn child_path(parent: &str, name: &str) -> String {
 /// A node made by a protected create.
 ///
 /// ```no_run
-/// # async fn example(client: zk_session::Client) -> Result<(), zk_session::Error> {
+/// # async fn example(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::ProtectedCreate;
 ///
 /// let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
@@ -136,7 +139,7 @@ pub enum Recovery {
 /// A protected create: where, what name, what data and mode (ephemeral-sequential by default).
 ///
 /// ```no_run
-/// # async fn f(client: zk_session::Client) -> Result<(), zk_session::Error> {
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::protected::ProtectedCreate;
 /// use zk_session::CreateOptions;
 ///
@@ -195,7 +198,7 @@ impl ProtectedCreate {
     /// Creates the node, recovering from lost replies as the [module](self) describes.
     ///
     /// See the example in the [module documentation](self).
-    pub async fn create(&self, client: &Client) -> Result<ProtectedNode, Error> {
+    pub async fn create(&self, client: &Client) -> Result<ProtectedNode, RecipeError> {
         Ok(self.run(client, false, None).await?.0)
     }
 
@@ -207,20 +210,20 @@ impl ProtectedCreate {
     pub async fn create_and_list(
         &self,
         client: &Client,
-    ) -> Result<(ProtectedNode, Vec<String>), Error> {
-        let (node, children) = self.run(client, true, None).await?;
-        Ok((node, children.unwrap_or_default()))
+    ) -> Result<(ProtectedNode, Vec<String>), RecipeError> {
+        Ok(self.listed(client, None).await?)
     }
 
-    /// [`create_and_list`](Self::create_and_list), leaving the cleanup to the caller through
-    /// `claim`: it covers the node from the moment the create is sent, also after success,
-    /// until the caller takes it.
-    pub(crate) async fn create_and_list_tracked(
+    /// [`create_and_list`](Self::create_and_list) with the session's error as it is, for
+    /// recipes that decide on its code. With a `claim`, the cleanup is left to the caller
+    /// through it: it covers the node from the moment the create is sent, also after
+    /// success, until the caller takes it; without one, a create given up removes its node.
+    pub(crate) async fn listed(
         &self,
         client: &Client,
-        claim: &Claim,
+        claim: Option<&Claim>,
     ) -> Result<(ProtectedNode, Vec<String>), Error> {
-        let (node, children) = self.run(client, true, Some(claim.clone())).await?;
+        let (node, children) = self.run(client, true, claim.cloned()).await?;
         Ok((node, children.unwrap_or_default()))
     }
 
@@ -263,7 +266,7 @@ impl ProtectedCreate {
                 }
                 Err(Error::Code(ErrorCode::NoNode)) if parent_attempts < PARENT_ATTEMPTS => {
                     parent_attempts += 1;
-                    create_parents(client, &self.parent).await?;
+                    make_parents(client, &self.parent).await?;
                 }
                 Err(e) if e.is_retryable() => {
                     // A create belongs to one session: once it is over, so is the create
@@ -293,7 +296,7 @@ impl ProtectedCreate {
     /// non-ephemeral mode, if it exists), deletes it otherwise.
     ///
     /// ```no_run
-    /// # async fn f(client: zk_session::Client, id: &str) -> Result<(), zk_session::Error> {
+    /// # async fn f(client: zk_session::Client, id: &str) -> zk_recipes::Result<()> {
     /// use zk_recipes::protected::{ProtectedCreate, Recovery};
     ///
     /// match ProtectedCreate::new("/locks/job", "lock-").recover(&client, id).await? {
@@ -303,7 +306,7 @@ impl ProtectedCreate {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn recover(&self, client: &Client, id: &str) -> Result<Recovery, Error> {
+    pub async fn recover(&self, client: &Client, id: &str) -> Result<Recovery, RecipeError> {
         Ok(self.recover_as(client, id, client.session_id()).await?.0)
     }
 
@@ -420,11 +423,16 @@ async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Err
 /// children and have none left, so lock paths do not pile up.
 ///
 /// ```no_run
-/// # async fn f(client: zk_session::Client) -> Result<(), zk_session::Error> {
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// zk_recipes::protected::create_parents(&client, "/app/locks/job").await?;
 /// # Ok(()) }
 /// ```
-pub async fn create_parents(client: &Client, path: &str) -> Result<(), Error> {
+pub async fn create_parents(client: &Client, path: &str) -> Result<(), RecipeError> {
+    Ok(make_parents(client, path).await?)
+}
+
+/// [`create_parents`] with the session's error as it is.
+async fn make_parents(client: &Client, path: &str) -> Result<(), Error> {
     let mut at = String::new();
     for part in path.split('/').filter(|p| !p.is_empty()) {
         at.push('/');
@@ -440,13 +448,17 @@ pub async fn create_parents(client: &Client, path: &str) -> Result<(), Error> {
 /// Deletes every child of `parent` that carries protected id `id`; returns how many went.
 ///
 /// ```no_run
-/// # async fn f(client: zk_session::Client, id: &str) -> Result<(), zk_session::Error> {
+/// # async fn f(client: zk_session::Client, id: &str) -> zk_recipes::Result<()> {
 /// let n = zk_recipes::protected::remove_protected(&client, "/locks/job", id).await?;
 /// println!("removed {n}");
 /// # Ok(()) }
 /// ```
-pub async fn remove_protected(client: &Client, parent: &str, id: &str) -> Result<usize, Error> {
-    remove_protected_of(client, parent, id, None).await
+pub async fn remove_protected(
+    client: &Client,
+    parent: &str,
+    id: &str,
+) -> Result<usize, RecipeError> {
+    Ok(remove_protected_of(client, parent, id, None).await?)
 }
 
 /// [`remove_protected`], of the nodes session `owner` owns only when given: a node with the

@@ -21,8 +21,11 @@ use super::{
     LostReason,
 };
 use crate::{
-    cleanup::{spawn_removal, Removal, Target},
-    protected::ProtectedNode,
+    plumbing::{
+        cleanup::{spawn_removal, Removal, Target},
+        liveness::SuspendPolicy,
+        protected::ProtectedNode,
+    },
     RecipeError, Result,
 };
 
@@ -53,7 +56,7 @@ impl Holding {
         parent: String,
         node: ProtectedNode,
         own_watch: Option<OneshotWatch>,
-        suspended_is_lost: bool,
+        policy: SuspendPolicy,
     ) -> Arc<Holding> {
         let handle = Handle::current();
         let lost = Arc::new(watch::channel(None).0);
@@ -68,7 +71,7 @@ impl Holding {
             handle.spawn(async move {
                 let reason = tokio::select! {
                     r = own_node_gone(&client, &path, own_watch, &watching) => r,
-                    r = session_gone(&client, owner, events, suspended_is_lost) => r,
+                    r = session_gone(&client, owner, events, policy) => r,
                 };
                 mark(&lost, reason);
             })
@@ -98,7 +101,7 @@ impl Holding {
     }
 
     /// The zxid that created the lock node; see
-    /// [`LockGuard::fencing_token`](super::LockGuard::fencing_token).
+    /// [`InterProcessMutexGuard::fencing_token`](super::InterProcessMutexGuard::fencing_token).
     pub(super) fn fencing_token(&self) -> u64 {
         self.node.stat.czxid as u64
     }

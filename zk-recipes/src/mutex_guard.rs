@@ -1,4 +1,4 @@
-//! The guard of a held [`Mutex`](crate::mutex::Mutex): whether the lock can still be
+//! The guard of a held [`InterProcessMutex`](crate::mutex::InterProcessMutex): whether the lock can still be
 //! trusted, a future that says when it cannot, a fencing token and fenced writes.
 //!
 //! Curator's and kazoo's mutexes never watch the connection, so a holder is not told when a
@@ -7,7 +7,8 @@
 //! watch on the lock node; the first of these ends the guard's trust:
 //!
 //! - the connection is suspended, or the only server left is read-only (unless the mutex was
-//!   built with `suspended_is_lost(false)`; Curator's default policy treats it as lost too);
+//!   built with [`SuspendPolicy::WaitForLost`](crate::SuspendPolicy); Curator's default policy
+//!   treats it as lost too);
 //! - no connection for the session timeout ([`LostReason::SessionLost`]), or the session
 //!   expired, was closed, or failed authentication;
 //! - the lock node was deleted (by an administrator, or by the server with the session).
@@ -18,16 +19,15 @@
 //! the lock is had again only by a new acquire, on the new session.
 //!
 //! Even a prompt signal comes too late for a write already on its way. Writes that must not
-//! happen after the lock is gone go through [`LockGuard::fenced_multi`]: one transaction whose
+//! happen after the lock is gone go through [`InterProcessMutexGuard::fenced_multi`]: one transaction whose
 //! first op checks that the lock node still exists, so the server refuses them once it is
-//! gone; and [`LockGuard::fencing_token`] gives other systems a number that grows with every
+//! gone; and [`InterProcessMutexGuard::fencing_token`] gives other systems a number that grows with every
 //! new holder.
 
 // This file holds the guard. Beside it: the holding its re-entrant guards share, their
-// count, the monitor that ends the holding's trust, and the reasons it gives.
+// count, and the monitor that ends the holding's trust.
 mod holding;
 mod holds;
-mod lost_reason;
 mod monitor;
 
 use std::sync::Arc;
@@ -35,24 +35,24 @@ use std::sync::Arc;
 use zk_session::{ErrorCode, Op, OpResult};
 
 use self::holds::LastHold;
-pub use self::lost_reason::LostReason;
 pub(crate) use self::{holding::Holding, holds::Holds};
+pub use crate::LostReason;
 use crate::{
-    fence::{self, Refused},
+    plumbing::fence::{self, Refused},
     RecipeError, Result,
 };
 
-/// Proof of holding a [`Mutex`](crate::mutex::Mutex): one count of its re-entrant hold.
+/// Proof of holding an [`InterProcessMutex`](crate::mutex::InterProcessMutex): one count of its re-entrant hold.
 ///
 /// Release it with [`release`](Self::release) to learn the outcome; dropping it releases too,
 /// deleting the node in the background when it was the last count.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::Mutex;
+/// use zk_recipes::InterProcessMutex;
 /// use zk_session::{Op, Version};
 ///
-/// let mutex = Mutex::new(client, "/locks/report");
+/// let mutex = InterProcessMutex::new(client, "/locks/report");
 /// let guard = mutex.acquire().await?;
 /// tokio::select! {
 ///     reason = guard.lost() => eprintln!("lost the lock: {reason}"),
@@ -70,14 +70,14 @@ use crate::{
 /// ```
 #[derive(Debug)]
 #[must_use = "dropping the guard releases the lock"]
-pub struct LockGuard {
+pub struct InterProcessMutexGuard {
     holds: Arc<Holds>,
     holding: Arc<Holding>,
     id: u64,
     released: bool,
 }
 
-impl LockGuard {
+impl InterProcessMutexGuard {
     /// The lock node's full path.
     ///
     /// See the example on [`lost_reason`](Self::lost_reason).
@@ -97,7 +97,7 @@ impl LockGuard {
     /// The same example serves for [`path`](Self::path) and [`is_held`](Self::is_held).
     ///
     /// ```no_run
-    /// # fn example(guard: zk_recipes::LockGuard) {
+    /// # fn example(guard: zk_recipes::InterProcessMutexGuard) {
     /// use zk_recipes::LostReason;
     ///
     /// if guard.is_held() {
@@ -120,7 +120,7 @@ impl LockGuard {
     ///
     /// ```no_run
     /// # async fn work() {}
-    /// # async fn f(guard: zk_recipes::LockGuard) {
+    /// # async fn f(guard: zk_recipes::InterProcessMutexGuard) {
     /// tokio::select! {
     ///     _ = work() => {}
     ///     reason = guard.lost() => eprintln!("stopped: lock {reason}"),
@@ -151,7 +151,7 @@ impl LockGuard {
     /// node after ours. Hand it to systems that can reject writes from an older holder.
     ///
     /// ```no_run
-    /// # async fn f(guard: zk_recipes::LockGuard, storage_accepts: impl Fn(u64) -> bool) {
+    /// # async fn f(guard: zk_recipes::InterProcessMutexGuard, storage_accepts: impl Fn(u64) -> bool) {
     /// // The storage remembers the highest token it has seen and refuses lower ones.
     /// assert!(storage_accepts(guard.fencing_token()));
     /// # }
@@ -167,7 +167,7 @@ impl LockGuard {
     /// caller's is [`zk_session::Error::Multi`] with `index` counting the caller's ops only.
     ///
     /// ```no_run
-    /// # async fn f(guard: zk_recipes::LockGuard) -> zk_recipes::Result<()> {
+    /// # async fn f(guard: zk_recipes::InterProcessMutexGuard) -> zk_recipes::Result<()> {
     /// use zk_session::{Op, Version};
     ///
     /// guard
@@ -182,7 +182,7 @@ impl LockGuard {
         if let Some(r) = self.lost_reason() {
             return Err(match r {
                 LostReason::Released => RecipeError::NotHeld,
-                r => RecipeError::Lost(r.as_str()),
+                r => RecipeError::Lost(r),
             });
         }
         match fence::checked_multi(self.holding.client(), self.holding.path(), ops).await {
@@ -191,7 +191,7 @@ impl LockGuard {
                 if code == ErrorCode::NoNode {
                     self.holding.mark_lost(LostReason::NodeDeleted);
                 }
-                Err(RecipeError::Lost(LostReason::NodeDeleted.as_str()))
+                Err(RecipeError::Lost(LostReason::NodeDeleted))
             }
             Err(Refused::Op(e)) => Err(RecipeError::Session(e)),
         }
@@ -203,7 +203,7 @@ impl LockGuard {
     /// was already given up, [`RecipeError::Lost`] when the lock can no longer be trusted.
     ///
     /// ```no_run
-    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// # async fn example(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
     /// let outer = mutex.acquire().await?;
     /// let inner = outer.reenter()?;
     /// assert_eq!((inner.path(), mutex.hold_count()), (outer.path(), 2));
@@ -211,7 +211,7 @@ impl LockGuard {
     /// outer.release().await?; // the last hold: the node is deleted
     /// # Ok(()) }
     /// ```
-    pub fn reenter(&self) -> Result<LockGuard> {
+    pub fn reenter(&self) -> Result<InterProcessMutexGuard> {
         self.holds.reenter(self.id)
     }
 
@@ -222,7 +222,7 @@ impl LockGuard {
     /// the first poll, so dropping this future half-way leaves no node behind.
     ///
     /// ```no_run
-    /// # async fn example(mutex: zk_recipes::Mutex) -> zk_recipes::Result<()> {
+    /// # async fn example(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
     /// let guard = mutex.acquire().await?;
     /// // ... the critical section ...
     /// // Unlike dropping the guard, this waits for the lock node's deletion when connected, and
@@ -239,7 +239,7 @@ impl LockGuard {
     }
 }
 
-impl Drop for LockGuard {
+impl Drop for InterProcessMutexGuard {
     fn drop(&mut self) {
         if !self.released {
             if let Ok(Some(last)) = self.holds.drop_hold(self.id) {

@@ -1,9 +1,10 @@
-//! [`LostReason`]: why a lock can no longer be trusted. Its own file because the mutex, the
-//! guard, its monitor and the leader recipes all speak of it.
+//! [`LostReason`]: why a lock or a leadership can no longer be trusted. Its own file because
+//! the mutex, the guard, its monitor, the leader recipes and the error type all speak of it.
 
 use std::fmt;
 
-/// Why a lock (or a guard's hold on it) can no longer be trusted.
+/// Why a lock (or a guard's hold on it), a term of leadership, or an operation bound to a
+/// session can no longer be trusted.
 ///
 /// ```rust
 /// use zk_recipes::LostReason;
@@ -16,20 +17,23 @@ use std::fmt;
 pub enum LostReason {
     /// The connection was lost (or only a read-only server is reachable); the session may
     /// still live. Only with the default policy, see
-    /// [`MutexBuilder::suspended_is_lost`](crate::mutex::MutexBuilder::suspended_is_lost).
+    /// [`SuspendPolicy`](crate::SuspendPolicy).
     Suspended,
     /// No connection for the whole session timeout: the session is presumed expired.
     SessionLost,
     /// The ensemble expired the session; the lock node went with it.
     Expired,
-    /// The client was closed.
+    /// The client was closed (or, for a term of leadership, the selector).
     Closed,
     /// Authentication failed; the server closed the session.
     AuthFailed,
     /// The lock node was deleted.
     NodeDeleted,
-    /// This hold was released.
+    /// This hold was released (for a term of leadership: the leader's task returned).
     Released,
+    /// The term of leadership was interrupted
+    /// ([`LeaderSelector::interrupt_leadership`](crate::LeaderSelector::interrupt_leadership)).
+    Interrupted,
 }
 
 impl LostReason {
@@ -45,6 +49,7 @@ impl LostReason {
             LostReason::AuthFailed => "authentication failed",
             LostReason::NodeDeleted => "lock node deleted",
             LostReason::Released => "released",
+            LostReason::Interrupted => "interrupted",
         }
     }
 }

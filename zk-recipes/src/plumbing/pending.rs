@@ -1,15 +1,14 @@
 //! The node of an acquire in progress, until the acquire succeeds: deleted when it fails,
 //! times out or is dropped. The deletion is owned by a background task from the moment the
-//! acquire gives up (see [`cleanup`](crate::cleanup)), so a cancelled acquire leaves nothing
+//! acquire gives up (see [`cleanup`](super::cleanup)), so a cancelled acquire leaves nothing
 //! behind (CURATOR-62, kazoo #732) and a timed-out one returns on time.
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::runtime::Handle;
-use zk_session::{Client, Error, OneshotWatch, Stat};
+use zk_session::Client;
 
-use crate::cleanup::{spawn_removal, Claim, Target};
+use crate::plumbing::cleanup::{spawn_removal, Claim, Target};
 
 /// How long a failed or timed-out acquire waits for the deletion of its node before
 /// returning (the deletion goes on in the background either way): one round trip on a
@@ -27,12 +26,13 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// Nothing yet, for an acquire under `parent`. Call inside a tokio runtime.
-    pub(crate) fn new(client: Client, parent: String) -> Self {
+    /// Nothing yet, for an acquire under `parent` whose creates `claim` tracks. Call inside
+    /// a tokio runtime.
+    pub(crate) fn new(client: Client, parent: String, claim: Claim) -> Self {
         Pending {
             client,
             parent,
-            claim: Claim::default(),
+            claim,
             handle: Handle::try_current().ok(),
         }
     }
@@ -50,7 +50,7 @@ impl Pending {
         self.claim.take()
     }
 
-    fn spawn(&self, target: Target) -> crate::cleanup::Removal {
+    fn spawn(&self, target: Target) -> crate::plumbing::cleanup::Removal {
         spawn_removal(
             self.handle.as_ref(),
             self.client.clone(),
@@ -64,19 +64,4 @@ impl Drop for Pending {
     fn drop(&mut self) {
         let _ = self.spawn(self.claim.take());
     }
-}
-
-/// `get_data_watch` in a task of its own, so that dropping the caller cannot cut the request
-/// off between its sending and its reply. zk-session removes a dropped watch from the server
-/// only once the request that set it has been answered; a watch dropped before that would
-/// stay on the server until the node changes. Here the task always sees the reply, and drops
-/// the watch after it if nobody wants it any more.
-pub(crate) async fn data_watch(
-    client: &Client,
-    path: &str,
-) -> Result<(Bytes, Stat, OneshotWatch), Error> {
-    let (client, path) = (client.clone(), path.to_owned());
-    tokio::spawn(async move { client.get_data_watch(&path).await })
-        .await
-        .unwrap_or(Err(Error::Closed))
 }

@@ -21,17 +21,24 @@ use std::{
     time::Duration,
 };
 
-use tokio::{runtime::Handle, sync::oneshot};
+use tokio::{
+    runtime::Handle,
+    sync::{oneshot, watch},
+};
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::{protected::remove_protected_of, retry::retry_delay, session_scope::session_gone};
+use crate::plumbing::{liveness::session_gone, protected::remove_protected_of, retry::retry_delay};
 
 /// The nodes an operation in progress may have made and not handed over: the protected id
 /// of a create sent (any child of the parent carrying it may be ours), and the path of the
 /// node once the create has answered. Shared between a protected create and the caller that
 /// takes over its cleanup.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Claim(Arc<StdMutex<Target>>);
+pub(crate) struct Claim {
+    target: Arc<StdMutex<Target>>,
+    /// Counts the creates answered with a node, for a recipe that waits to be in line.
+    joined: Option<Arc<watch::Sender<u64>>>,
+}
 
 /// What a [`Claim`] covers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,8 +75,16 @@ impl Target {
 }
 
 impl Claim {
+    /// A claim that counts in `joined` each node a create makes (or adopts).
+    pub(crate) fn counting(joined: Arc<watch::Sender<u64>>) -> Claim {
+        Claim {
+            target: Arc::default(),
+            joined: Some(joined),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Target> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.target.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A create with protected id `id` is about to be sent, on `session` when it makes an
@@ -86,9 +101,14 @@ impl Claim {
     /// The create answered with `path`, an ephemeral node of session `owner` (0 for a
     /// persistent node).
     pub(crate) fn created(&self, path: &str, owner: i64) {
-        let mut t = self.lock();
-        t.path = Some(path.to_owned());
-        t.session = (owner != 0).then_some(owner);
+        {
+            let mut t = self.lock();
+            t.path = Some(path.to_owned());
+            t.session = (owner != 0).then_some(owner);
+        }
+        if let Some(joined) = &self.joined {
+            joined.send_modify(|n| *n += 1);
+        }
     }
 
     /// Takes what is claimed, leaving nothing: the caller hands it over (to a holder, or to

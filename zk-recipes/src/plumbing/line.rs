@@ -1,0 +1,236 @@
+//! The line of sequential nodes under a recipe's path, walked the same way by every recipe:
+//! list the children, put the contenders in creation order, decide from our place whether we
+//! hold (the lock, the leadership, a lease) or must wait, and if we wait, watch one node
+//! ahead of us, so that a change wakes only those it concerns (no herd).
+//!
+//! What "hold" means is the recipe's [`Rule`]: the mutex and the elections let the first
+//! hold ([`Exclusive`]); a read/write lock would let a reader hold when no writer is ahead
+//! of it, a semaphore the first `n`. [`look`] turns a listing into a [`Turn`], a plain value
+//! tested without a server; [`watch_node`] sets the watch the turn asks for.
+
+use bytes::Bytes;
+use zk_session::{Client, Error, ErrorCode, OneshotWatch, Stat};
+
+use crate::contender::{Contender, ContenderNames};
+
+/// Where a contender stands under a [`Rule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// It holds.
+    Holds,
+    /// It waits for the node at this index of the line (ahead of its own) to change.
+    Behind(usize),
+}
+
+/// Who holds in a line, for one kind of recipe.
+///
+/// A rule looks only at the nodes ahead of ours (every node created after our listing
+/// sorts after us, so a listing stays good for them), and removing a node ahead never turns
+/// [`Place::Holds`] into waiting. Then a waiter whose watched node goes may hold without
+/// listing again, when [`Turn::WaitFor`] says so.
+pub(crate) trait Rule {
+    /// The place of the contender at index `ours` of `line` (oldest first).
+    fn place(&self, line: &[Contender], ours: usize) -> Place;
+}
+
+/// One holder, first come first served; a waiter watches only the one just ahead of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Exclusive;
+
+impl Rule for Exclusive {
+    fn place(&self, _line: &[Contender], ours: usize) -> Place {
+        match ours {
+            0 => Place::Holds,
+            n => Place::Behind(n - 1),
+        }
+    }
+}
+
+/// One holder, no order among waiters: each watches the holder, and competes again when it
+/// goes (the unfair mutex).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WatchHolder;
+
+impl Rule for WatchHolder {
+    fn place(&self, _line: &[Contender], ours: usize) -> Place {
+        match ours {
+            0 => Place::Holds,
+            _ => Place::Behind(0),
+        }
+    }
+}
+
+/// What one look at the line decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// We hold.
+    Holds,
+    /// Wait for the node named `name` to change. When `holds_when_gone`, its deletion alone
+    /// makes us hold, with no need to list again.
+    WaitFor { name: String, holds_when_gone: bool },
+    /// Our node is not in the line (deleted, or gone with its session).
+    Gone,
+}
+
+/// Where our node `ours` (a name) stands among `children` under `rule`, the contenders
+/// recognised and ordered by `names`.
+pub(crate) fn look<S: AsRef<str>>(
+    names: &ContenderNames,
+    children: &[S],
+    ours: &str,
+    rule: &impl Rule,
+) -> Turn {
+    let mut line = names.sorted(children);
+    let Some(i) = line.iter().position(|c| c.name() == ours) else {
+        return Turn::Gone;
+    };
+    match rule.place(&line, i) {
+        Place::Holds => Turn::Holds,
+        Place::Behind(w) => {
+            let watched = line.remove(w);
+            let ours_after = if w < i { i - 1 } else { i };
+            Turn::WaitFor {
+                name: watched.name().to_owned(),
+                holds_when_gone: w < i && rule.place(&line, ours_after) == Place::Holds,
+            }
+        }
+    }
+}
+
+/// A data watch on `path`; `None` when the node is gone already. getData, not exists: a
+/// node already gone leaves no watch behind.
+pub(crate) async fn watch_node(client: &Client, path: &str) -> Result<Option<OneshotWatch>, Error> {
+    match data_watch(client, path).await {
+        Ok((_, _, w)) => Ok(Some(w)),
+        Err(Error::Code(ErrorCode::NoNode)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `get_data_watch` in a task of its own, so that dropping the caller cannot cut the request
+/// off between its sending and its reply. zk-session removes a dropped watch from the server
+/// only once the request that set it has been answered; a watch dropped before that would
+/// stay on the server until the node changes. Here the task always sees the reply, and drops
+/// the watch after it if nobody wants it any more.
+pub(crate) async fn data_watch(
+    client: &Client,
+    path: &str,
+) -> Result<(Bytes, Stat, OneshotWatch), Error> {
+    let (client, path) = (client.clone(), path.to_owned());
+    tokio::spawn(async move { client.get_data_watch(&path).await })
+        .await
+        .unwrap_or(Err(Error::Closed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contender::ContenderKind;
+
+    fn node(seq: u32) -> String {
+        format!(
+            "_c_0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f{}-lock-{seq:010}",
+            seq % 10
+        )
+    }
+
+    fn wait_for(name: String, holds_when_gone: bool) -> Turn {
+        Turn::WaitFor {
+            name,
+            holds_when_gone,
+        }
+    }
+
+    #[test]
+    fn exclusive_the_first_holds_and_each_watches_the_one_ahead() {
+        let names = ContenderNames::new();
+        // Foreign children and arbitrary listing order change nothing.
+        let children = [node(3), "config".into(), node(1), node(2)];
+        assert_eq!(look(&names, &children, &node(1), &Exclusive), Turn::Holds);
+        assert_eq!(
+            look(&names, &children, &node(2), &Exclusive),
+            wait_for(node(1), true)
+        );
+        assert_eq!(
+            look(&names, &children, &node(3), &Exclusive),
+            wait_for(node(2), false)
+        );
+        assert_eq!(look(&names, &children, &node(4), &Exclusive), Turn::Gone);
+        assert_eq!(look(&names, &children, "config", &Exclusive), Turn::Gone);
+    }
+
+    #[test]
+    fn watch_holder_everyone_watches_the_first() {
+        let names = ContenderNames::new();
+        let children = [node(1), node(2), node(3)];
+        assert_eq!(look(&names, &children, &node(1), &WatchHolder), Turn::Holds);
+        assert_eq!(
+            look(&names, &children, &node(2), &WatchHolder),
+            wait_for(node(1), true)
+        );
+        assert_eq!(
+            look(&names, &children, &node(3), &WatchHolder),
+            wait_for(node(1), false)
+        );
+    }
+
+    /// A reader holds when no writer is ahead of it, and waits for the last writer ahead:
+    /// the rule a read/write lock would give the walker.
+    struct Read;
+
+    impl Rule for Read {
+        fn place(&self, line: &[Contender], ours: usize) -> Place {
+            match line[..ours]
+                .iter()
+                .rposition(|c| c.kind() == ContenderKind::CuratorWrite)
+            {
+                Some(w) => Place::Behind(w),
+                None => Place::Holds,
+            }
+        }
+    }
+
+    /// The first `n` hold, and each other watches the one `n` places ahead: a semaphore.
+    struct Leases(usize);
+
+    impl Rule for Leases {
+        fn place(&self, _line: &[Contender], ours: usize) -> Place {
+            if ours < self.0 {
+                Place::Holds
+            } else {
+                Place::Behind(ours - self.0)
+            }
+        }
+    }
+
+    #[test]
+    fn other_rules_walk_the_same_line() {
+        let names = ContenderNames::new();
+        let uuid = "0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5";
+        let n = |kind: &str, seq: u32| format!("_c_{uuid}-{kind}{seq:010}");
+        let children = [
+            n("__READ__", 1),
+            n("__WRIT__", 2),
+            n("__READ__", 3),
+            n("__READ__", 4),
+        ];
+        assert_eq!(look(&names, &children, &children[0], &Read), Turn::Holds);
+        // Both readers behind the writer wait for it, and hold when it goes.
+        for r in &children[2..] {
+            assert_eq!(
+                look(&names, &children, r, &Read),
+                wait_for(children[1].clone(), true)
+            );
+        }
+        let children = [node(1), node(2), node(3), node(4)];
+        assert_eq!(look(&names, &children, &node(2), &Leases(2)), Turn::Holds);
+        assert_eq!(
+            look(&names, &children, &node(3), &Leases(2)),
+            wait_for(node(1), true)
+        );
+        assert_eq!(
+            look(&names, &children, &node(4), &Leases(2)),
+            wait_for(node(2), false)
+        );
+    }
+}
