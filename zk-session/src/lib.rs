@@ -60,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+mod backoff;
 mod builder;
 mod chroot;
 mod client;
@@ -86,6 +87,7 @@ mod version;
 mod watch;
 mod watch_table;
 
+pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly};
 pub use client::Client;
 pub use create_options::CreateOptions;

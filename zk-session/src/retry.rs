@@ -3,13 +3,13 @@
 
 use std::{future::Future, time::Duration};
 
-use crate::Error;
+use crate::{Backoff, Error};
 
 /// Exponential backoff with jitter, a cap on each sleep and a bounded number of retries.
 ///
-/// Retry `n` (0-based) sleeps `base * max(1, r)` where `r` is random in `0..2^(n+1)`, Curator's
-/// formula, capped at `max_sleep` (10 s unless set; Curator's default has no cap). Only
-/// errors for which [`Error::is_retryable`] holds are retried.
+/// Retry `n` (0-based) sleeps pause `n` of a [`Backoff`] from `base` capped at `max_sleep`
+/// (10 s unless set): a random duration in `[d/2, d]` with `d = base × 2^n`. Only errors for
+/// which [`Error::is_retryable`] holds are retried.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_session::Result<()> {
@@ -39,10 +39,11 @@ impl RetryPolicy {
     ///
     /// let policy = RetryPolicy::exponential_backoff(Duration::from_millis(100), 3)
     ///     .with_max_sleep(Duration::from_millis(300));
-    /// assert_eq!(policy.sleep_for(0), Some(Duration::from_millis(100)));
-    /// // Retry 2 sleeps 100 ms times a random number from 1 to 7, capped at 300 ms.
+    /// let first = policy.sleep_for(0).unwrap(); // 50 to 100 ms
+    /// assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+    /// // Retry 2 would sleep 200 to 400 ms; the cap makes it 150 to 300 ms.
     /// let third = policy.sleep_for(2).unwrap();
-    /// assert!(third >= Duration::from_millis(100) && third <= Duration::from_millis(300));
+    /// assert!(third >= Duration::from_millis(150) && third <= Duration::from_millis(300));
     /// assert_eq!(policy.sleep_for(3), None); // three retries, then give up
     /// ```
     pub fn exponential_backoff(base: Duration, max_retries: u32) -> Self {
@@ -80,14 +81,7 @@ impl RetryPolicy {
         if retry >= self.max_retries {
             return None;
         }
-        // Curator caps the shift at 29 retries too.
-        let span = 1u64 << (retry.min(29) + 1);
-        let factor = crate::jitter::random_range(0..span).max(1);
-        Some(
-            self.base
-                .saturating_mul(factor.min(u32::MAX as u64) as u32)
-                .min(self.max_sleep),
-        )
+        Some(Backoff::new(self.base, self.max_sleep).delay(retry))
     }
 
     /// Runs `op` until it succeeds, fails with an error that is not retryable, or the retries
@@ -130,26 +124,24 @@ mod tests {
         for n in 0..20 {
             let d = p.sleep_for(n).unwrap();
             assert!(
-                d >= Duration::from_millis(10) && d <= Duration::from_millis(500),
+                d >= Duration::from_millis(5) && d <= Duration::from_millis(500),
                 "{d:?}"
             );
         }
         assert_eq!(p.sleep_for(20), None);
     }
 
-    /// Curator's spread: retry n sleeps base * max(1, r), r in 0..2^(n+1), so every factor
-    /// from 1 to 2^(n+1) - 1 occurs and none above.
+    /// The sleeps are the backoff's: retry n sleeps within [d/2, d], d = base × 2^n.
     #[test]
-    fn sleeps_follow_curators_formula() {
-        let base = Duration::from_millis(1);
+    fn sleeps_follow_the_backoff() {
+        let base = Duration::from_millis(8);
         let p = RetryPolicy::exponential_backoff(base, 10).with_max_sleep(Duration::MAX);
         for n in 0..4u32 {
-            let mut seen = std::collections::BTreeSet::new();
-            for _ in 0..4000 {
-                seen.insert(p.sleep_for(n).unwrap().as_millis() as u64);
+            let d = base * (1 << n);
+            for _ in 0..200 {
+                let s = p.sleep_for(n).unwrap();
+                assert!(s >= d / 2 && s <= d, "retry {n}: {s:?}");
             }
-            let want: std::collections::BTreeSet<u64> = (1..(1u64 << (n + 1))).collect();
-            assert_eq!(seen, want, "retry {n}");
         }
     }
 

@@ -4,13 +4,16 @@
 
 use std::time::Duration;
 
-use zk_session::{Client, SessionState};
+use zk_session::{Backoff, Client, SessionState};
 
-/// How long to wait before retry number `n` of an operation that failed retryably: 50 ms
-/// doubling to 1 s, with jitter so that many clients do not retry in step.
+/// The recipes' backoff: 50 ms doubling to 1 s, with the session's jitter (one formula for
+/// reconnects, RetryPolicy and the recipes).
+const RETRY_BACKOFF: Backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1));
+
+/// How long to wait before retry number `n` of an operation that failed retryably, with
+/// jitter so that many clients do not retry in step.
 pub(crate) fn retry_delay(n: u32) -> Duration {
-    let ms = (50u64 << n.min(5)).min(1000);
-    Duration::from_millis(rand::random_range(ms / 2..=ms))
+    RETRY_BACKOFF.delay(n)
 }
 
 /// Whether an operation that failed retryably may be tried again: not once the session is

@@ -4,11 +4,13 @@
 use std::{sync::atomic::Ordering, time::Duration};
 
 use bytes::Bytes;
+use rand::{rngs::SmallRng, SeedableRng};
 use tokio::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
 use super::{Action, Drop_, End, Phase, SessionCore};
 use crate::{
+    backoff::Backoff,
     state::{SessionEvent, SessionState},
     trace, Error,
 };
@@ -28,8 +30,8 @@ pub(super) struct HostCycle {
     cycles: u32,
     /// Connections in a row that ended within [`QUICK_DROP`] of their handshake.
     quick_drops: u32,
-    /// xorshift state for the backoff jitter (seeded by the driver, so tests are repeatable).
-    rng: u64,
+    /// The backoff's jitter (seeded by the driver, so tests are repeatable).
+    rng: SmallRng,
 }
 
 impl HostCycle {
@@ -39,16 +41,8 @@ impl HostCycle {
             failures_in_cycle: 0,
             cycles: 0,
             quick_drops: 0,
-            rng: seed | 1,
+            rng: SmallRng::seed_from_u64(seed),
         }
-    }
-
-    /// A number in [0.5, 1).
-    fn jitter(&mut self) -> f64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        0.5 + (self.rng >> 11) as f64 / (1u64 << 53) as f64 / 2.0
     }
 }
 
@@ -60,8 +54,8 @@ impl SessionCore {
         let host = c.next_host % n;
         c.next_host = (host + 1) % n;
         let backoff = if c.failures_in_cycle == 0 && c.cycles > 0 {
-            let exp = self.cfg.backoff_base * 2u32.saturating_pow(c.cycles.min(16));
-            exp.min(self.cfg.backoff_max).mul_f64(c.jitter())
+            Backoff::new(self.cfg.backoff_base, self.cfg.backoff_max)
+                .delay_with(c.cycles, &mut c.rng)
         } else {
             Duration::ZERO
         };
