@@ -344,6 +344,13 @@ impl Lease {
         &self.node.path
     }
 
+    /// The zxid that created the lease node: it grows with every new lease.
+    ///
+    /// See the example on [`Semaphore`].
+    pub fn fencing_token(&self) -> u64 {
+        self.node.stat.czxid as u64
+    }
+
     /// Deletes the lease node. Cancel-safe: the deletion is handed to a background task
     /// before the first await, which retries until the node or its session is gone.
     ///
