@@ -108,7 +108,7 @@ impl GroupMember {
     /// Changes this member's payload.
     ///
     /// ```no_run
-    /// # async fn f(me: zk_recipes::GroupMember) -> zk_recipes::Result<()> {
+    /// # async fn f(mut me: zk_recipes::GroupMember) -> zk_recipes::Result<()> {
     /// me.set_payload(b"10.0.0.7;draining").await?;
     /// # Ok(()) }
     /// ```
