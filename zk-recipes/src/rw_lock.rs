@@ -65,7 +65,7 @@ impl ReadWriteLock {
         };
         ReadWriteLock {
             read: side(READ_NAME, LineRule::Shared),
-            write: side(WRITE_NAME, LineRule::Exclusive),
+            write: side(WRITE_NAME, LineRule::Write),
             path,
         }
     }

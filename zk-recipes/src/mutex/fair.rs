@@ -90,7 +90,10 @@ impl InterProcessMutex {
                     Turn::WaitFor {
                         name,
                         holds_when_gone,
-                    } => (child_path(&core.path, &name), holds_when_gone),
+                    } => (
+                        child_path(&core.path, &name),
+                        holds_when_gone && core.rule.trusts_listing(),
+                    ),
                 };
             if !wait {
                 return Ok(InLine::Done(None));

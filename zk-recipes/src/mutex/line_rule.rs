@@ -12,15 +12,28 @@ pub(crate) enum LineRule {
     /// Everyone ahead; watch the one just ahead, so a release wakes one waiter.
     #[default]
     Exclusive,
+    /// Everyone ahead, as [`Exclusive`](Self::Exclusive), for the write side of a
+    /// read/write lock: there a downgrade's read node is created after a waiter's listing
+    /// yet sorts ahead of it (it takes the write node's sequence), so a waiter lists again
+    /// before taking the lock, never trusting an old listing.
+    Write,
     /// Only the non-readers ahead (readers share); watch the first of them, as Curator's
     /// reader does.
     Shared,
 }
 
+impl LineRule {
+    /// Whether a waiter may take the lock when the one node in its way goes, without
+    /// listing again: only where no node can join the line ahead of it later.
+    pub(crate) fn trusts_listing(self) -> bool {
+        self != LineRule::Write
+    }
+}
+
 impl Rule for LineRule {
     fn place(&self, line: &[Contender], ours: usize) -> Place {
         match self {
-            LineRule::Exclusive => Exclusive.place(line, ours),
+            LineRule::Exclusive | LineRule::Write => Exclusive.place(line, ours),
             LineRule::Shared => match line[..ours].iter().position(|c| !is_reader(c.kind())) {
                 Some(w) => Place::Behind(w),
                 None => Place::Holds,
