@@ -6,7 +6,10 @@
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use bytes::Bytes;
-use tokio::{sync::watch, task::AbortHandle};
+use tokio::{
+    sync::watch,
+    task::{AbortHandle, JoinSet},
+};
 use zk_session::{Client, Error, ErrorCode};
 
 use super::PersistentNode;
@@ -14,7 +17,7 @@ use crate::{
     counter::reconnected,
     plumbing::protected::child_path,
     plumbing::retry::retry_delay,
-    plumbing::watches::{children_watch, exists_watch},
+    plumbing::watches::{children_watch, data_watch, exists_watch},
     Result,
 };
 
@@ -136,7 +139,8 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Follows the group's children and their data.
+/// Follows the group's children and their data: a children watch on the group and a data
+/// watch on each member, re-read after any of them fires and after every reconnect.
 async fn follow(client: Client, group: String, view: Arc<watch::Sender<Members>>) {
     let mut events = client.session_events();
     let mut retry = 0;
@@ -144,16 +148,21 @@ async fn follow(client: Client, group: String, view: Arc<watch::Sender<Members>>
         match children_watch(&client, &group).await {
             Ok((children, w)) => {
                 retry = 0;
-                let members = read_members(&client, &group, children).await;
+                let mut fired = JoinSet::new();
+                fired.spawn(async move {
+                    let _ = w.await;
+                });
+                let members = read_members(&client, &group, children, &mut fired).await;
                 view.send_if_modified(|m| {
                     let changed = *m != members;
                     *m = members;
                     changed
                 });
                 tokio::select! {
-                    _ = w => {}
+                    _ = fired.join_next() => {}
                     _ = reconnected(&mut events) => {}
                 }
+                // Dropping the set drops the other watches (removed from the server).
             }
             Err(Error::Code(ErrorCode::NoNode)) => {
                 view.send_if_modified(|m| std::mem::take(m) != Members::new());
@@ -172,11 +181,20 @@ async fn follow(client: Client, group: String, view: Arc<watch::Sender<Members>>
     }
 }
 
-/// Each child's data; a child gone meanwhile is left out.
-async fn read_members(client: &Client, group: &str, children: Vec<String>) -> Members {
+/// Each child's data, with a data watch on it added to `fired`; a child gone meanwhile is
+/// left out.
+async fn read_members(
+    client: &Client,
+    group: &str,
+    children: Vec<String>,
+    fired: &mut JoinSet<()>,
+) -> Members {
     let mut members = Members::new();
     for name in children {
-        if let Ok((data, _)) = client.get_data(&child_path(group, &name)).await {
+        if let Ok((data, _, w)) = data_watch(client, &child_path(group, &name)).await {
+            fired.spawn(async move {
+                let _ = w.await;
+            });
             members.insert(name, data);
         }
     }
