@@ -20,7 +20,8 @@ use conformance::{four_letter_word, shared_standalone, Standalone, ZkServer};
 // elections.
 use recipes_support::{client, eventually, participant_ids, soon, unique_under, SOON};
 use zk_recipes::{
-    CloseMode, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent, RecipeError, SuspendPolicy,
+    CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent,
+    LostReason, RecipeError, SuspendPolicy,
 };
 use zk_session::{Client, OnExpiry, SessionState, Version};
 
@@ -536,5 +537,49 @@ async fn selector_without_requeue_interrupt_node_deletion_and_requeue() {
     assert!(s.ended().is_none());
     s.close().await;
     assert_eq!(stage.max.load(Ordering::SeqCst), 1);
+    assert_no_leftovers(&admin, zk, &path).await;
+}
+
+/// The selector's start returns once its node is in line, as the latch's does, and fails
+/// with the reason when the election cannot be joined; a term's `lost()` says why it ended.
+#[tokio::test]
+async fn selector_start_joins_the_line_and_a_term_says_why_it_ended() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let (c, admin) = (client(&cs).await, client(&cs).await);
+    let path = unique("selector-start");
+    // A holder of the election's lock keeps the selector waiting in line.
+    let holder = InterProcessMutex::new(admin.clone(), &path);
+    let hg = holder.acquire().await.unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<LostReason>();
+    let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
+        let tx = tx.clone();
+        async move {
+            // Outlives the task, which the interrupt drops.
+            tokio::spawn(async move {
+                let _ = tx.send(lead.lost().await);
+            });
+            std::future::pending::<()>().await;
+        }
+    })
+    .id("joiner")
+    .start()
+    .await
+    .expect("the selector starts");
+    // In line as soon as start returns: behind the holder, not leading.
+    let line = participant_ids(s.participants().await.unwrap());
+    assert_eq!(line, ["", "joiner"], "the holder's node has no data");
+    assert!(!s.has_leadership());
+    hg.release().await.unwrap();
+    eventually("the selector leads", || async { s.has_leadership() }).await;
+    s.interrupt_leadership();
+    let reason = soon("the term's end", rx.recv()).await;
+    assert_eq!(reason, Some(LostReason::Interrupted));
+    s.close().await;
+    // An election that cannot be joined: the start fails, with the session's error.
+    let bad = LeaderSelector::builder(c.clone(), "no-leading-slash", |_lead| async {})
+        .start()
+        .await;
+    assert!(matches!(bad, Err(RecipeError::Session(_))), "{bad:?}");
     assert_no_leftovers(&admin, zk, &path).await;
 }

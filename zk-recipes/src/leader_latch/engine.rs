@@ -227,7 +227,7 @@ impl Engine {
 
     /// Applies the session state; true when requests can go ahead.
     fn apply_state(&mut self, state: SessionState) -> Result<bool> {
-        let now = Liveness::of(state, self.cfg.client.has_ended());
+        let now = Liveness::seen(&self.cfg.client, state);
         match now.candidacy(self.cfg.policy) {
             Candidacy::Go => Ok(true),
             Candidacy::Wait => Ok(false),
@@ -372,7 +372,7 @@ impl Engine {
             return Ok(());
         }
         // The state may have changed while the reply was on its way; `guard` sees that next.
-        if Liveness::of(*inp.state.borrow(), client.has_ended()) == Liveness::Serving {
+        if Liveness::seen(client, *inp.state.borrow()) == Liveness::Serving {
             self.set_leader(true, true);
         }
         let _ = guard(inp, watch).await?;
@@ -387,7 +387,7 @@ impl Engine {
         let client = self.cfg.client.clone();
         let mut retry = 0;
         while let Some(node) = self.node.clone() {
-            let now = Liveness::of(*inp.state.borrow_and_update(), client.has_ended());
+            let now = Liveness::seen(&client, *inp.state.borrow_and_update());
             if now.session_over() {
                 // The session is over, and its ephemeral nodes with it.
                 break;

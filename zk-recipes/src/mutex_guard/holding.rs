@@ -23,7 +23,7 @@ use super::{
 use crate::{
     plumbing::{
         cleanup::{spawn_removal, Removal, Target},
-        liveness::SuspendPolicy,
+        liveness::{Liveness, SuspendPolicy},
         protected::ProtectedNode,
     },
     RecipeError, Result,
@@ -136,7 +136,7 @@ impl Holding {
         let removal = self.spawn_removal();
         // The deletion is owned by its task now: another task of this handle may go ahead.
         drop(permit);
-        if !self.client.state().is_connected() {
+        if !Liveness::now(&self.client).connected() {
             self.monitor.abort();
             return Ok(());
         }

@@ -27,7 +27,11 @@ use tokio::{
 };
 use zk_session::{Client, Error, ErrorCode, Version};
 
-use crate::plumbing::{liveness::session_gone, protected::remove_protected_of, retry::retry_delay};
+use crate::plumbing::{
+    liveness::{session_gone, Liveness},
+    protected::remove_protected_of,
+    retry::retry_delay,
+};
 
 /// The nodes an operation in progress may have made and not handed over: the protected id
 /// of a create sent (any child of the parent carrying it may be ours), and the path of the
@@ -69,7 +73,7 @@ impl Target {
     fn gone_with_session(&self, client: &Client) -> bool {
         match self.session {
             Some(owner) => session_gone(client, owner),
-            None => client.has_ended(),
+            None => Liveness::now(client).ended().is_some(),
         }
     }
 }

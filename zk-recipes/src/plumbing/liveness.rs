@@ -102,6 +102,16 @@ impl Liveness {
         Liveness::of(client.state(), client.has_ended())
     }
 
+    /// The reading of `state`, as a state watch of `client` delivered it.
+    pub(crate) fn seen(client: &Client, state: SessionState) -> Liveness {
+        Liveness::of(state, client.has_ended())
+    }
+
+    /// Whether a server is connected (read-only or not), so a request is answered soon.
+    pub(crate) fn connected(self) -> bool {
+        matches!(self, Liveness::Serving | Liveness::ReadOnly)
+    }
+
     /// Why the client is over for good, if it is.
     pub(crate) fn ended(self) -> Option<LostReason> {
         match self {
@@ -319,7 +329,9 @@ mod tests {
         assert!(!Liveness::of(S::Connecting, false).session_gone(0, 7));
         assert!(Liveness::of(S::Expired, false).session_gone(7, 7));
         assert!(Liveness::of(S::Connected, true).session_gone(7, 7));
-        assert!(serving.has_session(7));
+        assert!(serving.has_session(7) && serving.connected());
+        assert!(Liveness::of(S::ConnectedReadOnly, false).connected());
+        assert!(!Liveness::of(S::Suspended, false).connected());
         assert!(!serving.has_session(0));
         assert!(!Liveness::of(S::Expired, false).has_session(7));
     }
