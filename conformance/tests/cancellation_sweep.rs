@@ -12,6 +12,9 @@
 //! Cleanup of a dropped future runs in the background, so each check settles for up to 10 s.
 
 mod recipes_support;
+// The coordination recipes' sweeps, beside this file's.
+#[path = "cancellation_sweep/coordination.rs"]
+mod coordination;
 
 use std::{any::Any, cell::RefCell, net::SocketAddr, time::Duration};
 
@@ -22,6 +25,7 @@ use conformance::{
         SweepReport,
     },
 };
+use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acquire_and_release};
 use recipes_support::{client, shared, unique};
 use zk_recipes::cache::Cache;
 use zk_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, ProtectedCreate};
@@ -581,5 +585,9 @@ with_both_pauses!(
     latch_start_and_close,
     protected_create,
     session_watch_operations,
-    cache_start_and_initialized
+    cache_start_and_initialized,
+    semaphore_acquire_and_release,
+    rw_lock_acquires,
+    counters,
+    barrier_and_nodes
 );

@@ -18,53 +18,15 @@ use std::{
 };
 
 use recipes_support::{
-    children, client, eventually, expire_session, name_of, participant_ids, shared, soon,
-    spawn_acquire, unique, until_children, until_some, until_state, Proxy,
+    children, client, cut_off, eventually, expire_and_renew, expire_session, let_back_renewed,
+    name_of, participant_ids, proxied, shared, soon, spawn_acquire, unique, until_children,
+    until_some,
 };
 use zk_recipes::{
     InterProcessMutex, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent, LostReason,
     RecipeError, SuspendPolicy,
 };
 use zk_session::{Client, CreateOptions, Op, SessionState, Version};
-
-/// A client behind its own fault proxy, with a 10 s session.
-async fn proxied() -> (Proxy, Client) {
-    let proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .expect("connect");
-    (proxy, c)
-}
-
-/// Expires `victim`'s session while `proxy` cuts it off, lets it back, and waits until the
-/// same handle is connected with a new session. Returns the old and the new session ids.
-async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
-    let old = victim.session_id().map_or(0, zk_session::SessionId::get);
-    cut_off(proxy, victim).await;
-    expire_session(&shared(), victim).await;
-    let new = let_back_renewed(proxy, victim, old).await;
-    assert!(!victim.has_ended());
-    (old, new)
-}
-
-/// Cuts `victim` off at `proxy` and waits until it knows (Suspended).
-async fn cut_off(proxy: &Proxy, victim: &Client) {
-    proxy.partition(true);
-    until_state(victim, SessionState::Suspended).await;
-}
-
-/// Lets `victim`, whose session `old` has been expired, back through `proxy` and waits until
-/// the same handle is connected with a new session; returns its id.
-async fn let_back_renewed(proxy: &Proxy, victim: &Client, old: i64) -> i64 {
-    proxy.partition(false);
-    until_some("a new session on the same handle", || async {
-        let id = victim.session_id().map_or(0, zk_session::SessionId::get);
-        (victim.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
-    })
-    .await
-}
 
 /// The children of `path` with their owning sessions, in line order (by sequence number).
 async fn owners(admin: &Client, path: &str) -> Vec<(String, i64)> {

@@ -225,6 +225,24 @@ pub enum Cmd {
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<OsString>,
     },
+    /// Run CMD while holding one of N leases of the semaphore at PATH, and exit with its status
+    ///
+    /// The semaphore is Curator's InterProcessSemaphoreV2 (PATH/locks, PATH/leases). CMD
+    /// runs on the same terms and with the same environment variables as with lock
+    /// (ZK_LOCK_NODE is the lease node).
+    Semaphore {
+        /// The znode
+        path: OsString,
+        /// How many holders the semaphore admits at once (every user of PATH must agree)
+        #[arg(long, value_name = "N")]
+        leases: u32,
+        /// Give up waiting for a lease after SECS (exit 4)
+        #[arg(long, value_name = "SECS", value_parser = seconds)]
+        timeout: Option<Duration>,
+        /// The command and its arguments, after --
+        #[arg(last = true, required = true, value_name = "CMD")]
+        cmd: Vec<OsString>,
+    },
     /// Run CMD once elected leader at PATH, and exit with its status
     ///
     /// The election is Curator's LeaderLatch. CMD runs on the same terms and with the same

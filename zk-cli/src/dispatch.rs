@@ -91,6 +91,12 @@ pub async fn execute(ctx: &Ctx, cmd: Cmd) -> Result<i32, Failure> {
             watching::persistent(ctx, &input::path(&path)?, mode).await
         }
         Cmd::Lock { path, timeout, cmd } => run::lock(c, &input::path(&path)?, timeout, &cmd).await,
+        Cmd::Semaphore {
+            path,
+            leases,
+            timeout,
+            cmd,
+        } => run::semaphore(c, &input::path(&path)?, leases, timeout, &cmd).await,
         Cmd::Elect {
             path,
             id,

@@ -1,5 +1,5 @@
-//! `zk lock` and `zk elect`: run a command while holding a lock or leadership, and stop it
-//! when that is lost.
+//! `zk lock`, `zk semaphore` and `zk elect`: run a command while holding a lock, a lease or
+//! leadership, and stop it when that is lost.
 
 use std::{
     ffi::OsString, future::Future, os::unix::process::ExitStatusExt, process::ExitStatus,
@@ -7,8 +7,8 @@ use std::{
 };
 
 use tokio::process::{Child, Command};
-use zk_recipes::{InterProcessMutex, LeaderLatch, RecipeError};
-use zk_session::Client;
+use zk_recipes::{InterProcessMutex, LeaderLatch, RecipeError, Semaphore};
+use zk_session::{Client, EventType, SessionEvent};
 
 use crate::{exit, interrupted, session_failure, Failure};
 
@@ -68,6 +68,76 @@ pub async fn lock(
     // the connection allows, else with the session when the client closes).
     let _ = guard.release().await;
     outcome
+}
+
+/// `zk semaphore`: CMD's exit status once it is done holding a lease.
+pub async fn semaphore(
+    client: &Client,
+    path: &str,
+    leases: u32,
+    timeout: Option<Duration>,
+    cmd: &[OsString],
+) -> Result<i32, Failure> {
+    let semaphore = Semaphore::builder(client.clone(), path, leases)
+        .data(default_id().as_bytes())
+        .build();
+    let acquire = async {
+        match timeout {
+            Some(t) => semaphore.acquire_timeout(t).await,
+            None => semaphore.acquire().await,
+        }
+    };
+    // Dropping the acquire on a signal leaves no node behind.
+    let lease = tokio::select! {
+        r = acquire => r.map_err(|e| recipe_failure(&format!("semaphore {path}"), e))?,
+        sig = interrupted() => return Err(interrupted_failure(sig, "waiting for a lease")),
+    };
+    let env = fencing_env(path, lease.path(), lease.fencing_token());
+    let outcome = supervise(cmd, &env, async {
+        format!(
+            "lost the lease at {path} ({})",
+            lease_lost(client, lease.path()).await
+        )
+    })
+    .await;
+    let _ = lease.release().await;
+    outcome
+}
+
+/// Resolves when the lease can no longer be trusted: its node deleted, or the session
+/// suspended, lost or over (as `zk lock`'s default policy).
+async fn lease_lost(client: &Client, node: &str) -> &'static str {
+    let mut events = client.session_events();
+    let deleted = async {
+        loop {
+            match client.exists_watch(node).await {
+                Ok((None, _)) => return "lease node deleted",
+                Ok((Some(_), w)) => match w.await {
+                    Ok(ev) if ev.event_type() == EventType::NodeDeleted => {
+                        return "lease node deleted"
+                    }
+                    Ok(_) => {}
+                    Err(_) => return "session over",
+                },
+                Err(_) => return "connection lost",
+            }
+        }
+    };
+    let session = async {
+        loop {
+            match events.next().await {
+                Some(SessionEvent::Suspended) => return "connection suspended",
+                Some(SessionEvent::Lost) => return "session lost",
+                Some(SessionEvent::Expired) => return "session expired",
+                Some(SessionEvent::Ended(_)) | None => return "client closed",
+                Some(_) => {}
+            }
+        }
+    };
+    tokio::select! {
+        why = deleted => why,
+        why = session => why,
+    }
 }
 
 /// `zk elect`: CMD's exit status once it is done as leader.

@@ -36,6 +36,17 @@ pub enum RecipeError {
     /// The recipe was closed.
     #[error("closed")]
     Closed,
+    /// A znode holds data the recipe cannot read (a counter shorter than its encoding).
+    #[error("{path}: data of {len} bytes is not the recipe's encoding")]
+    BadData {
+        /// The znode.
+        path: String,
+        /// How many bytes it holds.
+        len: usize,
+    },
+    /// An argument the recipe cannot work with (a lease count of zero, say).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
 }
 
 /// `Result` with [`RecipeError`].

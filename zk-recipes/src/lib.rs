@@ -1,5 +1,7 @@
 //! Coordination recipes on [`zk_session`]: a protected-mode, Curator-compatible mutex with
-//! fencing and a lost-lock signal, and leader election (a selector and a latch).
+//! fencing and a lost-lock signal, leader election (a selector and a latch), a counting
+//! semaphore, a read/write lock, shared counters, a double barrier, persistent nodes and
+//! group membership.
 //!
 //! | recipe | Curator's | start | ends with |
 //! |---|---|---|---|
@@ -13,11 +15,16 @@
 #![warn(missing_docs)]
 
 // The recipes, each in the module named after it.
+pub mod barrier;
 pub mod cache;
+pub mod counter;
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod mutex;
 pub mod mutex_guard;
+pub mod node;
+pub mod rw_lock;
+pub mod semaphore;
 
 // What the recipes share with their users: errors, reasons, participants, contender names.
 pub mod contender;
@@ -28,8 +35,12 @@ mod participant;
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
 
+pub use barrier::DoubleBarrier;
 pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
 pub use contender::{Contender, ContenderKind, ContenderNames};
+pub use counter::{
+    AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
+};
 pub use error::{RecipeError, Result};
 pub use leader_latch::{
     CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
@@ -38,11 +49,14 @@ pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
+pub use node::{GroupMember, PersistentNode};
 pub use participant::Participant;
 pub use plumbing::{
     liveness::SuspendPolicy,
     protected::{self, ProtectedCreate, ProtectedNode, Recovery},
 };
+pub use rw_lock::ReadWriteLock;
+pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
 #[cfg(doctest)]

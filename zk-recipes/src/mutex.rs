@@ -35,6 +35,8 @@
 // of waiting in line, fair and unfair.
 mod builder;
 mod fair;
+mod granted;
+mod line_rule;
 mod unfair;
 
 use std::{sync::Arc, time::Duration};
@@ -46,6 +48,7 @@ use tokio::{
 use zk_session::{Client, Error, ErrorCode, OneshotWatch};
 
 pub use self::builder::InterProcessMutexBuilder;
+pub(crate) use self::line_rule::LineRule;
 use crate::{
     contender::ContenderNames,
     mutex_guard::{Holding, Holds, InterProcessMutexGuard},
@@ -101,6 +104,8 @@ struct LockCore {
     client: Client,
     path: String,
     fair: bool,
+    /// Who a waiter waits for: everyone ahead, or (a read lock) only the writers.
+    rule: LineRule,
     policy: SuspendPolicy,
     names: ContenderNames,
     create: ProtectedCreate,

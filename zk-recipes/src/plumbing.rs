@@ -11,3 +11,4 @@ pub(crate) mod pending;
 pub mod protected;
 pub(crate) mod retry;
 pub(crate) mod session_scope;
+pub(crate) mod watches;

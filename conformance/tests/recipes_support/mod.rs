@@ -248,3 +248,42 @@ pub fn spawn_acquire(
 pub fn participant_ids(participants: Vec<Participant>) -> Vec<String> {
     participants.into_iter().map(|p| p.id).collect()
 }
+
+/// A client behind its own fault proxy, with a 10 s session.
+pub async fn proxied() -> (Proxy, Client) {
+    let proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .expect("connect");
+    (proxy, c)
+}
+
+/// Expires `victim`'s session while `proxy` cuts it off, lets it back, and waits until the
+/// same handle is connected with a new session. Returns the old and the new session ids.
+pub async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
+    let old = victim.session_id().map_or(0, zk_session::SessionId::get);
+    cut_off(proxy, victim).await;
+    expire_session(&shared(), victim).await;
+    let new = let_back_renewed(proxy, victim, old).await;
+    assert!(!victim.has_ended());
+    (old, new)
+}
+
+/// Cuts `victim` off at `proxy` and waits until it knows (Suspended).
+pub async fn cut_off(proxy: &Proxy, victim: &Client) {
+    proxy.partition(true);
+    until_state(victim, SessionState::Suspended).await;
+}
+
+/// Lets `victim`, whose session `old` has been expired, back through `proxy` and waits until
+/// the same handle is connected with a new session; returns its id.
+pub async fn let_back_renewed(proxy: &Proxy, victim: &Client, old: i64) -> i64 {
+    proxy.partition(false);
+    until_some("a new session on the same handle", || async {
+        let id = victim.session_id().map_or(0, zk_session::SessionId::get);
+        (victim.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
+    })
+    .await
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use zk_session::{Acl, Client, CreateOptions};
 
-use super::{InterProcessMutex, LockCore};
+use super::{InterProcessMutex, LineRule, LockCore};
 use crate::{
     contender::ContenderNames,
     mutex_guard::Holds,
@@ -33,6 +33,8 @@ pub struct InterProcessMutexBuilder {
     client: Client,
     path: String,
     fair: bool,
+    rule: LineRule,
+    lock_name: &'static str,
     data: Vec<u8>,
     acl: Option<Vec<Acl>>,
     policy: SuspendPolicy,
@@ -46,6 +48,8 @@ impl InterProcessMutexBuilder {
             client,
             path,
             fair: true,
+            rule: LineRule::Exclusive,
+            lock_name: LOCK_NAME,
             data: Vec::new(),
             acl: None,
             policy: SuspendPolicy::StepDown,
@@ -125,6 +129,14 @@ impl InterProcessMutexBuilder {
         self
     }
 
+    /// The node name after the protected prefix and the waiting rule, for the two sides of
+    /// a read/write lock.
+    pub(crate) fn line(mut self, lock_name: &'static str, rule: LineRule) -> Self {
+        self.lock_name = lock_name;
+        self.rule = rule;
+        self
+    }
+
     /// The mutex.
     ///
     /// See the example on [`InterProcessMutexBuilder`].
@@ -133,7 +145,7 @@ impl InterProcessMutexBuilder {
         if let Some(acl) = self.acl {
             options = options.with_acl(acl);
         }
-        let create = ProtectedCreate::new(self.path.clone(), LOCK_NAME)
+        let create = ProtectedCreate::new(self.path.clone(), self.lock_name)
             .data(&self.data)
             .options(options);
         InterProcessMutex {
@@ -141,6 +153,7 @@ impl InterProcessMutexBuilder {
                 client: self.client,
                 path: self.path,
                 fair: self.fair,
+                rule: self.rule,
                 policy: self.policy,
                 names: self.names,
                 create,

@@ -7,7 +7,7 @@ use zk_session::{Error, ErrorCode, EventType, OneshotWatch};
 use super::{Acquired, InterProcessMutex};
 use crate::{
     plumbing::{
-        line::{data_watch, look, Exclusive, Turn},
+        line::{data_watch, look, Turn},
         pending::Pending,
         protected::{child_path, ProtectedNode},
         retry::{may_retry, retry_delay},
@@ -77,7 +77,7 @@ impl InterProcessMutex {
         let mut retry = 0;
         loop {
             let (predecessor, holds_when_gone) =
-                match look(&core.names, &children, &node.name, &Exclusive) {
+                match look(&core.names, &children, &node.name, &core.rule) {
                     // Our node is gone (the listing comes after our create, on one session).
                     // If the session ended, the next create says so.
                     Turn::Gone => return Ok(InLine::NodeGone),
@@ -90,7 +90,10 @@ impl InterProcessMutex {
                     Turn::WaitFor {
                         name,
                         holds_when_gone,
-                    } => (child_path(&core.path, &name), holds_when_gone),
+                    } => (
+                        child_path(&core.path, &name),
+                        holds_when_gone && core.rule.trusts_listing(),
+                    ),
                 };
             if !wait {
                 return Ok(InLine::Done(None));

@@ -153,11 +153,7 @@ impl Holding {
             Some(&self.handle),
             self.client.clone(),
             self.parent.clone(),
-            Target {
-                id: None,
-                path: Some(self.node.path.clone()),
-                session: Some(self.node.stat.ephemeral_owner).filter(|s| *s != 0),
-            },
+            Target::node(&self.node),
         )
     }
 

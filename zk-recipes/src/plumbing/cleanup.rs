@@ -56,6 +56,15 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// A node known by path, owned by the session in its Stat (none for a persistent node).
+    pub(crate) fn node(node: &crate::protected::ProtectedNode) -> Target {
+        Target {
+            id: None,
+            path: Some(node.path.clone()),
+            session: Some(node.stat.ephemeral_owner).filter(|s| *s != 0),
+        }
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.id.is_none() && self.path.is_none()
     }

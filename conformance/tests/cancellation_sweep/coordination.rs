@@ -1,0 +1,227 @@
+//! The sweep over the coordination recipes and service building blocks: the semaphore, the
+//! read/write lock, the counters, the double barrier, PersistentNode and GroupMember. Each
+//! operation is dropped at every k; after each drop the session owns no node under the
+//! test's path but those promised, and holds no watch there.
+
+use std::{future::Future, time::Duration};
+
+use conformance::sweep::{poll_then_drop, sweep, Pause};
+use zk_recipes::{
+    DistributedAtomicLong, DoubleBarrier, GroupMember, PersistentNode, ReadWriteLock, RecipeError,
+    Semaphore, SharedCount,
+};
+
+use super::{assert_swept, Env};
+
+/// What the session may own under the path after a drop: these nodes, watches on these
+/// paths.
+type Promised<'a> = (&'a [String], &'a [String]);
+
+/// Sweeps `op`, made afresh for each k. After a drop: nothing of the session's under the
+/// path but what is `promised`. A completed `op` (a timeout too) ends the sweep; what it
+/// returns is dropped (a lease or guard gives itself back).
+async fn sweep_op<T, F, Fut>(
+    env: &Env,
+    what: &str,
+    must_complete: bool,
+    promised: Promised<'_>,
+    op: F,
+) where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, RecipeError>>,
+{
+    let op = &op;
+    let report = sweep(&env.plan, |k| async move {
+        match poll_then_drop(op(), k, env.plan.pause).await {
+            Some(Ok(_) | Err(RecipeError::Timeout)) => Ok(true),
+            Some(Err(e)) => Err(e.to_string()),
+            None => env.clean(promised.0, promised.1).await.map(|()| false),
+        }
+    })
+    .await;
+    assert_swept(what, &report, must_complete);
+}
+
+/// Nothing promised.
+const NOTHING: Promised<'static> = (&[], &[]);
+
+/// A short deadline, for the operations that end on their own on a busy path.
+const SHORT: Duration = Duration::from_millis(30);
+
+pub(super) async fn semaphore_acquire_and_release(pause: Pause) {
+    let env = Env::new("semaphore", pause).await;
+    let env = &env;
+    let ours = Semaphore::new(env.c.clone(), &env.path, 1);
+    sweep_op(env, "semaphore acquire (free)", true, NOTHING, || {
+        ours.acquire()
+    })
+    .await;
+    let theirs = Semaphore::new(env.observer.clone(), &env.path, 1);
+    let held = theirs.acquire().await.unwrap();
+    sweep_op(env, "semaphore acquire (full)", false, NOTHING, || {
+        ours.acquire()
+    })
+    .await;
+    let timed = pause != Pause::Yield;
+    sweep_op(
+        env,
+        "semaphore acquire_many_timeout (full)",
+        timed,
+        NOTHING,
+        || ours.acquire_many_timeout(1, SHORT),
+    )
+    .await;
+    held.release().await.unwrap();
+    let (ours, theirs) = (&ours, &theirs);
+    let report = sweep(&env.plan, |k| async move {
+        let lease = ours.acquire().await.map_err(|e| format!("ours: {e}"))?;
+        let done = poll_then_drop(lease.release(), k, env.plan.pause).await;
+        env.clean(&[], &[]).await?;
+        // The lease is back: the other side takes it at once.
+        let l = theirs.acquire_timeout(Duration::from_secs(10)).await;
+        l.map_err(|e| e.to_string())?
+            .release()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(done.is_some())
+    })
+    .await;
+    assert_swept("lease release", &report, true);
+}
+
+pub(super) async fn rw_lock_acquires(pause: Pause) {
+    let env = Env::new("rwlock", pause).await;
+    let env = &env;
+    let ours = ReadWriteLock::new(env.c.clone(), &env.path);
+    let theirs = ReadWriteLock::new(env.observer.clone(), &env.path);
+    sweep_op(env, "read acquire (free)", true, NOTHING, || {
+        ours.read_lock().acquire()
+    })
+    .await;
+    let w = theirs.write_lock().acquire().await.unwrap();
+    sweep_op(env, "read acquire (write held)", false, NOTHING, || {
+        ours.read_lock().acquire()
+    })
+    .await;
+    drop(w);
+    let r = theirs.read_lock().acquire().await.unwrap();
+    sweep_op(env, "write acquire (read held)", false, NOTHING, || {
+        ours.write_lock().acquire()
+    })
+    .await;
+    drop(r);
+    let w = ours.write_lock().acquire().await.unwrap();
+    let promised = [w.path().to_owned()];
+    // The held write lock: its node, and its guard's watch on it.
+    sweep_op(
+        env,
+        "read_while_writing",
+        true,
+        (&promised, &promised),
+        || ours.read_while_writing(&w),
+    )
+    .await;
+}
+
+pub(super) async fn counters(pause: Pause) {
+    let env = Env::new("counters", pause).await;
+    let env = &env;
+    let count_path = format!("{}/count", env.path);
+    sweep_op(env, "SharedCount::start", true, NOTHING, || {
+        SharedCount::start(env.c.clone(), &count_path, 3)
+    })
+    .await;
+    let count = SharedCount::start(env.c.clone(), &count_path, 3)
+        .await
+        .unwrap();
+    let watched = [count_path.clone()];
+    sweep_op(env, "SharedCount::try_set", true, (&[], &watched), || {
+        count.try_set(count.versioned(), 4)
+    })
+    .await;
+    sweep_op(env, "SharedCount::set", true, (&[], &watched), || {
+        count.set(5)
+    })
+    .await;
+    let n = DistributedAtomicLong::builder(env.c.clone(), format!("{}/long", env.path))
+        .promote_to_lock(
+            format!("{}/long-lock", env.path),
+            Duration::from_secs(5),
+            zk_session::RetryPolicy::none(),
+        )
+        .build();
+    sweep_op(
+        env,
+        "DistributedAtomicLong::increment",
+        true,
+        (&[], &watched),
+        || n.increment(),
+    )
+    .await;
+    sweep_op(
+        env,
+        "DistributedAtomicLong::compare_and_set",
+        true,
+        (&[], &watched),
+        || n.compare_and_set(0, 1),
+    )
+    .await;
+}
+
+pub(super) async fn barrier_and_nodes(pause: Pause) {
+    let env = Env::new("barrier", pause).await;
+    let env = &env;
+    let lonely = DoubleBarrier::new(env.c.clone(), &env.path, 2);
+    sweep_op(env, "barrier enter (alone of 2)", false, NOTHING, || {
+        lonely.enter()
+    })
+    .await;
+    let single = DoubleBarrier::new(env.c.clone(), format!("{}/one", env.path), 1);
+    let report = sweep(&env.plan, |k| {
+        let single = &single;
+        async move {
+            single.enter().await.map_err(|e| e.to_string())?;
+            let done = poll_then_drop(single.leave(), k, env.plan.pause).await;
+            // A leave never polled has not started: the member is still in.
+            let promised = if k == 0 {
+                vec![single.node_path()]
+            } else {
+                vec![]
+            };
+            env.clean(&promised, &[]).await?;
+            Ok(done.is_some())
+        }
+    })
+    .await;
+    assert_swept("barrier leave", &report, true);
+    let node_path = format!("{}/node", env.path);
+    let report = sweep(&env.plan, |k| {
+        let node_path = &node_path;
+        async move {
+            let node = PersistentNode::new(env.c.clone(), node_path, b"x");
+            node.wait_until_present(Duration::from_secs(10))
+                .await
+                .map_err(|e| e.to_string())?;
+            let done = poll_then_drop(node.close(), k, env.plan.pause).await;
+            env.clean(&[], &[]).await?;
+            Ok(done.is_some())
+        }
+    })
+    .await;
+    assert_swept("PersistentNode close", &report, true);
+    let group = format!("{}/group", env.path);
+    let report = sweep(&env.plan, |k| {
+        let group = &group;
+        async move {
+            let me = GroupMember::start(env.c.clone(), group, "me", b"x");
+            me.wait_until_registered(Duration::from_secs(10))
+                .await
+                .map_err(|e| e.to_string())?;
+            let done = poll_then_drop(me.close(), k, env.plan.pause).await;
+            env.clean(&[], &[]).await?;
+            Ok(done.is_some())
+        }
+    })
+    .await;
+    assert_swept("GroupMember close", &report, true);
+}

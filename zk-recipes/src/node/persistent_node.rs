@@ -1,0 +1,462 @@
+//! [`PersistentNode`]: a node the recipe keeps present, as Curator's PersistentNode does.
+//!
+//! A background task creates the node (parents as containers); when it finds the node
+//! already there it adopts it and writes our data onto it. It then keeps an exists watch on
+//! it: a deletion makes it create the node again; a reconnect or a new session makes it
+//! create again too (an ephemeral node goes with its session; NodeExists means it is still
+//! there and is adopted, with our data re-applied). After the first create the path is
+//! fixed: a sequential node comes back under the name it first got, created in the
+//! non-sequential twin mode, and a protected node keeps its `_c_<uuid>-` prefix, as Curator
+//! does since CURATOR-190 / CURATOR-483.
+//!
+//! [`PersistentNode::status`] says when the node is there and when it is lost (deleted, or
+//! its session expired) and back.
+
+use std::{
+    sync::{Arc, Mutex as StdMutex},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use tokio::{runtime::Handle, sync::watch, task::AbortHandle};
+use zk_session::{
+    Client, CreateMode, CreateOptions, Error, ErrorCode, EventType, SessionEvent, Stat, Version,
+};
+
+use crate::{
+    counter::parent_of,
+    plumbing::cleanup::{spawn_removal, Target},
+    plumbing::pending::CLEANUP_GRACE,
+    plumbing::protected::{create_parents, ProtectedCreate},
+    plumbing::retry::retry_delay,
+    plumbing::watches::exists_watch,
+    RecipeError, Result,
+};
+
+/// Where a [`PersistentNode`]'s node stands.
+///
+/// See the example on [`PersistentNode`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NodeStatus {
+    /// Not created yet.
+    Pending,
+    /// The node is there, at this path.
+    Present(String),
+    /// The node was there and is gone (deleted, or its session expired); the recipe is
+    /// creating it again.
+    Lost,
+    /// The recipe was closed.
+    Closed,
+}
+
+/// Builds a [`PersistentNode`]; see [`PersistentNode::builder`].
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) {
+/// use zk_recipes::PersistentNode;
+/// use zk_session::CreateOptions;
+///
+/// let node = PersistentNode::builder(client, "/services/api/instance-", b"10.0.0.7:8080")
+///     .options(CreateOptions::ephemeral_sequential())
+///     .protected()
+///     .start();
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct PersistentNodeBuilder {
+    client: Client,
+    path: String,
+    data: Bytes,
+    options: CreateOptions,
+    protected: bool,
+}
+
+impl PersistentNodeBuilder {
+    /// The create mode, ACL and TTL (default: ephemeral, open ACL). TTL modes need a server
+    /// with `zookeeper.extendedTypesEnabled=true`.
+    ///
+    /// See the example on [`PersistentNodeBuilder`].
+    pub fn options(mut self, options: CreateOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Protected mode: the name gets Curator's `_c_<uuid>-` prefix, so a create whose reply
+    /// is lost is recognised rather than made twice.
+    ///
+    /// See the example on [`PersistentNodeBuilder`].
+    pub fn protected(mut self) -> Self {
+        self.protected = true;
+        self
+    }
+
+    /// Starts keeping the node present (inside a tokio runtime).
+    ///
+    /// See the example on [`PersistentNodeBuilder`].
+    pub fn start(self) -> PersistentNode {
+        let status = Arc::new(watch::channel(NodeStatus::Pending).0);
+        let shared = Arc::new(Shared {
+            data: StdMutex::new(self.data),
+            placed: StdMutex::new(None),
+        });
+        let keeper = Keeper {
+            client: self.client.clone(),
+            base: self.path,
+            options: self.options,
+            protected: self.protected,
+            shared: shared.clone(),
+            status: status.clone(),
+        };
+        let task = tokio::spawn(keeper.run());
+        PersistentNode {
+            client: self.client,
+            shared,
+            status,
+            task: task.abort_handle(),
+            handle: Handle::current(),
+            closed: false,
+        }
+    }
+}
+
+/// A node kept present across connection loss and session expiry; see the
+/// [module documentation](self). Dropping it deletes the node in the background;
+/// [`close`](Self::close) does so and waits.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::{node::NodeStatus, PersistentNode};
+///
+/// let node = PersistentNode::new(client, "/services/api/host-7", b"10.0.0.7:8080");
+/// let path = node.wait_until_present(Duration::from_secs(10)).await?;
+/// let mut status = node.status();
+/// while status.changed().await.is_ok() {
+///     match &*status.borrow() {
+///         NodeStatus::Lost => eprintln!("{path} is gone; re-creating"),
+///         NodeStatus::Present(p) => eprintln!("{p} is back"),
+///         _ => {}
+///     }
+/// }
+/// node.close().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct PersistentNode {
+    client: Client,
+    shared: Arc<Shared>,
+    status: Arc<watch::Sender<NodeStatus>>,
+    task: AbortHandle,
+    handle: Handle,
+    closed: bool,
+}
+
+/// What the handle and the task share.
+#[derive(Debug)]
+struct Shared {
+    data: StdMutex<Bytes>,
+    /// The node's path and owning session (0 for a persistent node), once created.
+    placed: StdMutex<Option<(String, i64)>>,
+}
+
+impl Shared {
+    fn data(&self) -> Bytes {
+        self.data.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn placed(&self) -> Option<(String, i64)> {
+        self.placed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn place(&self, path: &str, owner: i64) {
+        *self.placed.lock().unwrap_or_else(|e| e.into_inner()) = Some((path.to_owned(), owner));
+    }
+}
+
+impl PersistentNode {
+    /// An ephemeral node at `path` with `data`, kept present.
+    ///
+    /// See the example on [`PersistentNode`].
+    pub fn new(client: Client, path: impl Into<String>, data: &[u8]) -> PersistentNode {
+        Self::builder(client, path, data).start()
+    }
+
+    /// A builder for the mode and protection.
+    ///
+    /// See the example on [`PersistentNodeBuilder`].
+    pub fn builder(client: Client, path: impl Into<String>, data: &[u8]) -> PersistentNodeBuilder {
+        PersistentNodeBuilder {
+            client,
+            path: path.into(),
+            data: Bytes::copy_from_slice(data),
+            options: CreateOptions::ephemeral(),
+            protected: false,
+        }
+    }
+
+    /// The node's path, once it has been created (a sequential or protected node's name is
+    /// known only then).
+    ///
+    /// See the example on [`PersistentNode`].
+    pub fn path(&self) -> Option<String> {
+        self.shared.placed().map(|(p, _)| p)
+    }
+
+    /// Where the node stands, as it changes.
+    ///
+    /// See the example on [`PersistentNode`].
+    pub fn status(&self) -> watch::Receiver<NodeStatus> {
+        self.status.subscribe()
+    }
+
+    /// Waits until the node is present (at once if it is); its path. Fails with
+    /// [`RecipeError::Timeout`] after `wait`. Cancel-safe.
+    ///
+    /// See the example on [`PersistentNode`].
+    pub async fn wait_until_present(&self, wait: Duration) -> Result<String> {
+        let mut rx = self.status.subscribe();
+        let found = tokio::time::timeout(wait, async {
+            loop {
+                if let NodeStatus::Present(p) = &*rx.borrow_and_update() {
+                    return Ok(p.clone());
+                }
+                if rx.changed().await.is_err() {
+                    return Err(RecipeError::Closed);
+                }
+            }
+        });
+        found.await.unwrap_or(Err(RecipeError::Timeout))
+    }
+
+    /// Replaces the node's data: written now when the node is there, and on every
+    /// re-creation.
+    ///
+    /// ```no_run
+    /// # async fn f(node: zk_recipes::PersistentNode) -> zk_recipes::Result<()> {
+    /// node.set_data(b"10.0.0.7:9090").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_data(&self, data: &[u8]) -> Result<()> {
+        *self.shared.data.lock().unwrap_or_else(|e| e.into_inner()) = Bytes::copy_from_slice(data);
+        let present = matches!(*self.status.borrow(), NodeStatus::Present(_));
+        match self.shared.placed() {
+            Some((path, _)) if present => {
+                match self.client.set_data(&path, data, Version::Any).await {
+                    // Gone: the task re-creates it with the new data.
+                    Ok(_) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Stops keeping the node and deletes it; waits a little for the deletion, which goes
+    /// on in the background until the node or its session is gone. Cancel-safe.
+    ///
+    /// See the example on [`PersistentNode`].
+    pub async fn close(mut self) -> Result<()> {
+        let removal = self.stop();
+        removal
+            .wait(CLEANUP_GRACE.max(self.client.negotiated_timeout()))
+            .await?;
+        Ok(())
+    }
+
+    fn stop(&mut self) -> crate::plumbing::cleanup::Removal {
+        self.closed = true;
+        self.task.abort();
+        self.status.send_replace(NodeStatus::Closed);
+        let target = match self.shared.placed() {
+            Some((path, owner)) => Target {
+                id: None,
+                path: Some(path),
+                session: (owner != 0).then_some(owner),
+            },
+            None => Target::default(),
+        };
+        let parent = target
+            .path
+            .as_deref()
+            .map(parent_of)
+            .unwrap_or("/")
+            .to_owned();
+        spawn_removal(Some(&self.handle), self.client.clone(), parent, target)
+    }
+}
+
+impl Drop for PersistentNode {
+    fn drop(&mut self) {
+        if !self.closed {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// The background task.
+struct Keeper {
+    client: Client,
+    base: String,
+    options: CreateOptions,
+    protected: bool,
+    shared: Arc<Shared>,
+    status: Arc<watch::Sender<NodeStatus>>,
+}
+
+/// Why the keeper stopped watching the node.
+enum Gone {
+    /// Deleted, or its session expired: lost.
+    Lost,
+    /// A reconnect or a watch failure: create again to find out.
+    Check,
+}
+
+impl Keeper {
+    async fn run(self) {
+        let mut events = self.client.session_events();
+        let mut retry = 0;
+        while !self.client.has_ended() {
+            match self.ensure().await {
+                Ok((path, stat)) => {
+                    retry = 0;
+                    self.shared.place(&path, stat.ephemeral_owner);
+                    self.status.send_replace(NodeStatus::Present(path.clone()));
+                    if let Gone::Lost = self.watch(&path, &mut events).await {
+                        self.status.send_replace(NodeStatus::Lost);
+                    }
+                }
+                Err(_) => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                }
+            }
+        }
+    }
+
+    /// Creates the node, or adopts it and writes our data onto it.
+    async fn ensure(&self) -> Result<(String, Stat)> {
+        let data = self.shared.data();
+        let Some((path, _)) = self.shared.placed() else {
+            return self.first_create(&data).await;
+        };
+        let options = twin(&self.options);
+        loop {
+            match self
+                .client
+                .create_with_stat(&path, &data, options.clone())
+                .await
+            {
+                Ok(created) => return Ok(created),
+                Err(Error::Code(ErrorCode::NodeExists)) => {
+                    let stat = self.client.set_data(&path, &data, Version::Any).await;
+                    match stat {
+                        Ok(stat) => return Ok((path, stat)),
+                        Err(Error::Code(ErrorCode::NoNode)) => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Err(Error::Code(ErrorCode::NoNode)) => {
+                    create_parents(&self.client, parent_of(&path)).await?
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    async fn first_create(&self, data: &[u8]) -> Result<(String, Stat)> {
+        if self.protected {
+            let (parent, name) = self.base.rsplit_once('/').unwrap_or(("", &self.base));
+            let parent = if parent.is_empty() { "/" } else { parent };
+            let node = ProtectedCreate::new(parent, name)
+                .data(data)
+                .options(self.options.clone())
+                .create(&self.client)
+                .await?;
+            return Ok((node.path, node.stat));
+        }
+        loop {
+            match self
+                .client
+                .create_with_stat(&self.base, data, self.options.clone())
+                .await
+            {
+                Err(Error::Code(ErrorCode::NodeExists)) if !self.options.mode().is_sequential() => {
+                    let stat = self.client.set_data(&self.base, data, Version::Any).await?;
+                    return Ok((self.base.clone(), stat));
+                }
+                Err(Error::Code(ErrorCode::NoNode)) => {
+                    create_parents(&self.client, parent_of(&self.base)).await?
+                }
+                other => return Ok(other?),
+            }
+        }
+    }
+
+    /// Watches the node until it goes or the connection comes back after a break.
+    async fn watch(&self, path: &str, events: &mut zk_session::SessionEvents) -> Gone {
+        loop {
+            let w = match exists_watch(&self.client, path).await {
+                Ok((Some(_), w)) => w,
+                Ok((None, _)) => return Gone::Lost,
+                Err(_) => return Gone::Check,
+            };
+            tokio::select! {
+                ev = w => match ev {
+                    Ok(ev) if ev.event_type() == EventType::NodeDeleted => return Gone::Lost,
+                    Ok(_) => {}
+                    Err(_) => return Gone::Check,
+                },
+                ev = events.next() => match ev {
+                    Some(SessionEvent::Expired) => return Gone::Lost,
+                    Some(SessionEvent::Reconnected | SessionEvent::Connected { .. }) => {
+                        return Gone::Check
+                    }
+                    Some(_) => {}
+                    None => return Gone::Check,
+                },
+            }
+        }
+    }
+}
+
+/// The mode a node is re-created in once its name is fixed: the non-sequential twin.
+fn twin(options: &CreateOptions) -> CreateOptions {
+    let acl = options.acl().to_vec();
+    let twin = match options.mode() {
+        CreateMode::EphemeralSequential => CreateOptions::ephemeral(),
+        CreateMode::PersistentSequential => CreateOptions::persistent(),
+        CreateMode::PersistentSequentialWithTtl => {
+            CreateOptions::ttl(options.ttl_duration().unwrap_or(Duration::from_secs(60)))
+        }
+        _ => return options.clone(),
+    };
+    twin.with_acl(acl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_modes_come_back_as_their_twins() {
+        assert_eq!(
+            twin(&CreateOptions::ephemeral_sequential()).mode(),
+            CreateMode::Ephemeral
+        );
+        assert_eq!(
+            twin(&CreateOptions::persistent_sequential()).mode(),
+            CreateMode::Persistent
+        );
+        let ttl = twin(&CreateOptions::ttl_sequential(Duration::from_secs(5)));
+        assert_eq!(ttl.mode(), CreateMode::PersistentWithTtl);
+        assert_eq!(ttl.ttl_duration(), Some(Duration::from_secs(5)));
+        assert_eq!(
+            twin(&CreateOptions::ephemeral()),
+            CreateOptions::ephemeral()
+        );
+    }
+}

@@ -1,0 +1,386 @@
+//! A distributed counting semaphore on Curator's protocol (InterProcessSemaphoreV2).
+//!
+//! Under the semaphore's path, `locks` is an ordinary mutex (Curator's
+//! `_c_<uuid>-lock-<seq>` nodes) and `leases` holds one protected ephemeral-sequential node
+//! per lease, `_c_<uuid>-lease-<seq>`. To acquire, a process takes the mutex, creates its
+//! lease node, and waits (children watch on `leases`) until there are at most `max_leases`
+//! children, then lets the mutex go. Only the process holding the mutex counts, so waiters
+//! are served one at a time in the mutex's order; every child of `leases` counts as a lease,
+//! whoever wrote it, so Curator's processes and ours share the count.
+//!
+//! Beyond Curator: an acquire that times out, fails or is dropped at any point leaves no
+//! lease node behind (CURATOR-335, CURATOR-315, CURATOR-462 orphaned them): the node is
+//! owned by the same background cleanup as the mutex's from the moment its create is sent.
+
+use std::time::Duration;
+
+use tokio::{
+    runtime::Handle,
+    time::{timeout_at, Instant},
+};
+use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode};
+
+use crate::{
+    plumbing::cleanup::{spawn_removal, Claim, Target},
+    plumbing::pending::{Pending, CLEANUP_GRACE},
+    plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
+    plumbing::retry::{may_retry, retry_delay},
+    plumbing::session_scope::SessionScope,
+    plumbing::watches::children_watch,
+    InterProcessMutex, RecipeError, Result,
+};
+
+/// The node name of a lease after the protected prefix, as Curator writes it.
+const LEASE_NAME: &str = "lease-";
+
+/// A counting semaphore at a path; see the [module documentation](self).
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::Semaphore;
+///
+/// // At most 3 holders at a time, across every process using the path.
+/// let semaphore = Semaphore::new(client, "/semaphores/exports", 3);
+/// let lease = semaphore.acquire_timeout(Duration::from_secs(10)).await?;
+/// // ... at most two others are here too ...
+/// lease.release().await?;
+/// let pair = semaphore.acquire_many(2).await?; // two leases at once
+/// for lease in pair {
+///     lease.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Semaphore {
+    client: Client,
+    path: String,
+    leases_path: String,
+    max_leases: u32,
+    lock: InterProcessMutex,
+    create: ProtectedCreate,
+}
+
+/// Builds a [`Semaphore`]; see [`Semaphore::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// let semaphore = zk_recipes::Semaphore::builder(client, "/semaphores/exports", 3)
+///     .data(b"worker-7")
+///     .build();
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct SemaphoreBuilder {
+    client: Client,
+    path: String,
+    max_leases: u32,
+    data: Vec<u8>,
+    acl: Option<Vec<Acl>>,
+}
+
+impl SemaphoreBuilder {
+    /// The data of each lease node (default empty; Curator writes the host's address).
+    ///
+    /// See the example on [`SemaphoreBuilder`].
+    pub fn data(mut self, data: &[u8]) -> Self {
+        self.data = data.to_vec();
+        self
+    }
+
+    /// The ACL of the lease and lock nodes (default open).
+    ///
+    /// See the example on [`SemaphoreBuilder`].
+    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
+        self.acl = Some(acl);
+        self
+    }
+
+    /// The semaphore.
+    ///
+    /// See the example on [`SemaphoreBuilder`].
+    pub fn build(self) -> Semaphore {
+        let leases_path = child_path(&self.path, "leases");
+        let mut options = CreateOptions::ephemeral_sequential();
+        let mut lock =
+            InterProcessMutex::builder(self.client.clone(), child_path(&self.path, "locks"));
+        if let Some(acl) = self.acl {
+            options = options.with_acl(acl.clone());
+            lock = lock.acl(acl);
+        }
+        Semaphore {
+            create: ProtectedCreate::new(leases_path.clone(), LEASE_NAME)
+                .data(&self.data)
+                .options(options),
+            lock: lock.build(),
+            client: self.client,
+            path: self.path,
+            leases_path,
+            max_leases: self.max_leases,
+        }
+    }
+}
+
+impl Semaphore {
+    /// A semaphore of `max_leases` leases at `path`.
+    ///
+    /// See the example on [`Semaphore`].
+    pub fn new(client: Client, path: impl Into<String>, max_leases: u32) -> Semaphore {
+        Self::builder(client, path, max_leases).build()
+    }
+
+    /// A builder for the lease data and ACL.
+    ///
+    /// See the example on [`SemaphoreBuilder`].
+    pub fn builder(client: Client, path: impl Into<String>, max_leases: u32) -> SemaphoreBuilder {
+        SemaphoreBuilder {
+            client,
+            path: path.into(),
+            max_leases,
+            data: Vec::new(),
+            acl: None,
+        }
+    }
+
+    /// The semaphore's path.
+    ///
+    /// See the example on [`Semaphore`].
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// How many leases may be held at once.
+    ///
+    /// See the example on [`Semaphore`].
+    pub fn max_leases(&self) -> u32 {
+        self.max_leases
+    }
+
+    /// Waits for a lease, as long as the session lives (see
+    /// [`InterProcessMutex::acquire`](crate::InterProcessMutex::acquire) for how a lost or expired session ends the
+    /// wait). Cancel-safe: dropping the future leaves no node behind.
+    ///
+    /// See the example on [`Semaphore`].
+    pub async fn acquire(&self) -> Result<Lease> {
+        Ok(self.acquire_inner(1, None).await?.remove(0))
+    }
+
+    /// Like [`acquire`](Self::acquire), giving up with [`RecipeError::Timeout`] after
+    /// `wait`.
+    ///
+    /// See the example on [`Semaphore`].
+    pub async fn acquire_timeout(&self, wait: Duration) -> Result<Lease> {
+        Ok(self
+            .acquire_inner(1, Some(Instant::now() + wait))
+            .await?
+            .remove(0))
+    }
+
+    /// Waits for `n` leases, taken one after another as Curator does; when it fails (or is
+    /// dropped) the leases already taken are given back.
+    ///
+    /// See the example on [`Semaphore`].
+    pub async fn acquire_many(&self, n: u32) -> Result<Vec<Lease>> {
+        self.acquire_inner(n, None).await
+    }
+
+    /// [`acquire_many`](Self::acquire_many) within `wait`.
+    ///
+    /// ```no_run
+    /// # async fn f(semaphore: zk_recipes::Semaphore) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    ///
+    /// let leases = semaphore.acquire_many_timeout(2, Duration::from_secs(5)).await?;
+    /// assert_eq!(leases.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_many_timeout(&self, n: u32, wait: Duration) -> Result<Vec<Lease>> {
+        self.acquire_inner(n, Some(Instant::now() + wait)).await
+    }
+
+    /// The names of the lease nodes (every child of `leases`: all count).
+    ///
+    /// ```no_run
+    /// # async fn f(semaphore: zk_recipes::Semaphore) -> zk_recipes::Result<()> {
+    /// println!("{} leases held", semaphore.participant_nodes().await?.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn participant_nodes(&self) -> Result<Vec<String>> {
+        match self.client.get_children(&self.leases_path).await {
+            Ok(mut c) => {
+                c.sort();
+                Ok(c)
+            }
+            Err(Error::Code(ErrorCode::NoNode)) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn acquire_inner(&self, n: u32, deadline: Option<Instant>) -> Result<Vec<Lease>> {
+        if n == 0 || n > self.max_leases {
+            return Err(RecipeError::InvalidArgument(
+                "the number of leases must be between 1 and max_leases",
+            ));
+        }
+        let mut leases = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            match self.acquire_one(deadline).await {
+                Ok(lease) => leases.push(lease),
+                Err(e) => {
+                    for lease in leases {
+                        let _ = lease.release().await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(leases)
+    }
+
+    /// One lease: Curator's steps under the `locks` mutex.
+    async fn acquire_one(&self, deadline: Option<Instant>) -> Result<Lease> {
+        let guard = match deadline {
+            Some(d) => {
+                self.lock
+                    .acquire_timeout(d.saturating_duration_since(Instant::now()))
+                    .await?
+            }
+            None => self.lock.acquire().await?,
+        };
+        let mut pending = Pending::new(
+            self.client.clone(),
+            self.leases_path.clone(),
+            Claim::default(),
+        );
+        let waited = async {
+            let scope = SessionScope::enter(&self.client)
+                .await
+                .map_err(RecipeError::Lost)?;
+            tokio::select! {
+                r = self.create_and_wait(&pending) => r,
+                reason = scope.wait_ended() => Err(RecipeError::Lost(reason)),
+            }
+        };
+        let result = match deadline {
+            Some(d) => timeout_at(d, waited)
+                .await
+                .unwrap_or(Err(RecipeError::Timeout)),
+            None => waited.await,
+        };
+        match result {
+            Ok(node) => {
+                pending.hand_over();
+                let lease = Lease::new(self.client.clone(), self.leases_path.clone(), node);
+                // The lease is owned by `lease` now: dropping this future while the mutex
+                // is released gives it back too.
+                let _ = guard.release().await;
+                Ok(lease)
+            }
+            Err(e) => {
+                pending.remove_now().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Creates our lease node and waits until the leases are few enough.
+    async fn create_and_wait(&self, pending: &Pending) -> Result<ProtectedNode> {
+        let (node, _) = self
+            .create
+            .listed(&self.client, Some(&pending.claim))
+            .await?;
+        let mut retry = 0;
+        loop {
+            let (children, watch) = match children_watch(&self.client, &self.leases_path).await {
+                Ok(r) => r,
+                Err(e) if e.is_retryable() && may_retry(&self.client) => {
+                    tokio::time::sleep(retry_delay(retry)).await;
+                    retry += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if !children.contains(&node.name) {
+                return Err(RecipeError::Lost(crate::LostReason::NodeDeleted));
+            }
+            if children.len() <= self.max_leases as usize {
+                return Ok(node);
+            }
+            // Connection events end the watch too: then we list again.
+            let _ = watch.await;
+        }
+    }
+}
+
+/// One lease of a [`Semaphore`]. Release it with [`release`](Self::release) to learn the
+/// outcome; dropping it releases too, deleting the node in the background.
+///
+/// See the example on [`Semaphore`].
+#[derive(Debug)]
+#[must_use = "dropping the lease releases it"]
+pub struct Lease {
+    client: Client,
+    parent: String,
+    node: ProtectedNode,
+    handle: Handle,
+    released: bool,
+}
+
+impl Lease {
+    fn new(client: Client, parent: String, node: ProtectedNode) -> Lease {
+        Lease {
+            client,
+            parent,
+            node,
+            handle: Handle::current(),
+            released: false,
+        }
+    }
+
+    /// The lease node's full path.
+    ///
+    /// See the example on [`Semaphore`].
+    pub fn path(&self) -> &str {
+        &self.node.path
+    }
+
+    /// The zxid that created the lease node: it grows with every new lease.
+    ///
+    /// See the example on [`Semaphore`].
+    pub fn fencing_token(&self) -> u64 {
+        self.node.stat.czxid as u64
+    }
+
+    /// Deletes the lease node. Cancel-safe: the deletion is handed to a background task
+    /// before the first await, which retries until the node or its session is gone.
+    ///
+    /// See the example on [`Semaphore`].
+    pub async fn release(mut self) -> Result<()> {
+        self.released = true;
+        let removal = self.spawn_removal();
+        if !self.client.state().is_connected() {
+            return Ok(());
+        }
+        removal
+            .wait(self.client.negotiated_timeout().max(CLEANUP_GRACE))
+            .await
+            .map_err(Into::into)
+    }
+
+    fn spawn_removal(&self) -> crate::plumbing::cleanup::Removal {
+        spawn_removal(
+            Some(&self.handle),
+            self.client.clone(),
+            self.parent.clone(),
+            Target::node(&self.node),
+        )
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if !self.released {
+            let _ = self.spawn_removal();
+        }
+    }
+}
