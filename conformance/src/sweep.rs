@@ -28,12 +28,13 @@
 //!     let (c, observer) = (c.clone(), observer.clone());
 //!     async move {
 //!         let options = CreateOptions::ephemeral();
-//!         if poll_then_drop(c.create("/x", b"", &options), k, pause).await.is_some() {
+//!         if poll_then_drop(c.create("/x", b"", options), k, pause).await.is_some() {
 //!             c.delete("/x", Version::Any).await.map_err(|e| e.to_string())?;
 //!             return Ok(true);
 //!         }
 //!         settle("no node", Duration::from_secs(5), || async {
-//!             let left = owned_nodes(&observer, c.session_id(), "/").await.unwrap();
+//!             let sid = c.session_id().map_or(0, zk_session::SessionId::get);
+//!             let left = owned_nodes(&observer, sid, "/").await.unwrap();
 //!             left.is_empty().then_some(()).ok_or(format!("{left:?}"))
 //!         })
 //!         .await?;

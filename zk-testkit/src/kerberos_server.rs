@@ -8,7 +8,7 @@ use crate::{Kdc, SaslServer, ServerOptions};
 /// How a test server logs in to the test KDC ([`SaslServer::kerberos`]).
 ///
 /// ```
-/// use conformance::kerberos_server::KerberosServer;
+/// use zk_testkit::kerberos_server::KerberosServer;
 /// let k = KerberosServer::new("/tmp/zk.keytab", "/tmp/krb5.conf", ["zookeeper/localhost"]);
 /// assert!(k.jaas(0).contains(r#"principal="zookeeper/localhost@ZK.TEST""#));
 /// ```

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use zk_proto::OpCode;
-use zk_session::{Client, CreateOptions, OnExpiry, SessionState};
+use zk_session::{Client, CreateOptions, EndReason, OnExpiry, SessionState};
 use zk_testkit::{expire_session, fault_proxy::FaultProxy, shared_standalone, SessionExpiry};
 
 const SOON: Duration = Duration::from_secs(30);
@@ -52,7 +52,9 @@ async fn a_partitioned_client_finds_its_session_expired() {
 
     proxy.partition(false);
     let mut state = client.watch_state();
-    tokio::time::timeout(SOON, state.wait_for(|s| s == SessionState::Expired))
+    // With OnExpiry::End the expiry is the client's end.
+    let expired = SessionState::Ended(EndReason::SessionExpired);
+    tokio::time::timeout(SOON, state.wait_for(|s| s == expired))
         .await
         .expect("the client learns of the expiry")
         .unwrap();

@@ -179,6 +179,20 @@ pub struct FakeServer {
     pub accepted: usize,
 }
 
+/// Whether `stream` is the client's `srvr` probe, which it sends to a server that hung up
+/// before its first session to tell a plain port from a TLS one; answered as a plain
+/// ZooKeeper port answers it, so the case sees only the client's real connections.
+async fn answered_probe(stream: &TcpStream) -> bool {
+    let mut head = [0u8; 4];
+    let peeked = tokio::time::timeout(Duration::from_millis(200), stream.peek(&mut head)).await;
+    if !matches!(peeked, Ok(Ok(4))) || &head != b"srvr" {
+        return false;
+    }
+    // A few bytes into an empty socket buffer: a non-blocking write is enough.
+    let _ = stream.try_write(b"Zookeeper version: fake\nMode: standalone\n");
+    true
+}
+
 impl FakeServer {
     pub async fn bind() -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -205,7 +219,12 @@ impl FakeServer {
     }
 
     async fn next_peer(&mut self) -> Peer {
-        let (stream, _) = self.listener.accept().await.expect("accept");
+        let stream = loop {
+            let (stream, _) = self.listener.accept().await.expect("accept");
+            if !answered_probe(&stream).await {
+                break stream;
+            }
+        };
         stream.set_nodelay(true).expect("nodelay");
         self.accepted += 1;
         Peer {
