@@ -8,7 +8,8 @@ mod recipes_support;
 use std::time::Duration;
 
 use recipes_support::{
-    client, expire_and_renew, proxied, shared, soon, unique, until_some, until_state,
+    children, client, cut_and_reconnect, eventually, expire_and_renew, proxied, shared, soon,
+    unique, until_some, until_state,
 };
 use zk_recipes::{node::NodeStatus, GroupMember, PersistentNode};
 use zk_session::{Client, CreateOptions, SessionState, Version};
@@ -147,4 +148,75 @@ async fn group_members_see_each_other_join_change_and_leave() {
     .unwrap();
     assert_eq!(alice.members().len(), 1);
     alice.close().await.unwrap();
+}
+
+/// Waits until `member`'s view is `want` (ids and payloads).
+async fn until_members(member: &GroupMember, want: &[(&str, &[u8])]) {
+    let want: Vec<(String, Vec<u8>)> = want
+        .iter()
+        .map(|(id, p)| ((*id).to_owned(), p.to_vec()))
+        .collect();
+    eventually(&format!("members {want:?}"), || async {
+        let got: Vec<(String, Vec<u8>)> = member
+            .members()
+            .into_iter()
+            .map(|(id, p)| (id, p.to_vec()))
+            .collect();
+        got == want
+    })
+    .await;
+}
+
+/// The view is the cache's: members another client adds and removes come and go, and after
+/// forced reconnects (one with changes made while the member was cut off, which no watch
+/// reports) the view is read again and is right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_view_follows_other_clients_across_reconnects() {
+    let group = unique("group-cache");
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
+    alice.wait_until_registered(WAIT).await.unwrap();
+    let carol = format!("{group}/carol");
+    admin
+        .create(&carol, b"c1", CreateOptions::persistent())
+        .await
+        .unwrap();
+    until_members(&alice, &[("alice", b"a1"), ("carol", b"c1")]).await;
+    admin.delete(&carol, Version::Any).await.unwrap();
+    until_members(&alice, &[("alice", b"a1")]).await;
+
+    // Cut off (the proxy cuts the connection and refuses new ones) while carol comes back
+    // with new data and dave joins: a persistent watch does not replay what it missed; the
+    // cache's resync after the reconnect reads it.
+    let session = c.session_id();
+    proxy.partition(true);
+    until_state(&c, SessionState::Suspended).await;
+    admin
+        .create(&carol, b"c2", CreateOptions::persistent())
+        .await
+        .unwrap();
+    let dave = format!("{group}/dave");
+    admin
+        .create(&dave, b"d1", CreateOptions::persistent())
+        .await
+        .unwrap();
+    proxy.partition(false);
+    until_state(&c, SessionState::Connected).await;
+    assert_eq!(c.session_id(), session, "the same session");
+    until_members(
+        &alice,
+        &[("alice", b"a1"), ("carol", b"c2"), ("dave", b"d1")],
+    )
+    .await;
+
+    // A plain cut: the client reconnects at once and the view keeps following.
+    cut_and_reconnect(&proxy, &c).await;
+    admin.delete(&carol, Version::Any).await.unwrap();
+    admin.set_data(&dave, b"d2", Version::Any).await.unwrap();
+    until_members(&alice, &[("alice", b"a1"), ("dave", b"d2")]).await;
+
+    admin.delete(&dave, Version::Any).await.unwrap();
+    alice.close().await.unwrap();
+    assert!(children(&admin, &group).await.is_empty());
 }
