@@ -1,12 +1,14 @@
 //! PersistentNode and GroupMember against a real ZooKeeper 3.8 server: the node comes back
 //! after a deletion, a connection loss and a session expiry (under the same name, with our
-//! data re-applied), its status says when it is lost and back, and the group's view follows
-//! members joining, changing and leaving.
+//! data re-applied), its status says when it is lost and back, a TTL node comes back after
+//! a deletion or the server's reaping, and the group's view follows members joining,
+//! changing and leaving, across reconnects.
 
 mod recipes_support;
 
 use std::time::Duration;
 
+use conformance::Standalone;
 use recipes_support::{
     children, client, cut_and_reconnect, eventually, expire_and_renew, proxied, shared, soon,
     unique, until_some, until_state,
@@ -116,6 +118,67 @@ async fn persistent_node_adopts_an_existing_node() {
     until_node(&c, &path, b"new", 0).await;
     node.close().await.unwrap();
     assert_eq!(c.exists(&path).await.unwrap(), None);
+}
+
+/// A TTL node (the shared server runs with `extendedTypesEnabled`): created as one, created
+/// again after another client deletes it, and removed by close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_ttl_node_comes_back_and_close_removes_it() {
+    let c = client(&shared()).await;
+    let admin = client(&shared()).await;
+    let path = format!("{}/lease", unique("pnode-ttl"));
+    let node = PersistentNode::builder(c.clone(), &path, b"t1")
+        .options(CreateOptions::ttl(Duration::from_secs(600)))
+        .start();
+    assert_eq!(node.wait_until_present(WAIT).await.unwrap(), path);
+    let (data, first) = admin.get_data(&path).await.unwrap();
+    assert_eq!(&data[..], b"t1");
+    // Not an ephemeral (the server hides the TTL it keeps in this field).
+    assert_eq!(first.ephemeral_owner, 0, "{first:?}");
+
+    admin.delete(&path, Version::Any).await.unwrap();
+    let again = until_some("the TTL node created again", || async {
+        match admin.get_data(&path).await {
+            Ok((d, stat)) if stat.czxid != first.czxid => Some((d, stat)),
+            _ => None,
+        }
+    })
+    .await;
+    assert_eq!(&again.0[..], b"t1");
+    assert_eq!(again.1.ephemeral_owner, 0);
+
+    node.close().await.unwrap();
+    assert_eq!(admin.exists(&path).await.unwrap(), None);
+}
+
+/// The node is a TTL node indeed: a server that reaps often deletes it once it has not
+/// changed for its TTL, and the recipe creates it again, until close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
+    // The reaper runs every znode.container.checkIntervalMs (60 s by default).
+    let zk = tokio::task::block_in_place(|| {
+        Standalone::builder()
+            .extended_types(true)
+            .system_property("znode.container.checkIntervalMs", "100")
+            .start()
+            .unwrap()
+    });
+    let c = client(&zk.connect_string()).await;
+    let node = PersistentNode::builder(c.clone(), "/lease", b"t1")
+        .options(CreateOptions::ttl(Duration::from_millis(500)))
+        .start();
+    node.wait_until_present(WAIT).await.unwrap();
+    let first = until_some("the first TTL node", || async {
+        c.exists("/lease").await.ok().flatten()
+    })
+    .await;
+    until_some("a TTL node reaped and created again", || async {
+        let stat = c.exists("/lease").await.ok().flatten()?;
+        (stat.czxid != first.czxid).then_some(())
+    })
+    .await;
+    node.close().await.unwrap();
+    assert_eq!(c.exists("/lease").await.unwrap(), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
