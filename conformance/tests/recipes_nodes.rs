@@ -1,14 +1,17 @@
 //! PersistentNode and GroupMember against a real ZooKeeper 3.8 server: the node comes back
 //! after a deletion, a connection loss and a session expiry (under the same name, with our
-//! data re-applied), its status says when it is lost and back, and the group's view follows
-//! members joining, changing and leaving.
+//! data re-applied), its status says when it is lost and back, a TTL node comes back after
+//! a deletion or the server's reaping, and the group's view follows members joining,
+//! changing and leaving, across reconnects.
 
 mod recipes_support;
 
 use std::time::Duration;
 
+use conformance::Standalone;
 use recipes_support::{
-    client, expire_and_renew, proxied, shared, soon, unique, until_some, until_state,
+    children, client, cut_and_reconnect, eventually, expire_and_renew, proxied, shared, soon,
+    unique, until_some, until_state,
 };
 use zk_recipes::{node::NodeStatus, GroupMember, PersistentNode};
 use zk_session::{Client, CreateOptions, SessionState, Version};
@@ -117,6 +120,67 @@ async fn persistent_node_adopts_an_existing_node() {
     assert_eq!(c.exists(&path).await.unwrap(), None);
 }
 
+/// A TTL node (the shared server runs with `extendedTypesEnabled`): created as one, created
+/// again after another client deletes it, and removed by close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_ttl_node_comes_back_and_close_removes_it() {
+    let c = client(&shared()).await;
+    let admin = client(&shared()).await;
+    let path = format!("{}/lease", unique("pnode-ttl"));
+    let node = PersistentNode::builder(c.clone(), &path, b"t1")
+        .options(CreateOptions::ttl(Duration::from_secs(600)))
+        .start();
+    assert_eq!(node.wait_until_present(WAIT).await.unwrap(), path);
+    let (data, first) = admin.get_data(&path).await.unwrap();
+    assert_eq!(&data[..], b"t1");
+    // Not an ephemeral (the server hides the TTL it keeps in this field).
+    assert_eq!(first.ephemeral_owner, 0, "{first:?}");
+
+    admin.delete(&path, Version::Any).await.unwrap();
+    let again = until_some("the TTL node created again", || async {
+        match admin.get_data(&path).await {
+            Ok((d, stat)) if stat.czxid != first.czxid => Some((d, stat)),
+            _ => None,
+        }
+    })
+    .await;
+    assert_eq!(&again.0[..], b"t1");
+    assert_eq!(again.1.ephemeral_owner, 0);
+
+    node.close().await.unwrap();
+    assert_eq!(admin.exists(&path).await.unwrap(), None);
+}
+
+/// The node is a TTL node indeed: a server that reaps often deletes it once it has not
+/// changed for its TTL, and the recipe creates it again, until close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
+    // The reaper runs every znode.container.checkIntervalMs (60 s by default).
+    let zk = tokio::task::block_in_place(|| {
+        Standalone::builder()
+            .extended_types(true)
+            .system_property("znode.container.checkIntervalMs", "100")
+            .start()
+            .unwrap()
+    });
+    let c = client(&zk.connect_string()).await;
+    let node = PersistentNode::builder(c.clone(), "/lease", b"t1")
+        .options(CreateOptions::ttl(Duration::from_millis(500)))
+        .start();
+    node.wait_until_present(WAIT).await.unwrap();
+    let first = until_some("the first TTL node", || async {
+        c.exists("/lease").await.ok().flatten()
+    })
+    .await;
+    until_some("a TTL node reaped and created again", || async {
+        let stat = c.exists("/lease").await.ok().flatten()?;
+        (stat.czxid != first.czxid).then_some(())
+    })
+    .await;
+    node.close().await.unwrap();
+    assert_eq!(c.exists("/lease").await.unwrap(), None);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_members_see_each_other_join_change_and_leave() {
     let group = unique("group");
@@ -147,4 +211,75 @@ async fn group_members_see_each_other_join_change_and_leave() {
     .unwrap();
     assert_eq!(alice.members().len(), 1);
     alice.close().await.unwrap();
+}
+
+/// Waits until `member`'s view is `want` (ids and payloads).
+async fn until_members(member: &GroupMember, want: &[(&str, &[u8])]) {
+    let want: Vec<(String, Vec<u8>)> = want
+        .iter()
+        .map(|(id, p)| ((*id).to_owned(), p.to_vec()))
+        .collect();
+    eventually(&format!("members {want:?}"), || async {
+        let got: Vec<(String, Vec<u8>)> = member
+            .members()
+            .into_iter()
+            .map(|(id, p)| (id, p.to_vec()))
+            .collect();
+        got == want
+    })
+    .await;
+}
+
+/// The view is the cache's: members another client adds and removes come and go, and after
+/// forced reconnects (one with changes made while the member was cut off, which no watch
+/// reports) the view is read again and is right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_view_follows_other_clients_across_reconnects() {
+    let group = unique("group-cache");
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
+    alice.wait_until_registered(WAIT).await.unwrap();
+    let carol = format!("{group}/carol");
+    admin
+        .create(&carol, b"c1", CreateOptions::persistent())
+        .await
+        .unwrap();
+    until_members(&alice, &[("alice", b"a1"), ("carol", b"c1")]).await;
+    admin.delete(&carol, Version::Any).await.unwrap();
+    until_members(&alice, &[("alice", b"a1")]).await;
+
+    // Cut off (the proxy cuts the connection and refuses new ones) while carol comes back
+    // with new data and dave joins: a persistent watch does not replay what it missed; the
+    // cache's resync after the reconnect reads it.
+    let session = c.session_id();
+    proxy.partition(true);
+    until_state(&c, SessionState::Suspended).await;
+    admin
+        .create(&carol, b"c2", CreateOptions::persistent())
+        .await
+        .unwrap();
+    let dave = format!("{group}/dave");
+    admin
+        .create(&dave, b"d1", CreateOptions::persistent())
+        .await
+        .unwrap();
+    proxy.partition(false);
+    until_state(&c, SessionState::Connected).await;
+    assert_eq!(c.session_id(), session, "the same session");
+    until_members(
+        &alice,
+        &[("alice", b"a1"), ("carol", b"c2"), ("dave", b"d1")],
+    )
+    .await;
+
+    // A plain cut: the client reconnects at once and the view keeps following.
+    cut_and_reconnect(&proxy, &c).await;
+    admin.delete(&carol, Version::Any).await.unwrap();
+    admin.set_data(&dave, b"d2", Version::Any).await.unwrap();
+    until_members(&alice, &[("alice", b"a1"), ("dave", b"d2")]).await;
+
+    admin.delete(&dave, Version::Any).await.unwrap();
+    alice.close().await.unwrap();
+    assert!(children(&admin, &group).await.is_empty());
 }

@@ -10,7 +10,6 @@
 mod atomic_long;
 mod shared_count;
 
-pub(crate) use self::shared_count::reconnected;
 pub use self::{
     atomic_long::{AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong},
     shared_count::{SharedCount, VersionedCount},

@@ -105,8 +105,20 @@ pub async fn assert_no_auth(c: &Client, path: &str) {
 /// SIGKILLs `server`, the member `c` is connected to, and waits until `c` has reconnected
 /// (to another member). Needs a multi-thread runtime.
 pub async fn kill_and_reconnect(c: &Client, server: &ZkServer) {
-    let mut events = c.session_events();
+    let events = c.session_events();
     tokio::task::block_in_place(|| server.kill9());
+    until_reconnected(events).await;
+}
+
+/// Cuts `c`'s connections at `proxy` and waits until `c` has reconnected (same session).
+pub async fn cut_and_reconnect(proxy: &Proxy, c: &Client) {
+    let events = c.session_events();
+    proxy.cut_connections();
+    until_reconnected(events).await;
+}
+
+/// Waits (at most [`SOON`]) for a `Reconnected` among `events`.
+async fn until_reconnected(mut events: zk_session::SessionEvents) {
     soon("the reconnect", async {
         while let Some(ev) = events.next().await {
             if ev == zk_session::SessionEvent::Reconnected {

@@ -279,7 +279,7 @@ async fn follow(client: Client, path: String, tx: Arc<watch::Sender<VersionedCou
 
 /// Resolves on the next connection after a break (same session or a new one); never once
 /// the client is gone.
-pub(crate) async fn reconnected(events: &mut zk_session::SessionEvents) {
+async fn reconnected(events: &mut zk_session::SessionEvents) {
     loop {
         match events.next().await {
             Some(SessionEvent::Reconnected | SessionEvent::Connected { .. }) => return,

@@ -1,24 +1,20 @@
 //! [`GroupMember`]: Curator's GroupMember. This member is a [`PersistentNode`] (ephemeral,
-//! not protected) at `<group>/<id>` holding its payload; the membership is a view of the
-//! group's children and their data, kept by a children watch and re-read after every
-//! reconnect or new session.
+//! not protected) at `<group>/<id>` holding its payload; the membership is the view of a
+//! [`Cache`] of the group's children and their data, so it is read again in full after
+//! every reconnect or new session, as the cache is.
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use bytes::Bytes;
-use tokio::{
-    sync::watch,
-    task::{AbortHandle, JoinSet},
-};
-use zk_session::{Client, Error, ErrorCode};
+use tokio::{sync::watch, task::AbortHandle};
+use zk_session::{Client, ErrorCode};
 
 use super::PersistentNode;
 use crate::{
-    counter::reconnected,
+    cache::{Cache, CacheEvents, CacheMode},
     plumbing::protected::child_path,
     plumbing::retry::retry_delay,
-    plumbing::watches::{children_watch, data_watch, exists_watch},
-    Result,
+    RecipeError, Result,
 };
 
 /// The members of a group: each member's id (its node's name) and payload (its data).
@@ -101,7 +97,8 @@ impl GroupMember {
         m
     }
 
-    /// The membership view as it changes (as read from the server).
+    /// The membership view as it changes: the cache's view of the group, published once
+    /// the cache has loaded it and after each change the cache sees.
     ///
     /// See the example on [`GroupMember`].
     pub fn changes(&self) -> watch::Receiver<Members> {
@@ -129,7 +126,7 @@ impl GroupMember {
     }
 }
 
-/// Stops the follower with its member, however the member ends.
+/// Stops the follower (and its cache, whose watch goes with it), however the member ends.
 #[derive(Debug)]
 struct AbortOnDrop(AbortHandle);
 
@@ -139,64 +136,54 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Follows the group's children and their data: a children watch on the group and a data
-/// watch on each member, re-read after any of them fires and after every reconnect.
+/// Starts a cache of the group's children with their data, retrying while the connection
+/// is down, and mirrors it into `view` until the cache stops (its client ended).
 async fn follow(client: Client, group: String, view: Arc<watch::Sender<Members>>) {
-    let mut events = client.session_events();
     let mut retry = 0;
     while !client.has_ended() {
-        match children_watch(&client, &group).await {
-            Ok((children, w)) => {
-                retry = 0;
-                let mut fired = JoinSet::new();
-                fired.spawn(async move {
-                    let _ = w.await;
-                });
-                let members = read_members(&client, &group, children, &mut fired).await;
-                view.send_if_modified(|m| {
-                    let changed = *m != members;
-                    *m = members;
-                    changed
-                });
-                tokio::select! {
-                    _ = fired.join_next() => {}
-                    _ = reconnected(&mut events) => {}
-                }
-                // Dropping the set drops the other watches (removed from the server).
-            }
-            Err(Error::Code(ErrorCode::NoNode)) => {
-                view.send_if_modified(|m| std::mem::take(m) != Members::new());
-                if let Ok((None, w)) = exists_watch(&client, &group).await {
-                    tokio::select! {
-                        _ = w => {}
-                        _ = reconnected(&mut events) => {}
-                    }
-                }
-            }
-            Err(_) => {
+        let mut builder = Cache::builder(client.clone(), &group).mode(CacheMode::Children);
+        // Subscribed before the start: the initial load's events are not missed.
+        let mut events = builder.subscribe();
+        match builder.start().await {
+            Ok(cache) => return mirror(&cache, &mut events, &view).await,
+            Err(RecipeError::Session(e))
+                if e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired) =>
+            {
                 tokio::time::sleep(retry_delay(retry)).await;
                 retry += 1;
             }
+            // A group path the server refuses: nothing to follow; the view keeps this member.
+            Err(_) => return,
         }
     }
 }
 
-/// Each child's data, with a data watch on it added to `fired`; a child gone meanwhile is
-/// left out.
-async fn read_members(
-    client: &Client,
-    group: &str,
-    children: Vec<String>,
-    fired: &mut JoinSet<()>,
-) -> Members {
-    let mut members = Members::new();
-    for name in children {
-        if let Ok((data, _, w)) = data_watch(client, &child_path(group, &name)).await {
-            fired.spawn(async move {
-                let _ = w.await;
+/// Copies the cache's view into `view` once the cache is initialized and after each burst
+/// of its events (one copy for all the events queued together), until the cache stops.
+async fn mirror(cache: &Cache, events: &mut CacheEvents, view: &watch::Sender<Members>) {
+    while events.next().await.is_some() {
+        while let Some(Some(_)) = events.try_next() {}
+        if cache.is_initialized() {
+            let members = members_of(cache);
+            view.send_if_modified(|m| {
+                let changed = *m != members;
+                *m = members;
+                changed
             });
-            members.insert(name, data);
         }
     }
-    members
+}
+
+/// The cached children of the cache's root and their data.
+fn members_of(cache: &Cache) -> Members {
+    let group = cache.root();
+    let names = cache.children(group).unwrap_or_default();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let node = cache.get(&child_path(group, &name))?;
+            let payload = node.data_bytes().cloned().unwrap_or_default();
+            Some((name, payload))
+        })
+        .collect()
 }
