@@ -121,7 +121,7 @@ impl PersistentNodeBuilder {
 }
 
 /// A node kept present across connection loss and session expiry; see the
-/// [module documentation](self). Dropping it deletes the node in the background;
+/// [module documentation](crate::node). Dropping it deletes the node in the background;
 /// [`close`](Self::close) does so and waits.
 ///
 /// ```no_run
