@@ -478,13 +478,18 @@ impl ClientBuilder {
     /// ```no_run
     /// # async fn example() -> zk_session::Result<()> {
     /// use std::time::Duration;
-    /// use zk_session::{Client, Error};
+    /// use zk_session::{Client, ConnectError, Error};
     ///
     /// let connecting = Client::builder("127.0.0.1:2181")
     ///     .first_connection_timeout(Duration::from_secs(5))
     ///     .connect();
     /// match connecting.await {
     ///     Ok(client) => println!("session {:?}", client.session_id()),
+    ///     // The io error stays reachable: `kind` here, `source()` for the error itself.
+    ///     Err(Error::ConnectTimeout {
+    ///         last_error: Some(ConnectError::Io { server, kind, .. }),
+    ///         ..
+    ///     }) => eprintln!("{server}: {kind}"),
     ///     Err(Error::ConnectTimeout { last_error, .. }) => eprintln!("no server: {last_error:?}"),
     ///     Err(e) => return Err(e),
     /// }
