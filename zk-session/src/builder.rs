@@ -15,7 +15,7 @@ use crate::{
     state::{EndReason, SessionState},
     transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
-    Error, SessionId,
+    ConfigError, Error, SessionId,
 };
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
@@ -436,11 +436,8 @@ impl ClientBuilder {
         if self.session_timeout < Duration::from_millis(1)
             || self.session_timeout > Duration::from_millis(i32::MAX as u64)
         {
-            return Err(Error::Config(format!(
-                "session timeout must be from 1 ms to {} ms, not {:?}",
-                i32::MAX,
-                self.session_timeout
-            )));
+            let timeout = self.session_timeout;
+            return Err(ConfigError::SessionTimeout { timeout }.into());
         }
         let cfg = Config {
             hosts: cs.hosts,

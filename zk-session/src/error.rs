@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::ConnectError;
+use crate::{ConfigError, ConnectError};
 use zk_proto::{DecodeError, ErrorCode, PathError};
 
 /// Everything an operation can fail with.
@@ -59,7 +59,7 @@ pub enum Error {
     ProtocolViolation(String),
     /// The connect string or the builder's settings are unusable.
     #[error("bad configuration: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// No server could be reached in time for the first connection.
     #[error("could not connect to any server within {waited:?} (last attempt: {})", LastAttempt(last_error.as_ref()))]
     ConnectTimeout {
