@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::{ConfigError, ConnectError};
+use crate::{ConfigError, ConnectError, ProtocolViolation};
 use zk_proto::{DecodeError, ErrorCode, PathError};
 
 /// Everything an operation can fail with.
@@ -56,7 +56,7 @@ pub enum Error {
     Protocol(#[from] DecodeError),
     /// The server's reply does not fit the request it answers; the connection was dropped.
     #[error("protocol violation: {0}")]
-    ProtocolViolation(String),
+    ProtocolViolation(#[from] ProtocolViolation),
     /// The connect string or the builder's settings are unusable.
     #[error("bad configuration: {0}")]
     Config(#[from] ConfigError),

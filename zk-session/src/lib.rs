@@ -75,6 +75,7 @@ mod ensemble_config;
 mod error;
 mod jitter;
 mod multi;
+mod protocol_violation;
 mod redact;
 mod retry;
 #[cfg(feature = "sasl")]
@@ -99,6 +100,7 @@ pub use connect_error::{AuthFailure, ConnectError, HandshakeError};
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
+pub use protocol_violation::ProtocolViolation;
 pub use retry::RetryPolicy;
 #[cfg(feature = "gssapi")]
 pub use sasl::{GssapiConfig, HostnameCanonicalization};
@@ -113,6 +115,6 @@ pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
 pub use zk_proto::{
-    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, Id, PathError,
-    Perms, Stat, WatcherType,
+    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, FrameError, Id,
+    OpCode, PathError, Perms, Stat, WatcherType,
 };

@@ -83,7 +83,7 @@ impl Client {
         match self.call(req, None).await? {
             Response::Create(r) => Ok(self.client_path(&r.path)),
             Response::Create2(r) => Ok(self.client_path(&r.path)),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("CreateResponse", other)),
         }
     }
 
@@ -115,7 +115,7 @@ impl Client {
         }
         match self.call(req, None).await? {
             Response::Create2(r) => Ok((self.client_path(&r.path), r.stat)),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("Create2Response", other)),
         }
     }
 
