@@ -1,6 +1,6 @@
 //! The `Client` handle: one `async fn` per ZooKeeper operation.
 
-use crate::ProtocolViolation;
+use crate::{ArgumentError, ProtocolViolation};
 use std::{
     sync::{atomic::Ordering, Arc},
     time::Duration,
@@ -107,9 +107,7 @@ impl Client {
         // The server appends the sequence to "/app" itself: "/app0000000001" is a sibling of
         // the chroot, outside it (the Java client lets this through).
         if path == "/" && matches!(kind, PathKind::Sequential) && !self.inner.chroot.is_root() {
-            return Err(Error::InvalidArgument(
-                "a sequential znode named after the chroot would be created outside it".into(),
-            ));
+            return Err(ArgumentError::SequentialAtChroot.into());
         }
         Ok(self.inner.chroot.to_server(path))
     }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::{ConfigError, ConnectError, ProtocolViolation};
+use crate::{ArgumentError, ConfigError, ConnectError, ProtocolViolation};
 use zk_proto::{DecodeError, ErrorCode, PathError};
 
 /// Everything an operation can fail with.
@@ -50,7 +50,7 @@ pub enum Error {
     },
     /// An argument the server would refuse; nothing was sent.
     #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    InvalidArgument(#[from] ArgumentError),
     /// The server sent bytes that break the protocol; the connection was dropped.
     #[error("protocol error from the server: {0}")]
     Protocol(#[from] DecodeError),

@@ -60,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+mod argument_error;
 mod backoff;
 mod builder;
 mod chroot;
@@ -92,6 +93,7 @@ mod tree_ops;
 mod version;
 mod watch;
 
+pub use argument_error::ArgumentError;
 pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly, ServerList};
 pub use client::Client;

@@ -78,7 +78,7 @@ impl Client {
                 if mode.is_ttl() {
                     let ttl = options
                         .ttl_duration()
-                        .ok_or_else(|| Error::InvalidArgument("a TTL mode needs a TTL".into()))?;
+                        .ok_or(Error::InvalidArgument(crate::ArgumentError::TtlMissing))?;
                     MultiOp::CreateTtl(CreateTtlRequest {
                         path,
                         data: Some(data),

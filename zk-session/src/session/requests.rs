@@ -172,7 +172,7 @@ impl SessionCore {
             }),
             Err(e) => {
                 self.registration_failed(&rc);
-                let _ = rc.reply.send(Err(Error::InvalidArgument(e.to_string())));
+                let _ = rc.reply.send(Err(Error::InvalidArgument(e.into())));
             }
         }
     }
