@@ -143,10 +143,10 @@ impl SessionCore {
         let error = failure.at(format!("{h}:{p}"));
         #[cfg(feature = "tracing")]
         let reason = error.to_string();
+        self.shared.attempt_failed(error.clone());
         self.timers.attempt_until = None;
         self.wbuf.clear();
         if let ConnectError::AuthFailed { .. } = error {
-            self.shared.attempt_failed(error);
             trace::warn!(
                 server = %trace::Server(&self.cfg.hosts[host]),
                 reason,
@@ -155,11 +155,6 @@ impl SessionCore {
             return self.end(End::AuthFailed);
         }
         trace::debug!(server = %trace::Server(&self.cfg.hosts[host]), reason, "connect failed");
-        let tls = match &error {
-            ConnectError::Tls(e) => Some(e.clone()),
-            _ => None,
-        };
-        self.shared.attempt_failed(error);
         self.actions.push_back(Action::Disconnect);
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
@@ -169,7 +164,7 @@ impl SessionCore {
             c.failures_in_cycle = 0;
             c.permanent_in_cycle = 0;
             c.cycles += 1;
-            if let (true, false, Some(e)) = (hopeless, self.ever_connected, tls) {
+            if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, error) {
                 // The client keeps trying (a built client may wait for a fix), but a caller
                 // of `connect` hears of it now.
                 self.shared.hopeless.send_replace(Some(e));
