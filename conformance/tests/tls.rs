@@ -54,7 +54,7 @@ async fn connect_failure(b: ClientBuilder) -> String {
             ..
         }) => {
             eprintln!("connect failed as expected: {e}");
-            e
+            e.to_string()
         }
         Err(Error::Tls(e)) => {
             eprintln!("connect failed as expected: {e}");

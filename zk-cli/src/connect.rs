@@ -33,7 +33,7 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
                 "could not connect to any of {} within {:.1} s (last attempt: {})",
                 hosts(&server).join(", "),
                 waited.as_secs_f64(),
-                last_error.as_deref().unwrap_or("none")
+                last_error.map_or_else(|| "none".to_owned(), |e| e.to_string())
             ),
         ),
         // Every server failed TLS for a reason no retry fixes (a certificate, a port that

@@ -257,7 +257,11 @@ impl Response {
     }
 
     /// The record's name, for errors.
-    fn record_name(&self) -> &'static str {
+    ///
+    /// ```
+    /// assert_eq!(zk_proto::Response::Empty.record_name(), "Empty");
+    /// ```
+    pub fn record_name(&self) -> &'static str {
         match self {
             Response::Empty => "Empty",
             Response::Create(_) => "CreateResponse",

@@ -15,7 +15,7 @@ use crate::{
     state::{EndReason, SessionState},
     transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
-    Error, SessionId,
+    ConfigError, Error, SessionId,
 };
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
@@ -436,11 +436,8 @@ impl ClientBuilder {
         if self.session_timeout < Duration::from_millis(1)
             || self.session_timeout > Duration::from_millis(i32::MAX as u64)
         {
-            return Err(Error::Config(format!(
-                "session timeout must be from 1 ms to {} ms, not {:?}",
-                i32::MAX,
-                self.session_timeout
-            )));
+            let timeout = self.session_timeout;
+            return Err(ConfigError::SessionTimeout { timeout }.into());
         }
         let cfg = Config {
             hosts: cs.hosts,
@@ -478,13 +475,18 @@ impl ClientBuilder {
     /// ```no_run
     /// # async fn example() -> zk_session::Result<()> {
     /// use std::time::Duration;
-    /// use zk_session::{Client, Error};
+    /// use zk_session::{Client, ConnectError, Error};
     ///
     /// let connecting = Client::builder("127.0.0.1:2181")
     ///     .first_connection_timeout(Duration::from_secs(5))
     ///     .connect();
     /// match connecting.await {
     ///     Ok(client) => println!("session {:?}", client.session_id()),
+    ///     // The io error stays reachable: `kind` here, `source()` for the error itself.
+    ///     Err(Error::ConnectTimeout {
+    ///         last_error: Some(ConnectError::Io { server, kind, .. }),
+    ///         ..
+    ///     }) => eprintln!("{server}: {kind}"),
     ///     Err(Error::ConnectTimeout { last_error, .. }) => eprintln!("no server: {last_error:?}"),
     ///     Err(e) => return Err(e),
     /// }

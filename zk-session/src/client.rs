@@ -1,5 +1,6 @@
 //! The `Client` handle: one `async fn` per ZooKeeper operation.
 
+use crate::{ArgumentError, ProtocolViolation};
 use std::{
     sync::{atomic::Ordering, Arc},
     time::Duration,
@@ -106,9 +107,7 @@ impl Client {
         // The server appends the sequence to "/app" itself: "/app0000000001" is a sibling of
         // the chroot, outside it (the Java client lets this through).
         if path == "/" && matches!(kind, PathKind::Sequential) && !self.inner.chroot.is_root() {
-            return Err(Error::InvalidArgument(
-                "a sequential znode named after the chroot would be created outside it".into(),
-            ));
+            return Err(ArgumentError::SequentialAtChroot.into());
         }
         Ok(self.inner.chroot.to_server(path))
     }
@@ -160,15 +159,16 @@ impl Client {
     }
 }
 
-fn unexpected(resp: Response) -> Error {
-    Error::ProtocolViolation(format!("unexpected response {resp:?}"))
+fn unexpected(expected: &'static str, resp: Response) -> Error {
+    let got = resp.record_name();
+    Error::ProtocolViolation(ProtocolViolation::WrongReply { expected, got })
 }
 
 fn exists_result(r: Result<Response, Error>) -> Result<Option<Stat>, Error> {
     match r {
         Ok(Response::Stat(s)) => Ok(Some(s)),
         Err(Error::Code(ErrorCode::NoNode)) => Ok(None),
-        Ok(other) => Err(unexpected(other)),
+        Ok(other) => Err(unexpected("Stat", other)),
         Err(e) => Err(e),
     }
 }
@@ -176,21 +176,21 @@ fn exists_result(r: Result<Response, Error>) -> Result<Option<Stat>, Error> {
 fn data_result(r: Response) -> Result<(Bytes, Stat), Error> {
     match r {
         Response::GetData(d) => Ok((d.data.unwrap_or_default(), d.stat)),
-        other => Err(unexpected(other)),
+        other => Err(unexpected("GetDataResponse", other)),
     }
 }
 
 fn stat_result(r: Response) -> Result<Stat, Error> {
     match r {
         Response::Stat(s) => Ok(s),
-        other => Err(unexpected(other)),
+        other => Err(unexpected("Stat", other)),
     }
 }
 
 fn children2_result(r: Response) -> Result<(Vec<String>, Stat), Error> {
     match r {
         Response::GetChildren2(c) => Ok((c.children, c.stat)),
-        other => Err(unexpected(other)),
+        other => Err(unexpected("GetChildren2Response", other)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Parsing `host:port,host:port/chroot`.
 
-use crate::{chroot::Chroot, Error};
+use crate::{chroot::Chroot, ConfigError, Error};
 
 /// The default client port.
 const DEFAULT_PORT: u16 = 2181;
@@ -28,14 +28,15 @@ impl ConnectString {
             hosts.push(parse_host(h)?);
         }
         if hosts.is_empty() {
-            return Err(Error::Config(format!("no hosts in connect string {s:?}")));
+            let connect_string = s.to_owned();
+            return Err(ConfigError::NoHosts { connect_string }.into());
         }
         Ok(ConnectString { hosts, chroot })
     }
 }
 
 fn parse_host(h: &str) -> Result<(String, u16), Error> {
-    let bad = || Error::Config(format!("bad host {h:?} in connect string"));
+    let bad = || Error::Config(ConfigError::BadHost { host: h.to_owned() });
     let (host, port) = if let Some(rest) = h.strip_prefix('[') {
         let end = rest.find(']').ok_or_else(bad)?;
         let host = &rest[..end];

@@ -88,35 +88,7 @@ pub(crate) enum NoSasl {}
 /// Why an attempt to connect failed; every failure means "try the next server", and the
 /// last one is kept for the error [`ClientBuilder::connect`](crate::ClientBuilder::connect)
 /// returns when no server could be reached.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ConnectFailure {
-    #[error("{0}")]
-    Io(std::io::Error),
-    #[error("no connect response in time")]
-    Timeout,
-    #[error("bad connect response: {0}")]
-    Protocol(String),
-    /// The server refused the client's credentials: final, not worth another server.
-    #[cfg_attr(not(feature = "sasl"), allow(dead_code))]
-    #[error("authentication failed: {0}")]
-    AuthFailed(String),
-    #[error(
-        "the server closed the connection instead of answering the connect request \
-         (a TLS port? a server behind the session's last zxid?)"
-    )]
-    Closed,
-    /// The TLS handshake failed (or a TLS port answered a plain client), classified.
-    #[error("TLS handshake failed: {0}")]
-    Tls(crate::TlsFailure),
-}
-
-impl ConnectFailure {
-    /// True when the same attempt would fail the same way again: a TLS failure other than an
-    /// interrupted handshake. (A refused SASL login ends the session on its own.)
-    pub fn is_permanent(&self) -> bool {
-        matches!(self, ConnectFailure::Tls(f) if f.is_permanent())
-    }
-}
+pub(crate) use crate::connect_error::ConnectFailure;
 
 /// Opens a stream to `addr` (with TLS if `security` says so). The core bounds the time the
 /// attempt takes, handshake included: the driver drops this future when it ends the attempt.

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use thiserror::Error;
+
+use crate::{ArgumentError, ConfigError, ConnectError, ProtocolViolation};
 use zk_proto::{DecodeError, ErrorCode, PathError};
 
 /// Everything an operation can fail with.
@@ -48,23 +50,25 @@ pub enum Error {
     },
     /// An argument the server would refuse; nothing was sent.
     #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    InvalidArgument(#[from] ArgumentError),
     /// The server sent bytes that break the protocol; the connection was dropped.
     #[error("protocol error from the server: {0}")]
     Protocol(#[from] DecodeError),
     /// The server's reply does not fit the request it answers; the connection was dropped.
     #[error("protocol violation: {0}")]
-    ProtocolViolation(String),
+    ProtocolViolation(#[from] ProtocolViolation),
     /// The connect string or the builder's settings are unusable.
     #[error("bad configuration: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// No server could be reached in time for the first connection.
-    #[error("could not connect to any server within {waited:?} (last attempt: {})", last_error.as_deref().unwrap_or("none"))]
+    #[error("could not connect to any server within {waited:?} (last attempt: {})", LastAttempt(last_error.as_ref()))]
     ConnectTimeout {
         /// How long the client tried.
         waited: Duration,
-        /// Why the last attempt failed, if one was made.
-        last_error: Option<String>,
+        /// Why the last attempt failed, if one was made: also the error's
+        /// [`source`](std::error::Error::source).
+        #[source]
+        last_error: Option<ConnectError>,
     },
     /// Every server failed the TLS handshake (or refused a plain client at its TLS port) for
     /// a reason another attempt would not fix: [`connect`](crate::ClientBuilder::connect)
@@ -154,6 +158,18 @@ impl Error {
 impl From<ErrorCode> for Error {
     fn from(c: ErrorCode) -> Self {
         Error::Code(c)
+    }
+}
+
+/// The last attempt's error in [`Error::ConnectTimeout`]'s text, or "none".
+struct LastAttempt<'a>(Option<&'a ConnectError>);
+
+impl std::fmt::Display for LastAttempt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(e) => e.fmt(f),
+            None => f.write_str("none"),
+        }
     }
 }
 

@@ -60,11 +60,14 @@
 
 #![warn(missing_docs)]
 
+mod argument_error;
 mod backoff;
 mod builder;
 mod chroot;
 mod client;
 mod command;
+mod config_error;
+mod connect_error;
 mod connect_string;
 mod connection;
 mod create_options;
@@ -73,6 +76,7 @@ mod ensemble_config;
 mod error;
 mod jitter;
 mod multi;
+mod protocol_violation;
 mod redact;
 mod retry;
 #[cfg(feature = "sasl")]
@@ -89,12 +93,16 @@ mod tree_ops;
 mod version;
 mod watch;
 
+pub use argument_error::ArgumentError;
 pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly, ServerList};
 pub use client::Client;
+pub use config_error::ConfigError;
+pub use connect_error::{AuthFailure, ConnectError, HandshakeError};
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
+pub use protocol_violation::ProtocolViolation;
 pub use retry::RetryPolicy;
 #[cfg(feature = "gssapi")]
 pub use sasl::{GssapiConfig, HostnameCanonicalization};
@@ -109,6 +117,6 @@ pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 
 pub use zk_proto::{
-    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, Id, PathError,
-    Perms, Stat, WatcherType,
+    Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, FrameError, Id,
+    OpCode, PathError, Perms, Stat, WatcherType,
 };

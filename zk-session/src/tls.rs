@@ -19,7 +19,7 @@ use tokio_rustls::{
     TlsConnector,
 };
 
-use crate::{connection::ConnectFailure, tls_error, Error, TlsFailure};
+use crate::{connection::ConnectFailure, tls_error, ConfigError, Error, TlsFailure};
 
 mod reload;
 
@@ -86,7 +86,7 @@ pub struct TlsConfigBuilder {
     material: reload::Material,
     server_name: ServerNameCheck,
     /// Files that could not be read, reported by `build`.
-    problems: Vec<String>,
+    problems: Vec<ConfigError>,
 }
 
 impl TlsConfig {
@@ -108,8 +108,11 @@ impl TlsConfig {
             ServerNameCheck::Name(n) => n.as_str(),
             ServerNameCheck::ConnectHost | ServerNameCheck::DangerousAnyName => host,
         };
-        let server_name = server_name(name)
-            .map_err(|e| ConnectFailure::Tls(TlsFailure::NameMismatch { name: e }))?;
+        let server_name = server_name(name).map_err(|e| {
+            ConnectFailure::Tls(TlsFailure::NameMismatch {
+                name: e.to_string(),
+            })
+        })?;
         let client = reload::current(&self.current, &self.server_name);
         let had_client_cert = client.client_auth_cert_resolver.has_certs();
         TlsConnector::from(client)
@@ -170,25 +173,29 @@ impl TlsConfigBuilder {
         self
     }
 
-    /// Checks and parses everything. Fails with [`Error::Config`] when a file cannot be read,
+    /// Checks and parses everything. Fails with [`Error::Config`] (a [`ConfigError`]) when a file cannot be read,
     /// when no CA certificate was given or one does not parse, when the client key or
     /// certificate is missing or unusable, or when [`ServerNameCheck::Name`] is no DNS name
     /// or IP address.
     ///
     /// ```
-    /// use zk_session::{Error, TlsConfig};
+    /// use std::path::Path;
+    /// use zk_session::{ConfigError, Error, TlsConfig};
     ///
     /// let none = TlsConfig::builder().build();
-    /// assert!(matches!(none, Err(Error::Config(_))));
+    /// assert!(matches!(none, Err(Error::Config(ConfigError::NoTrustedCa))));
     /// let missing = TlsConfig::builder().ca_file("/no/such/ca.pem").build();
-    /// assert!(matches!(missing, Err(Error::Config(e)) if e.contains("/no/such/ca.pem")));
+    /// assert!(matches!(
+    ///     missing,
+    ///     Err(Error::Config(ConfigError::ReadFile { path, .. })) if path == Path::new("/no/such/ca.pem")
+    /// ));
     /// ```
     pub fn build(self) -> Result<TlsConfig, Error> {
         if let Some(p) = self.problems.into_iter().next() {
-            return Err(Error::Config(p));
+            return Err(p.into());
         }
         if let ServerNameCheck::Name(n) = &self.server_name {
-            server_name(n).map_err(Error::Config)?;
+            server_name(n)?;
         }
         let client = client_config(&self.material, &self.server_name)?;
         Ok(TlsConfig {
@@ -205,17 +212,17 @@ impl TlsConfigBuilder {
 fn client_config(
     material: &reload::Material,
     server_name: &ServerNameCheck,
-) -> Result<ClientConfig, Error> {
+) -> Result<ClientConfig, ConfigError> {
     let roots = root_store(&material.ca)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls_err = |what: &str, e: rustls::Error| Error::Config(format!("{what}: {e}"));
+    let tls_err = ConfigError::tls;
     // The safe defaults are TLS 1.3 and 1.2; ZooKeeper 3.8 speaks only 1.2 by default.
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| tls_err("TLS versions", e))?;
     let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
         .build()
-        .map_err(|e| Error::Config(format!("TLS server verifier: {e}")))?;
+        .map_err(|e| ConfigError::tls("TLS server verifier", e))?;
     let builder = match server_name {
         ServerNameCheck::DangerousAnyName => builder
             .dangerous()
@@ -233,44 +240,42 @@ fn client_config(
     })
 }
 
-fn root_store(pems: &[reload::Pem]) -> Result<RootCertStore, Error> {
+fn root_store(pems: &[reload::Pem]) -> Result<RootCertStore, ConfigError> {
     let mut roots = RootCertStore::empty();
     for pem in pems {
         for cert in CertificateDer::pem_slice_iter(&pem.bytes) {
-            let cert = cert.map_err(|e| Error::Config(format!("CA certificate PEM: {e}")))?;
+            let cert = cert.map_err(|e| ConfigError::tls("CA certificate PEM", e))?;
             roots
                 .add(cert)
-                .map_err(|e| Error::Config(format!("CA certificate: {e}")))?;
+                .map_err(|e| ConfigError::tls("CA certificate", e))?;
         }
     }
     if roots.is_empty() {
-        return Err(Error::Config(
-            "TLS needs at least one trusted CA certificate (PEM)".into(),
-        ));
+        return Err(ConfigError::NoTrustedCa);
     }
     Ok(roots)
 }
 
 type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
 
-fn client_identity(chain: &[u8], key: &[u8]) -> Result<Identity, Error> {
+fn client_identity(chain: &[u8], key: &[u8]) -> Result<Identity, ConfigError> {
     let chain = CertificateDer::pem_slice_iter(chain)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Error::Config(format!("client certificate PEM: {e}")))?;
+        .map_err(|e| ConfigError::tls("client certificate PEM", e))?;
     if chain.is_empty() {
-        return Err(Error::Config(
-            "no CERTIFICATE section in the client certificate PEM".into(),
-        ));
+        return Err(ConfigError::NoClientCertificate);
     }
     // The error never quotes the key itself.
     let key = PrivateKeyDer::from_pem_slice(key)
-        .map_err(|e| Error::Config(format!("client private key PEM: {e}")))?;
+        .map_err(|e| ConfigError::tls("client private key PEM", e))?;
     Ok((chain, key))
 }
 
-fn server_name(name: &str) -> Result<ServerName<'static>, String> {
-    ServerName::try_from(name.to_owned())
-        .map_err(|e| format!("{name:?} cannot be checked against a certificate: {e}"))
+fn server_name(name: &str) -> Result<ServerName<'static>, ConfigError> {
+    ServerName::try_from(name.to_owned()).map_err(|e| ConfigError::ServerName {
+        name: name.to_owned(),
+        source: Arc::new(e),
+    })
 }
 
 /// The WebPKI verifier, less the name check (see [`ServerNameCheck::DangerousAnyName`]).
@@ -357,17 +362,27 @@ mod tests {
     fn bad_input_is_a_config_error() {
         let no_ca = TlsConfig::builder().build().unwrap_err();
         assert!(
-            matches!(no_ca, Error::Config(ref e) if e.contains("CA")),
+            matches!(no_ca, Error::Config(ConfigError::NoTrustedCa)),
             "{no_ca}"
         );
         let garbage = "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n";
         let bad = TlsConfig::builder().ca_pem(garbage).build().unwrap_err();
-        assert!(matches!(bad, Error::Config(_)), "{bad}");
+        assert!(
+            matches!(bad, Error::Config(ConfigError::Tls { what, .. }) if what == "CA certificate PEM"),
+            "{bad}"
+        );
         let missing = TlsConfig::builder()
             .client_cert_files("/nonexistent/c.pem", "/nonexistent/k.pem")
             .build()
             .unwrap_err();
-        assert!(matches!(missing, Error::Config(ref e) if e.contains("/nonexistent/c.pem")));
+        assert!(matches!(
+            missing,
+            Error::Config(ConfigError::ReadFile { ref path, .. }) if path == Path::new("/nonexistent/c.pem")
+        ));
+        // The io error is reachable from the top.
+        let cause = std::error::Error::source(&missing).and_then(|c| c.source());
+        let io = cause.and_then(|e| e.downcast_ref::<std::io::Error>());
+        assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::NotFound));
     }
 
     #[test]

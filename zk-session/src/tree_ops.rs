@@ -91,9 +91,7 @@ impl Client {
     /// ```
     pub async fn delete_all(&self, path: &str) -> Result<(), Error> {
         if path == "/" {
-            return Err(Error::InvalidArgument(
-                "deleting the whole tree (\"/\") is refused".into(),
-            ));
+            return Err(crate::ArgumentError::DeleteRoot.into());
         }
         // Depth first with an explicit stack: (path, children already queued, attempts).
         let mut stack = vec![(path.to_owned(), false, 0u32)];

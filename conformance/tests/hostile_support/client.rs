@@ -10,7 +10,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::task::JoinHandle;
 use zk_session::{
-    Client, ClientBuilder, Error, ErrorCode, SessionEvent, SessionEvents, SessionState,
+    Client, ClientBuilder, Error, ErrorCode, ProtocolViolation, SessionEvent, SessionEvents,
+    SessionState,
 };
 
 use super::{get_data_reply, within, FakeServer, Peer, SESSION_ID, STEP};
@@ -138,7 +139,12 @@ pub async fn assert_violation_for(pending: Vec<(String, JoinHandle<Got>)>, broke
     for (path, r) in collect(pending).await {
         if path == broken {
             assert!(
-                matches!(r, Err(Error::ProtocolViolation(_))),
+                matches!(
+                    r,
+                    Err(Error::ProtocolViolation(
+                        ProtocolViolation::ReplyOutOfOrder { .. }
+                    ))
+                ),
                 "{path}: {r:?}"
             );
         } else {

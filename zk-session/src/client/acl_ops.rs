@@ -24,7 +24,7 @@ impl Client {
             .await?
         {
             Response::GetAcl(r) => Ok((r.acl, r.stat)),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("GetAclResponse", other)),
         }
     }
 

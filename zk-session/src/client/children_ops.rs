@@ -19,7 +19,7 @@ impl Client {
         let req = Request::GetChildren(GetChildrenRequest { path, watch: false });
         match self.call(req, None).await? {
             Response::GetChildren(r) => Ok(r.children),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("GetChildrenResponse", other)),
         }
     }
 

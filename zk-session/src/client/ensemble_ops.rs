@@ -23,7 +23,7 @@ impl Client {
             Response::GetEphemerals(r) => {
                 Ok(r.ephemerals.iter().map(|p| self.client_path(p)).collect())
             }
-            other => Err(unexpected(other)),
+            other => Err(unexpected("GetEphemeralsResponse", other)),
         }
     }
 
@@ -41,7 +41,7 @@ impl Client {
         let req = Request::GetAllChildrenNumber(GetAllChildrenNumberRequest { path });
         match self.call(req, None).await? {
             Response::GetAllChildrenNumber(r) => Ok(r.total_number),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("GetAllChildrenNumberResponse", other)),
         }
     }
 
@@ -58,7 +58,7 @@ impl Client {
     pub async fn who_am_i(&self) -> Result<Vec<ClientInfo>, Error> {
         match self.call(Request::WhoAmI, None).await? {
             Response::WhoAmI(r) => Ok(r.client_info),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("WhoAmIResponse", other)),
         }
     }
 

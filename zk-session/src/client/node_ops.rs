@@ -21,13 +21,11 @@ impl Client {
         if mode.is_ttl() {
             let ttl = options
                 .ttl_duration()
-                .ok_or_else(|| Error::InvalidArgument("a TTL mode needs a TTL".into()))?;
-            let ttl = ttl.as_millis();
-            if ttl == 0 || ttl > (1u128 << 40) {
-                return Err(Error::InvalidArgument(format!(
-                    "TTL of {ttl} ms is out of range"
-                )));
+                .ok_or(Error::InvalidArgument(crate::ArgumentError::TtlMissing))?;
+            if ttl.as_millis() == 0 || ttl.as_millis() > (1u128 << 40) {
+                return Err(crate::ArgumentError::TtlOutOfRange { ttl }.into());
             }
+            let ttl = ttl.as_millis();
             return Ok(Request::CreateTtl(CreateTtlRequest {
                 path,
                 data,
@@ -37,9 +35,7 @@ impl Client {
             }));
         }
         if options.ttl_duration().is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "{mode:?} does not take a TTL"
-            )));
+            return Err(crate::ArgumentError::TtlNotAllowed { mode }.into());
         }
         Ok(Request::Create2(CreateRequest {
             path,
@@ -83,7 +79,7 @@ impl Client {
         match self.call(req, None).await? {
             Response::Create(r) => Ok(self.client_path(&r.path)),
             Response::Create2(r) => Ok(self.client_path(&r.path)),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("CreateResponse", other)),
         }
     }
 
@@ -115,7 +111,7 @@ impl Client {
         }
         match self.call(req, None).await? {
             Response::Create2(r) => Ok((self.client_path(&r.path), r.stat)),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("Create2Response", other)),
         }
     }
 

@@ -27,9 +27,8 @@ impl Client {
     pub async fn update_server_list(&self, servers: &str) -> Result<(), Error> {
         let cs = ConnectString::parse(servers)?;
         if !cs.chroot.is_root() && cs.chroot != self.inner.chroot {
-            return Err(Error::InvalidArgument(format!(
-                "{servers:?} has another chroot than the client's"
-            )));
+            let servers = servers.to_owned();
+            return Err(crate::ArgumentError::OtherChroot { servers }.into());
         }
         self.set_server_list(cs.hosts).await
     }

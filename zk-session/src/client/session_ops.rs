@@ -66,7 +66,7 @@ impl Client {
         self.inner.shared.hopeless.subscribe()
     }
 
-    pub(crate) fn last_connect_error(&self) -> Option<String> {
+    pub(crate) fn last_connect_error(&self) -> Option<crate::ConnectError> {
         self.inner
             .shared
             .last_connect_error

@@ -1,6 +1,7 @@
 //! Transactions: `multi` (all writes or none) and `multiRead`.
 
 use super::*;
+use crate::{OpCode, ProtocolViolation};
 
 impl Client {
     /// Runs the writes as one transaction: all succeed or none does. A failed transaction is
@@ -34,14 +35,15 @@ impl Client {
             .call(Request::Multi(MultiRequest { ops: wire }), None)
             .await?;
         let Response::Multi(m) = resp else {
-            return Err(unexpected(resp));
+            return Err(unexpected("MultiResponse", resp));
         };
         if let Some(err) = multi_failure(&m.results) {
             return Err(err);
         }
         m.results
             .into_iter()
-            .map(|r| match r {
+            .enumerate()
+            .map(|(index, r)| match r {
                 MultiResult::Create(c) => Ok(OpResult::Create {
                     path: self.client_path(&c.path),
                     stat: None,
@@ -53,9 +55,12 @@ impl Client {
                 MultiResult::Delete => Ok(OpResult::Delete),
                 MultiResult::SetData(s) => Ok(OpResult::SetData(s)),
                 MultiResult::Check => Ok(OpResult::Check),
-                other => Err(Error::ProtocolViolation(format!(
-                    "unexpected multi result {other:?}"
-                ))),
+                _ => Err(Error::ProtocolViolation(
+                    ProtocolViolation::WrongMultiResult {
+                        request: OpCode::Multi,
+                        index,
+                    },
+                )),
             })
             .collect()
     }
@@ -73,7 +78,7 @@ impl Client {
                 if mode.is_ttl() {
                     let ttl = options
                         .ttl_duration()
-                        .ok_or_else(|| Error::InvalidArgument("a TTL mode needs a TTL".into()))?;
+                        .ok_or(Error::InvalidArgument(crate::ArgumentError::TtlMissing))?;
                     MultiOp::CreateTtl(CreateTtlRequest {
                         path,
                         data: Some(data),
@@ -148,28 +153,31 @@ impl Client {
             .call(Request::MultiRead(MultiRequest { ops: wire.clone() }), None)
             .await?;
         let Response::Multi(m) = resp else {
-            return Err(unexpected(resp));
+            return Err(unexpected("MultiResponse", resp));
         };
         if m.results.len() != wire.len() {
-            return Err(Error::ProtocolViolation(format!(
-                "{} results for {} reads",
-                m.results.len(),
-                wire.len()
-            )));
+            return Err(Error::ProtocolViolation(ProtocolViolation::ResultCount {
+                expected: wire.len(),
+                got: m.results.len(),
+            }));
         }
         m.results
             .into_iter()
             .zip(wire)
-            .map(|(r, op)| match (r, op) {
+            .enumerate()
+            .map(|(index, (r, op))| match (r, op) {
                 (MultiResult::GetData(d), _) => {
                     Ok(ReadResult::Data(Ok((d.data.unwrap_or_default(), d.stat))))
                 }
                 (MultiResult::GetChildren(c), _) => Ok(ReadResult::Children(Ok(c.children))),
                 (MultiResult::Error(code), MultiOp::GetData(_)) => Ok(ReadResult::Data(Err(code))),
                 (MultiResult::Error(code), _) => Ok(ReadResult::Children(Err(code))),
-                (other, _) => Err(Error::ProtocolViolation(format!(
-                    "unexpected multiRead result {other:?}"
-                ))),
+                (_, _) => Err(Error::ProtocolViolation(
+                    ProtocolViolation::WrongMultiResult {
+                        request: OpCode::MultiRead,
+                        index,
+                    },
+                )),
             })
             .collect()
     }

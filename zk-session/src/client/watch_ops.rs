@@ -48,7 +48,7 @@ impl Client {
         match self.call(req, Some(reg)).await? {
             Response::Error(e) if e.err != 0 => Err(Error::Code(ErrorCode::from_code(e.err))),
             Response::Error(_) | Response::Empty => Ok(PersistentWatch::new(rx, notice)),
-            other => Err(unexpected(other)),
+            other => Err(unexpected("ErrorResponse", other)),
         }
     }
 

@@ -9,7 +9,7 @@ use zk_proto::{
 };
 
 use super::{SaslConfig, SaslExchange, SaslStep};
-use crate::connection::ConnectFailure;
+use crate::{connection::ConnectFailure, AuthFailure, HandshakeError};
 
 /// A SASL exchange under way on a fresh connection, between the ConnectResponse and anything
 /// else.
@@ -34,7 +34,7 @@ impl SaslHandshake {
     /// mechanism that cannot start is [`ConnectFailure::AuthFailed`].
     pub fn start(sasl: &SaslConfig, server_host: &str) -> Result<(Self, Vec<u8>), ConnectFailure> {
         let mechanism = sasl.mechanism_name().to_owned();
-        let failed = |e: super::SaslError| failure(&mechanism, e.to_string());
+        let failed = |e| failure(&mechanism, AuthFailure::Mechanism(e));
         let mut exchange = sasl.start(server_host).map_err(failed)?;
         let token = exchange.initial_response().map_err(failed)?;
         let me = SaslHandshake {
@@ -64,16 +64,15 @@ impl SaslHandshake {
         let mut r = Reader::new(frame);
         let header = ReplyHeader::decode(&mut r).map_err(protocol)?;
         if header.xid != self.sent {
-            return Err(ConnectFailure::Protocol(format!(
-                "reply xid {} to the SASL packet with xid {}",
-                header.xid, self.sent
-            )));
+            return Err(ConnectFailure::Protocol(HandshakeError::SaslXid {
+                expected: self.sent,
+                got: header.xid,
+            }));
         }
         if header.err != 0 {
             // -115 for wrong credentials, -124 when the server enforces SASL; it hangs up.
             let code = ErrorCode::from_code(header.err);
-            let why = format!("the server refused: {code} ({})", header.err);
-            return Err(failure(&self.mechanism, why));
+            return Err(failure(&self.mechanism, AuthFailure::Refused { code }));
         }
         let reply = GetSaslResponse::decode(&mut r)
             .and_then(|reply| r.finish("SetSASLResponse").map(|()| reply))
@@ -81,17 +80,18 @@ impl SaslHandshake {
         match self.exchange.step(reply.token.as_deref()) {
             Ok(SaslStep::Send(next)) => Ok(Some(next)),
             Ok(SaslStep::Done) => Ok(None),
-            Err(e) => Err(failure(&self.mechanism, e.to_string())),
+            Err(e) => Err(failure(&self.mechanism, AuthFailure::Mechanism(e))),
         }
     }
 }
 
-fn failure(mechanism: &str, why: String) -> ConnectFailure {
-    ConnectFailure::AuthFailed(format!("SASL {mechanism}: {why}"))
+fn failure(mechanism: &str, reason: AuthFailure) -> ConnectFailure {
+    let mechanism = mechanism.to_owned();
+    ConnectFailure::AuthFailed { mechanism, reason }
 }
 
 fn protocol(e: zk_proto::DecodeError) -> ConnectFailure {
-    ConnectFailure::Protocol(e.to_string())
+    e.into()
 }
 
 #[cfg(test)]

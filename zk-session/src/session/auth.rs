@@ -47,7 +47,7 @@ fn encode(
     });
     codec
         .encode_with(wbuf, |b| packet.encode(xid::AUTH, b))
-        .map_err(|e| Error::InvalidArgument(e.to_string()))
+        .map_err(|e| Error::InvalidArgument(e.into()))
 }
 
 impl Auths {

@@ -43,7 +43,7 @@ impl SessionCore {
             .codec
             .encode_with(&mut self.wbuf, |b| request.encode(b))
         {
-            self.attempt_failed(host, ConnectFailure::Protocol(e.to_string()), now);
+            self.attempt_failed(host, e.into(), now);
         }
     }
 
@@ -69,14 +69,12 @@ impl SessionCore {
         if speaks_tls(rbuf) {
             return Err(ConnectFailure::Tls(crate::TlsFailure::ServerExpectsTls));
         }
-        let protocol = |e: &dyn std::fmt::Display| ConnectFailure::Protocol(e.to_string());
-        let Some(frame) = self.codec.decode_frame(rbuf).map_err(|e| protocol(&e))? else {
+        let Some(frame) = self.codec.decode_frame(rbuf)? else {
             return Ok(false);
         };
         match std::mem::take(&mut self.handshake) {
             Handshake::Response => {
-                let response = ConnectResponse::decode_exact(frame, "ConnectResponse")
-                    .map_err(|e| protocol(&e))?;
+                let response = ConnectResponse::decode_exact(frame, "ConnectResponse")?;
                 self.connect_response(response, host, now)?;
             }
             #[cfg(feature = "sasl")]
@@ -149,7 +147,7 @@ impl SessionCore {
         });
         self.codec
             .encode_with(&mut self.wbuf, |b| packet.encode(xid, b))
-            .map_err(|e| ConnectFailure::Protocol(e.to_string()))
+            .map_err(ConnectFailure::from)
     }
 
     /// The handshake is over: connected; auth, watches and waiting requests go out.

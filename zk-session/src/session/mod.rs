@@ -95,7 +95,7 @@ pub(crate) struct Shared {
     pub last_zxid: AtomicI64,
     pub passwd: Mutex<Bytes>,
     /// Why the last connection attempt failed, for the error of a first connect that fails.
-    pub last_connect_error: Mutex<Option<String>>,
+    pub last_connect_error: Mutex<Option<crate::ConnectError>>,
     /// The server of the current connection, `host:port`.
     pub server: Mutex<Option<String>>,
     /// Set when, before any connection, every server failed for a reason retrying will not
@@ -145,7 +145,7 @@ impl Shared {
     }
 
     /// Why the last connection attempt failed.
-    fn attempt_failed(&self, why: String) {
+    fn attempt_failed(&self, why: crate::ConnectError) {
         lock_set(&self.last_connect_error, Some(why));
     }
 

@@ -10,7 +10,8 @@ use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
 use super::{handshake::Handshake, Action, Away, Drop_, End, Phase, SessionCore};
 use crate::{
-    backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, Error, SessionId,
+    backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, ConnectError, Error,
+    SessionId,
 };
 
 /// A connection that ends sooner than this after its handshake counts as a quick drop: the
@@ -137,12 +138,15 @@ impl SessionCore {
             Phase::Connecting { host: h } | Phase::Handshaking { host: h } if h == host => {}
             _ => return,
         }
-        let reason = failure.to_string();
         let (h, p) = &self.cfg.hosts[host];
-        self.shared.attempt_failed(format!("{h}:{p}: {reason}"));
+        let permanent = failure.is_permanent();
+        let error = failure.at(format!("{h}:{p}"));
+        #[cfg(feature = "tracing")]
+        let reason = error.to_string();
+        self.shared.attempt_failed(error.clone());
         self.timers.attempt_until = None;
         self.wbuf.clear();
-        if let ConnectFailure::AuthFailed(_) = failure {
+        if let ConnectError::AuthFailed { .. } = error {
             trace::warn!(
                 server = %trace::Server(&self.cfg.hosts[host]),
                 reason,
@@ -154,20 +158,16 @@ impl SessionCore {
         self.actions.push_back(Action::Disconnect);
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
-        c.permanent_in_cycle += usize::from(failure.is_permanent());
+        c.permanent_in_cycle += usize::from(permanent);
         if c.failures_in_cycle >= self.cfg.hosts.len() {
             let hopeless = c.permanent_in_cycle >= c.failures_in_cycle;
             c.failures_in_cycle = 0;
             c.permanent_in_cycle = 0;
             c.cycles += 1;
-            if let (true, false, ConnectFailure::Tls(f)) = (hopeless, self.ever_connected, failure)
-            {
+            if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, error) {
                 // The client keeps trying (a built client may wait for a fix), but a caller
                 // of `connect` hears of it now.
-                let server = format!("{h}:{p}");
-                self.shared
-                    .hopeless
-                    .send_replace(Some(crate::TlsError::new(server, f)));
+                self.shared.hopeless.send_replace(Some(e));
             }
             trace::warn!(
                 servers = self.cfg.hosts.len(),

@@ -1,6 +1,7 @@
 //! Requests: the xid counter, the in-flight FIFO, the queue of requests waiting for a
 //! connection, and the delivery of every reply (with the watch it registers) exactly once.
 
+use crate::ProtocolViolation;
 use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
@@ -171,7 +172,7 @@ impl SessionCore {
             }),
             Err(e) => {
                 self.registration_failed(&rc);
-                let _ = rc.reply.send(Err(Error::InvalidArgument(e.to_string())));
+                let _ = rc.reply.send(Err(Error::InvalidArgument(e.into())));
             }
         }
     }
@@ -292,10 +293,9 @@ impl SessionCore {
                 expected_xid = p.xid,
                 "reply out of order: reconnecting"
             );
-            let err = Error::ProtocolViolation(format!(
-                "reply xid {got} while xid {} was the oldest pending request",
-                p.xid
-            ));
+            let expected = p.xid;
+            let err =
+                Error::ProtocolViolation(ProtocolViolation::ReplyOutOfOrder { expected, got });
             self.answer(p, Err(err));
             return Err(Drop_::Reconnect);
         }

@@ -9,7 +9,7 @@ use std::{
 use tokio_rustls::rustls::ClientConfig;
 
 use super::{client_config, ServerNameCheck};
-use crate::trace;
+use crate::{trace, ConfigError};
 
 /// PEM bytes, and the file they came from if they came from one.
 #[derive(Clone, Default)]
@@ -26,8 +26,8 @@ impl Pem {
         }
     }
 
-    pub fn file(path: &Path) -> Result<Pem, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    pub fn file(path: &Path) -> Result<Pem, ConfigError> {
+        let bytes = std::fs::read(path).map_err(|e| ConfigError::read_file(path, e))?;
         Ok(Pem {
             bytes,
             path: Some(path.to_owned()),

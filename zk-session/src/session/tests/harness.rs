@@ -151,7 +151,7 @@ impl Harness {
     /// Why the last attempt failed, as `connect` would report it.
     pub fn last_error(&self) -> String {
         let why = self.shared.last_connect_error.lock().unwrap();
-        why.clone().unwrap_or_default()
+        why.as_ref().map(ToString::to_string).unwrap_or_default()
     }
 
     /// Runs the core's actions; returns the host and the session id of a connect action.

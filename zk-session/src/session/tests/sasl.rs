@@ -80,7 +80,12 @@ fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
     let (host, _) = h.connect_action().expect("a first attempt");
     h.core
         .handle_connect_failed(host, super::harness::refused(), h.now);
-    let late = crate::connection::ConnectFailure::AuthFailed("late".into());
+    let late = crate::connection::ConnectFailure::AuthFailed {
+        mechanism: "PLAIN".into(),
+        reason: crate::AuthFailure::Refused {
+            code: crate::ErrorCode::AuthFailed,
+        },
+    };
     h.core.handle_connect_failed(host, late, h.now);
     assert!(!h.core.is_ended());
     assert!(h.accept(), "the next host is tried");

@@ -71,9 +71,7 @@ impl WatchTable {
 
     /// Ends the watches on paths for which `fits` says no.
     fn end_unfit(&mut self, fits: &dyn Fn(&str) -> bool) {
-        let err = Error::InvalidArgument(
-            "watch path too long to re-register within the maximum frame length".into(),
-        );
+        let err = Error::InvalidArgument(crate::ArgumentError::WatchPathTooLong);
         for map in [&mut self.data, &mut self.exist, &mut self.child] {
             map.retain(|path, list| {
                 if fits(path) {
@@ -214,7 +212,9 @@ mod tests {
         assert!(fits_rx.try_recv().is_err(), "the fitting watch stays armed");
         assert!(matches!(
             unfit_rx.try_recv().unwrap(),
-            Err(Error::InvalidArgument(_))
+            Err(Error::InvalidArgument(
+                crate::ArgumentError::WatchPathTooLong
+            ))
         ));
         assert!(matches!(
             unfit_stream.try_recv(),
