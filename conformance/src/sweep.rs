@@ -71,6 +71,11 @@ pub struct SweepPlan {
     pub max: u32,
     /// What happens before each poll after the first.
     pub pause: Pause,
+    /// When the future has not completed by `max`: one more run that polls it to the end,
+    /// for at most this long. Under load a round trip can outlast `max` yields, so a
+    /// future that completes would otherwise look as if it never does. `None` for a
+    /// future that is not meant to complete.
+    pub finish_within: Option<Duration>,
 }
 
 /// What happens between two polls of a swept future.
@@ -93,13 +98,15 @@ impl Pause {
 }
 
 impl Default for SweepPlan {
-    /// k = 0..=24, then every 6th up to 120, with 1 ms between polls.
+    /// k = 0..=24, then every 6th up to 120, with 1 ms between polls; then, if the future
+    /// has not completed, polled to the end for up to 60 s.
     fn default() -> Self {
         SweepPlan {
             dense: 24,
             stride: 6,
             max: 120,
             pause: Pause::Sleep(Duration::from_millis(1)),
+            finish_within: Some(Duration::from_secs(60)),
         }
     }
 }
@@ -141,7 +148,8 @@ pub async fn poll_then_drop<F: Future>(fut: F, k: u32, pause: Pause) -> Option<F
 pub struct SweepReport {
     /// How many times the future was dropped before completing.
     pub drops: u32,
-    /// The k at which the future first completed, if it did within the plan.
+    /// The k at which the future first completed, if it did within the plan (`u32::MAX`:
+    /// in the plan's finishing run).
     pub completed_at: Option<u32>,
     /// What the step's checks found, prefixed with the k.
     pub violations: Vec<String>,
@@ -167,6 +175,16 @@ where
                 report.drops += 1;
                 report.violations.push(format!("k={k}: {v}"));
             }
+        }
+    }
+    if let (None, Some(within)) = (report.completed_at, plan.finish_within) {
+        match tokio::time::timeout(within, step(u32::MAX)).await {
+            Ok(Ok(true)) => report.completed_at = Some(u32::MAX),
+            Ok(Ok(false)) => {}
+            Ok(Err(v)) => report.violations.push(format!("polled to the end: {v}")),
+            Err(_) => report
+                .violations
+                .push(format!("polled to the end: not done after {within:?}")),
         }
     }
     report
@@ -315,4 +333,63 @@ pub async fn expect_clean(
         }
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A future that is ready at its `n`th poll.
+    fn ready_after(n: u32) -> impl Future<Output = ()> {
+        let mut polls = 0;
+        std::future::poll_fn(move |cx| {
+            polls += 1;
+            if polls >= n {
+                Poll::Ready(())
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+    }
+
+    fn plan(finish_within: Option<Duration>) -> SweepPlan {
+        SweepPlan {
+            dense: 3,
+            stride: 2,
+            max: 7,
+            pause: Pause::Yield,
+            finish_within,
+        }
+    }
+
+    async fn run(plan: &SweepPlan, n: u32) -> SweepReport {
+        let pause = plan.pause;
+        sweep(plan, |k| async move {
+            Ok(poll_then_drop(ready_after(n), k, pause).await.is_some())
+        })
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_future_done_within_the_plan_stops_the_sweep_there() {
+        let report = run(&plan(Some(Duration::from_secs(5))), 5).await;
+        assert_eq!((report.drops, report.completed_at), (4, Some(5)));
+    }
+
+    #[tokio::test]
+    async fn a_future_slower_than_the_plan_is_polled_to_the_end() {
+        let report = run(&plan(Some(Duration::from_secs(5))), 50).await;
+        assert_eq!(report.completed_at, Some(u32::MAX));
+        assert!(report.violations.is_empty(), "{:?}", report.violations);
+        let report = run(&plan(None), 50).await;
+        assert_eq!((report.drops, report.completed_at), (6, None));
+    }
+
+    #[tokio::test]
+    async fn a_future_that_never_completes_is_a_violation_of_the_finishing_run() {
+        let report = run(&plan(Some(Duration::from_millis(50))), u32::MAX).await;
+        assert_eq!(report.completed_at, None);
+        assert_eq!(report.violations.len(), 1, "{:?}", report.violations);
+    }
 }

@@ -51,10 +51,15 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
     let mut status = node.status();
 
     // Deleted by someone else: lost, then back under the same name.
+    // The node is usually back before this task looks at the status: the count says it
+    // was lost, and a receiver was woken.
+    assert_eq!(node.times_lost(), 0);
     admin.delete(&path, Version::Any).await.unwrap();
-    soon("lost", status.wait_for(|s| *s == NodeStatus::Lost))
-        .await
-        .unwrap();
+    soon("told", status.changed()).await.unwrap();
+    until_some("counted as lost", || async {
+        (node.times_lost() == 1).then_some(())
+    })
+    .await;
     soon(
         "back",
         status.wait_for(|s| matches!(s, NodeStatus::Present(_))),
@@ -93,10 +98,13 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
     )
     .await;
 
+    assert_eq!(node.times_lost(), 1, "a connection loss is not a loss");
+
     // Session expiry: the ephemeral goes with the session, and comes back on the new one,
     // same name, our data.
     let (_, new) = expire_and_renew(&proxy, &c).await;
     until_node(&admin, &path, b"v2", new).await;
+    assert_eq!(node.times_lost(), 2, "the expiry is a loss too");
     assert_eq!(node.path().as_deref(), Some(path.as_str()));
 
     node.close().await.unwrap();

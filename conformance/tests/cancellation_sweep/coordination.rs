@@ -5,13 +5,13 @@
 
 use std::{future::Future, time::Duration};
 
-use conformance::sweep::{poll_then_drop, sweep, Pause};
+use conformance::sweep::{poll_then_drop, sweep, Pause, SweepPlan};
 use zk_recipes::{
     DistributedAtomicLong, DoubleBarrier, GroupMember, PersistentNode, ReadWriteLock, RecipeError,
     Semaphore, SharedCount,
 };
 
-use super::{assert_swept, Env};
+use super::{assert_swept, Env, SETTLE};
 
 /// What the session may own under the path after a drop: these nodes, watches on these
 /// paths.
@@ -31,7 +31,11 @@ async fn sweep_op<T, F, Fut>(
     Fut: Future<Output = Result<T, RecipeError>>,
 {
     let op = &op;
-    let report = sweep(&env.plan, |k| async move {
+    let plan = SweepPlan {
+        finish_within: must_complete.then_some(SETTLE),
+        ..env.plan.clone()
+    };
+    let report = sweep(&plan, |k| async move {
         match poll_then_drop(op(), k, env.plan.pause).await {
             Some(Ok(_) | Err(RecipeError::Timeout)) => Ok(true),
             Some(Err(e)) => Err(e.to_string()),

@@ -10,10 +10,14 @@
 //! does since CURATOR-190 / CURATOR-483.
 //!
 //! [`PersistentNode::status`] says when the node is there and when it is lost (deleted, or
-//! its session expired) and back.
+//! its session expired) and back; a loss can be over (the node created again) before a
+//! receiver looks, so [`PersistentNode::times_lost`] counts every one.
 
 use std::{
-    sync::{Arc, Mutex as StdMutex},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex as StdMutex,
+    },
     time::Duration,
 };
 
@@ -99,6 +103,7 @@ impl PersistentNodeBuilder {
         let shared = Arc::new(Shared {
             data: StdMutex::new(self.data),
             placed: StdMutex::new(None),
+            losses: AtomicU64::new(0),
         });
         let keeper = Keeper {
             client: self.client.clone(),
@@ -132,12 +137,16 @@ impl PersistentNodeBuilder {
 /// let node = PersistentNode::new(client, "/services/api/host-7", b"10.0.0.7:8080");
 /// let path = node.wait_until_present(Duration::from_secs(10)).await?;
 /// let mut status = node.status();
+/// let mut seen = node.times_lost();
 /// while status.changed().await.is_ok() {
+///     // A loss may be over before we look: the count says it happened.
+///     let lost = node.times_lost();
 ///     match &*status.borrow() {
 ///         NodeStatus::Lost => eprintln!("{path} is gone; re-creating"),
-///         NodeStatus::Present(p) => eprintln!("{p} is back"),
+///         NodeStatus::Present(p) if lost > seen => eprintln!("{p} was lost and is back"),
 ///         _ => {}
 ///     }
+///     seen = lost;
 /// }
 /// node.close().await?;
 /// # Ok(()) }
@@ -158,6 +167,8 @@ struct Shared {
     data: StdMutex<Bytes>,
     /// The node's path and owning session (0 for a persistent node), once created.
     placed: StdMutex<Option<(String, i64)>>,
+    /// How many times the node was lost.
+    losses: AtomicU64,
 }
 
 impl Shared {
@@ -211,6 +222,15 @@ impl PersistentNode {
     /// See the example on [`PersistentNode`].
     pub fn status(&self) -> watch::Receiver<NodeStatus> {
         self.status.subscribe()
+    }
+
+    /// How many times the node was lost (deleted, or its session expired) since the recipe
+    /// started. [`status`](Self::status) holds only the latest state, and the node is often
+    /// back before a receiver looks; this count misses no loss.
+    ///
+    /// See the example on [`PersistentNode`].
+    pub fn times_lost(&self) -> u64 {
+        self.shared.losses.load(Ordering::Acquire)
     }
 
     /// Waits until the node is present (at once if it is); its path. Fails with
@@ -317,16 +337,29 @@ enum Gone {
 
 impl Keeper {
     async fn run(self) {
-        let mut events = self.client.session_events();
         let mut retry = 0;
+        // Whether the loss that the next creation repairs was already counted.
+        let mut counted = false;
         while !self.client.has_ended() {
+            let had_node = self.shared.placed().is_some();
             match self.ensure().await {
-                Ok((path, stat)) => {
+                Ok((path, stat, created)) => {
                     retry = 0;
+                    // Created again without having seen it go (deleted, or its session
+                    // expired, while we were disconnected): a loss all the same.
+                    if had_node && created && !counted {
+                        self.lost();
+                    }
+                    counted = false;
                     self.shared.place(&path, stat.ephemeral_owner);
                     self.status.send_replace(NodeStatus::Present(path.clone()));
-                    if let Gone::Lost = self.watch(&path, &mut events).await {
-                        self.status.send_replace(NodeStatus::Lost);
+                    // Events from before this creation are stale (an expiry already
+                    // repaired); the exists call in watch sees anything missed since.
+                    let mut events = self.client.session_events();
+                    let ephemeral = stat.ephemeral_owner != 0;
+                    if let Gone::Lost = self.watch(&path, ephemeral, &mut events).await {
+                        self.lost();
+                        counted = true;
                     }
                 }
                 Err(_) => {
@@ -337,11 +370,18 @@ impl Keeper {
         }
     }
 
-    /// Creates the node, or adopts it and writes our data onto it.
-    async fn ensure(&self) -> Result<(String, Stat)> {
+    /// Counted before it is told, so a receiver woken by it sees the count.
+    fn lost(&self) {
+        self.shared.losses.fetch_add(1, Ordering::AcqRel);
+        self.status.send_replace(NodeStatus::Lost);
+    }
+
+    /// Creates the node (`true`), or adopts it and writes our data onto it (`false`).
+    async fn ensure(&self) -> Result<(String, Stat, bool)> {
         let data = self.shared.data();
         let Some((path, _)) = self.shared.placed() else {
-            return self.first_create(&data).await;
+            let (path, stat) = self.first_create(&data).await?;
+            return Ok((path, stat, true));
         };
         let options = twin(&self.options);
         loop {
@@ -350,11 +390,11 @@ impl Keeper {
                 .create_with_stat(&path, &data, options.clone())
                 .await
             {
-                Ok(created) => return Ok(created),
+                Ok((path, stat)) => return Ok((path, stat, true)),
                 Err(Error::Code(ErrorCode::NodeExists)) => {
                     let stat = self.client.set_data(&path, &data, Version::Any).await;
                     match stat {
-                        Ok(stat) => return Ok((path, stat)),
+                        Ok(stat) => return Ok((path, stat, false)),
                         Err(Error::Code(ErrorCode::NoNode)) => continue,
                         Err(e) => return Err(e.into()),
                     }
@@ -397,7 +437,12 @@ impl Keeper {
     }
 
     /// Watches the node until it goes or the connection comes back after a break.
-    async fn watch(&self, path: &str, events: &mut zk_session::SessionEvents) -> Gone {
+    async fn watch(
+        &self,
+        path: &str,
+        ephemeral: bool,
+        events: &mut zk_session::SessionEvents,
+    ) -> Gone {
         loop {
             let w = match exists_watch(&self.client, path).await {
                 Ok((Some(_), w)) => w,
@@ -411,7 +456,9 @@ impl Keeper {
                     Err(_) => return Gone::Check,
                 },
                 ev = events.next() => match ev {
-                    Some(SessionEvent::Expired) => return Gone::Lost,
+                    // A persistent or TTL node outlives the session.
+                    Some(SessionEvent::Expired) if ephemeral => return Gone::Lost,
+                    Some(SessionEvent::Expired) => return Gone::Check,
                     Some(SessionEvent::Reconnected | SessionEvent::Connected { .. }) => {
                         return Gone::Check
                     }
