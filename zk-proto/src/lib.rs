@@ -29,6 +29,7 @@ pub mod multi;
 pub mod opcode;
 pub mod path;
 mod redact;
+pub mod reply_body;
 pub mod request;
 pub mod response;
 pub mod stat;
@@ -44,6 +45,7 @@ pub use header::{MultiHeader, ReplyHeader, RequestHeader};
 pub use multi::{MultiOp, MultiRequest, MultiResponse, MultiResult};
 pub use opcode::{xid, OpCode};
 pub use path::{validate_path, PathError, PathKind};
+pub use reply_body::ReplyBody;
 pub use request::{
     AddWatchRequest, AuthPacket, CheckVersionRequest, CreateRequest, CreateTtlRequest,
     DeleteRequest, ExistsRequest, GetAclRequest, GetAllChildrenNumberRequest, GetChildrenRequest,

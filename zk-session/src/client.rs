@@ -15,6 +15,11 @@ use zk_proto::{
     MultiRequest, MultiResult, PathKind, ReconfigRequest, RemoveWatchesRequest, Request, Response,
     SetAclRequest, SetDataRequest, Stat, SyncRequest, WatcherType,
 };
+use zk_proto::{
+    Create2Response, CreateResponse, ErrorResponse, GetAclResponse, GetAllChildrenNumberResponse,
+    GetChildren2Response, GetChildrenResponse, GetDataResponse, GetEphemeralsResponse,
+    MultiResponse, ReplyBody, WhoAmIResponse,
+};
 
 use crate::{
     builder::ClientBuilder,
@@ -159,39 +164,31 @@ impl Client {
     }
 }
 
-fn unexpected(expected: &'static str, resp: Response) -> Error {
-    let got = resp.record_name();
-    Error::ProtocolViolation(ProtocolViolation::WrongReply { expected, got })
+/// Narrows a reply to the record its request expects; zk-proto's [`ReplyBody`] says which
+/// variant holds which record.
+fn narrow<R: ReplyBody>(resp: Response) -> Result<R, Error> {
+    R::from_response(resp).map_err(|got| {
+        Error::ProtocolViolation(ProtocolViolation::WrongReply {
+            expected: R::RECORD,
+            got: got.record_name(),
+        })
+    })
 }
 
+/// exists: NoNode is an answer, not an error.
 fn exists_result(r: Result<Response, Error>) -> Result<Option<Stat>, Error> {
     match r {
-        Ok(Response::Stat(s)) => Ok(Some(s)),
         Err(Error::Code(ErrorCode::NoNode)) => Ok(None),
-        Ok(other) => Err(unexpected("Stat", other)),
-        Err(e) => Err(e),
+        r => narrow(r?).map(Some),
     }
 }
 
 fn data_result(r: Response) -> Result<(Bytes, Stat), Error> {
-    match r {
-        Response::GetData(d) => Ok((d.data.unwrap_or_default(), d.stat)),
-        other => Err(unexpected("GetDataResponse", other)),
-    }
-}
-
-fn stat_result(r: Response) -> Result<Stat, Error> {
-    match r {
-        Response::Stat(s) => Ok(s),
-        other => Err(unexpected("Stat", other)),
-    }
+    narrow::<GetDataResponse>(r).map(|d| (d.data.unwrap_or_default(), d.stat))
 }
 
 fn children2_result(r: Response) -> Result<(Vec<String>, Stat), Error> {
-    match r {
-        Response::GetChildren2(c) => Ok((c.children, c.stat)),
-        other => Err(unexpected("GetChildren2Response", other)),
-    }
+    narrow::<GetChildren2Response>(r).map(|c| (c.children, c.stat))
 }
 
 mod acl_ops;
@@ -202,3 +199,30 @@ mod server_list_ops;
 mod session_ops;
 mod transactions;
 mod watch_ops;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_of_another_record_is_a_protocol_violation_naming_both() {
+        match narrow::<Stat>(Response::Empty) {
+            Err(Error::ProtocolViolation(ProtocolViolation::WrongReply { expected, got })) => {
+                assert_eq!((expected, got), ("Stat", "Empty"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            exists_result(Err(Error::Code(ErrorCode::NoNode))).unwrap(),
+            None
+        );
+        let stat = Stat {
+            version: 3,
+            ..Stat::default()
+        };
+        assert_eq!(
+            exists_result(Ok(Response::Stat(stat))).unwrap(),
+            Some(stat)
+        );
+    }
+}

@@ -19,13 +19,11 @@ impl Client {
     /// ```
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat), Error> {
         let path = self.server_path(path, PathKind::Plain)?;
-        match self
-            .call(Request::GetAcl(GetAclRequest { path }), None)
-            .await?
-        {
-            Response::GetAcl(r) => Ok((r.acl, r.stat)),
-            other => Err(unexpected("GetAclResponse", other)),
-        }
+        let r: GetAclResponse = narrow(
+            self.call(Request::GetAcl(GetAclRequest { path }), None)
+                .await?,
+        )?;
+        Ok((r.acl, r.stat))
     }
 
     /// Replaces the znode's ACL if its ACL version matches; returns the new Stat.
@@ -47,6 +45,6 @@ impl Client {
             acl: acl.to_vec(),
             version: version.as_i32(),
         });
-        stat_result(self.call(req, None).await?)
+        narrow(self.call(req, None).await?)
     }
 }

@@ -17,10 +17,8 @@ impl Client {
     pub async fn get_children(&self, path: &str) -> Result<Vec<String>, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::GetChildren(GetChildrenRequest { path, watch: false });
-        match self.call(req, None).await? {
-            Response::GetChildren(r) => Ok(r.children),
-            other => Err(unexpected("GetChildrenResponse", other)),
-        }
+        let r: GetChildrenResponse = narrow(self.call(req, None).await?)?;
+        Ok(r.children)
     }
 
     /// The names of the znode's children and its Stat.

@@ -19,12 +19,8 @@ impl Client {
     pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>, Error> {
         let prefix_path = self.server_path(prefix, PathKind::Plain)?;
         let req = Request::GetEphemerals(GetEphemeralsRequest { prefix_path });
-        match self.call(req, None).await? {
-            Response::GetEphemerals(r) => {
-                Ok(r.ephemerals.iter().map(|p| self.client_path(p)).collect())
-            }
-            other => Err(unexpected("GetEphemeralsResponse", other)),
-        }
+        let r: GetEphemeralsResponse = narrow(self.call(req, None).await?)?;
+        Ok(r.ephemerals.iter().map(|p| self.client_path(p)).collect())
     }
 
     /// The number of descendants of `path`.
@@ -39,10 +35,8 @@ impl Client {
     pub async fn get_all_children_number(&self, path: &str) -> Result<i32, Error> {
         let path = self.server_path(path, PathKind::Plain)?;
         let req = Request::GetAllChildrenNumber(GetAllChildrenNumberRequest { path });
-        match self.call(req, None).await? {
-            Response::GetAllChildrenNumber(r) => Ok(r.total_number),
-            other => Err(unexpected("GetAllChildrenNumberResponse", other)),
-        }
+        let r: GetAllChildrenNumberResponse = narrow(self.call(req, None).await?)?;
+        Ok(r.total_number)
     }
 
     /// The identities this session is authenticated as.
@@ -56,10 +50,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn who_am_i(&self) -> Result<Vec<ClientInfo>, Error> {
-        match self.call(Request::WhoAmI, None).await? {
-            Response::WhoAmI(r) => Ok(r.client_info),
-            other => Err(unexpected("WhoAmIResponse", other)),
-        }
+        let r: WhoAmIResponse = narrow(self.call(Request::WhoAmI, None).await?)?;
+        Ok(r.client_info)
     }
 
     /// Authenticates the session (and every later connection of it) with `scheme`/`auth`.

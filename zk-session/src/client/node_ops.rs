@@ -76,11 +76,12 @@ impl Client {
                 Request::Create(r)
             };
         }
-        match self.call(req, None).await? {
-            Response::Create(r) => Ok(self.client_path(&r.path)),
-            Response::Create2(r) => Ok(self.client_path(&r.path)),
-            other => Err(unexpected("CreateResponse", other)),
-        }
+        // createContainer answers with the Stat, which create leaves out.
+        let path = match self.call(req, None).await? {
+            Response::Create2(r) => r.path,
+            other => narrow::<CreateResponse>(other)?.path,
+        };
+        Ok(self.client_path(&path))
     }
 
     /// Creates a znode and returns its path and Stat.
@@ -109,10 +110,8 @@ impl Client {
                 Request::Create2(r)
             };
         }
-        match self.call(req, None).await? {
-            Response::Create2(r) => Ok((self.client_path(&r.path), r.stat)),
-            other => Err(unexpected("Create2Response", other)),
-        }
+        let r: Create2Response = narrow(self.call(req, None).await?)?;
+        Ok((self.client_path(&r.path), r.stat))
     }
 
     /// Deletes a znode if its version matches.
@@ -241,7 +240,7 @@ impl Client {
             data: Some(Bytes::copy_from_slice(data)),
             version: version.as_i32(),
         });
-        stat_result(self.call(req, None).await?)
+        narrow(self.call(req, None).await?)
     }
 
     /// Waits until the server this session is connected to has caught up with the leader.

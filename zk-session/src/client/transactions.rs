@@ -34,9 +34,7 @@ impl Client {
         let resp = self
             .call(Request::Multi(MultiRequest { ops: wire }), None)
             .await?;
-        let Response::Multi(m) = resp else {
-            return Err(unexpected("MultiResponse", resp));
-        };
+        let m: MultiResponse = narrow(resp)?;
         if let Some(err) = multi_failure(&m.results) {
             return Err(err);
         }
@@ -152,9 +150,7 @@ impl Client {
         let resp = self
             .call(Request::MultiRead(MultiRequest { ops: wire.clone() }), None)
             .await?;
-        let Response::Multi(m) = resp else {
-            return Err(unexpected("MultiResponse", resp));
-        };
+        let m: MultiResponse = narrow(resp)?;
         if m.results.len() != wire.len() {
             return Err(Error::ProtocolViolation(ProtocolViolation::ResultCount {
                 expected: wire.len(),

@@ -45,10 +45,13 @@ impl Client {
             tx,
         };
         let req = Request::AddWatch(AddWatchRequest { path, mode });
+        // The server answers with an ErrorResponse; an empty body is taken as success too.
         match self.call(req, Some(reg)).await? {
-            Response::Error(e) if e.err != 0 => Err(Error::Code(ErrorCode::from_code(e.err))),
-            Response::Error(_) | Response::Empty => Ok(PersistentWatch::new(rx, notice)),
-            other => Err(unexpected("ErrorResponse", other)),
+            Response::Empty => Ok(PersistentWatch::new(rx, notice)),
+            other => match narrow::<ErrorResponse>(other)?.err {
+                0 => Ok(PersistentWatch::new(rx, notice)),
+                err => Err(Error::Code(ErrorCode::from_code(err))),
+            },
         }
     }
 
