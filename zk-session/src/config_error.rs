@@ -56,7 +56,7 @@ pub enum ConfigError {
     NoTrustedCa,
     /// The client certificate PEM holds no `CERTIFICATE` section.
     NoClientCertificate,
-    /// [`ServerNameCheck::Name`](crate::ServerNameCheck::Name) is neither a DNS name nor an
+    /// `ServerNameCheck::Name` (with the `tls` feature) is neither a DNS name nor an
     /// IP address.
     ServerName {
         /// The name as given.
