@@ -1,5 +1,6 @@
 //! The cancellation sweep over every public async operation of the recipes, and the session
-//! operations that set watches, against a real ZooKeeper 3.8 server (issue 14).
+//! operations that set watches or change the server list, against a real ZooKeeper 3.8 server
+//! (issue 14).
 //!
 //! Each operation is polled k times on the real runtime, then dropped, for every k until it
 //! completes, twice: with a 1 ms sleep between polls (which lets replies arrive between
@@ -31,7 +32,7 @@ use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acqu
 use recipes_support::{client, shared, unique};
 use zk_recipes::cache::Cache;
 use zk_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, ProtectedCreate};
-use zk_session::{AddWatchMode, Client, CreateOptions, Version};
+use zk_session::{AddWatchMode, Client, CreateOptions, SessionState, Version};
 
 const SETTLE: Duration = Duration::from_secs(10);
 
@@ -562,6 +563,62 @@ async fn the_sweep_catches_leaks() {
     }
 }
 
+/// update_server_list and get_config_watch dropped at every point: the list is the old or
+/// the new one (the same server here, so the session stays where it is either way), the
+/// handle works on, and no watch on the config znode is left that nobody holds.
+async fn server_list_and_config_watch(pause: Pause) {
+    const CONFIG: &str = "/zookeeper/config";
+    let env = Env::new("server-list", pause).await;
+    let env = &env;
+    let server = env.server.to_string();
+    let report = sweep(&env.plan, |k| {
+        let server = &server;
+        async move {
+            let done = poll_then_drop(env.c.update_server_list(server), k, env.plan.pause).await;
+            if let Some(r) = &done {
+                r.as_ref().map_err(|e| format!("update_server_list: {e}"))?;
+            }
+            env.clean(&[], &[]).await?;
+            match env.c.state() {
+                SessionState::Connected => Ok(done.is_some()),
+                other => Err(format!("the session moved: {other:?}")),
+            }
+        }
+    })
+    .await;
+    assert_swept("update_server_list", &report, true);
+    let config_watches = || async {
+        let session = env.c.session_id().map_or(0, zk_session::SessionId::get);
+        watches_of(env.server, session, CONFIG).map_err(|e| e.to_string())
+    };
+    let none_left = || {
+        conformance::sweep::settle("no config watch", SETTLE, || async {
+            let held = config_watches().await?;
+            held.is_empty().then_some(()).ok_or(format!("{held:?}"))
+        })
+    };
+    let report = sweep(&env.plan, |k| async move {
+        match poll_then_drop(env.c.get_config_watch(), k, env.plan.pause).await {
+            Some(r) => {
+                let (_, _, watch) = r.map_err(|e| format!("get_config_watch: {e}"))?;
+                let held = config_watches().await?;
+                if held != [CONFIG] {
+                    return Err(format!("get_config_watch completed, server holds {held:?}"));
+                }
+                drop(watch);
+                none_left().await?;
+                Ok(true)
+            }
+            None => {
+                none_left().await?;
+                env.clean(&[], &[]).await.map(|()| false)
+            }
+        }
+    })
+    .await;
+    assert_swept("get_config_watch", &report, true);
+}
+
 /// Each sweep twice: with a yield between polls, and with a 1 ms sleep.
 macro_rules! with_both_pauses {
     ($($name:ident),* $(,)?) => {
@@ -592,5 +649,6 @@ with_both_pauses!(
     semaphore_acquire_and_release,
     rw_lock_acquires,
     counters,
-    barrier_and_nodes
+    barrier_and_nodes,
+    server_list_and_config_watch
 );

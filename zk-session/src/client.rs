@@ -220,9 +220,6 @@ mod tests {
             version: 3,
             ..Stat::default()
         };
-        assert_eq!(
-            exists_result(Ok(Response::Stat(stat))).unwrap(),
-            Some(stat)
-        );
+        assert_eq!(exists_result(Ok(Response::Stat(stat))).unwrap(), Some(stat));
     }
 }
