@@ -25,14 +25,7 @@ impl WatchTable {
         let fits = |path: &str| SET_WATCHES_FIXED_BYTES + 4 + path.len() <= max_frame_len;
         self.end_unfit(&fits);
         let mut out = Vec::new();
-        let mut batch = SetWatches2 {
-            relative_zxid,
-            data_watches: Vec::new(),
-            exist_watches: Vec::new(),
-            child_watches: Vec::new(),
-            persistent_watches: Vec::new(),
-            persistent_recursive_watches: Vec::new(),
-        };
+        let mut batch = empty_batch(relative_zxid);
         let mut text = 0;
         let mut frame = SET_WATCHES_FIXED_BYTES;
         let lists: [(usize, Vec<&String>); 5] = [
@@ -89,20 +82,17 @@ impl WatchTable {
     }
 }
 
+fn empty_batch(relative_zxid: i64) -> SetWatches2 {
+    SetWatches2 {
+        relative_zxid,
+        ..SetWatches2::default()
+    }
+}
+
 /// Turns a filled batch into a request: SetWatches when it has no persistent watches (the
 /// opcode every 3.x server knows), SetWatches2 otherwise.
 fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
-    let b = std::mem::replace(
-        batch,
-        SetWatches2 {
-            relative_zxid,
-            data_watches: Vec::new(),
-            exist_watches: Vec::new(),
-            child_watches: Vec::new(),
-            persistent_watches: Vec::new(),
-            persistent_recursive_watches: Vec::new(),
-        },
-    );
+    let b = std::mem::replace(batch, empty_batch(relative_zxid));
     if b.persistent_watches.is_empty() && b.persistent_recursive_watches.is_empty() {
         Request::SetWatches(SetWatches {
             relative_zxid,
