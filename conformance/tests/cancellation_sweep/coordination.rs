@@ -198,6 +198,23 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     })
     .await;
     assert_swept("barrier leave", &report, true);
+    // A member dropped after (or while) entering, never leaving: its node goes with it.
+    let dropped = format!("{}/dropped", env.path);
+    let report = sweep(&env.plan, |k| {
+        let dropped = &dropped;
+        async move {
+            let member = DoubleBarrier::new(env.c.clone(), dropped, 1);
+            let done = poll_then_drop(member.enter(), k, env.plan.pause).await;
+            drop(member);
+            env.clean(&[], &[]).await?;
+            match done {
+                Some(Err(e)) => Err(e.to_string()),
+                done => Ok(done.is_some()),
+            }
+        }
+    })
+    .await;
+    assert_swept("barrier member dropped after enter", &report, true);
     let node_path = format!("{}/node", env.path);
     let report = sweep(&env.plan, |k| {
         let node_path = &node_path;

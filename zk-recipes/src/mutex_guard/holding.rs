@@ -1,5 +1,5 @@
-//! [`Holding`]: one acquisition of the lock node, with the task that watches it and the
-//! release that deletes it. The guards of one handle share it; its end is the lock's end.
+//! [`Holding`]: one acquisition of the lock node (or of a semaphore's lease node), with the
+//! task that watches it and the release that deletes it. The guards of one handle share it; its end is the lock's end.
 
 use std::{
     sync::{
@@ -102,13 +102,25 @@ impl Holding {
 
     /// The zxid that created the lock node; see
     /// [`InterProcessMutexGuard::fencing_token`](super::InterProcessMutexGuard::fencing_token).
-    pub(super) fn fencing_token(&self) -> u64 {
+    pub(crate) fn fencing_token(&self) -> u64 {
         self.node.stat.czxid as u64
     }
 
     /// The lost reason as it changes; `None` until the lock can no longer be trusted.
     pub(super) fn subscribe_lost(&self) -> watch::Receiver<Option<LostReason>> {
         self.lost.subscribe()
+    }
+
+    /// Resolves with the lost reason once there is one (a semaphore's lease waits on this;
+    /// a guard also waits for its own hold to go).
+    pub(crate) async fn lost(&self) -> LostReason {
+        let mut lost = self.lost.subscribe();
+        // The sender cannot close while `self` is borrowed; the reason, once set, stays.
+        let reason = match lost.wait_for(Option::is_some).await {
+            Ok(r) => r.unwrap_or(LostReason::Closed),
+            Err(_) => LostReason::Closed,
+        };
+        reason
     }
 
     /// Records why the lock can no longer be trusted, unless a reason is known already.

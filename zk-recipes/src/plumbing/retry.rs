@@ -2,9 +2,9 @@
 //! like): how long to pause, and whether to try again at all. One place, so every recipe
 //! backs off alike; the pause is zk-session's one backoff computation.
 
-use std::time::Duration;
+use std::{future::Future, time::Duration};
 
-use zk_session::{Backoff, Client};
+use zk_session::{Backoff, Client, Error};
 
 use super::liveness::client_over;
 
@@ -22,6 +22,26 @@ pub(crate) fn retry_delay(n: u32) -> Duration {
 /// answer.
 pub(crate) fn may_retry(client: &Client) -> bool {
     client_over(client).is_none()
+}
+
+/// Runs `op` until it answers other than retryably, or [`may_retry`] says to stop, pausing
+/// between tries. For requests that may be repeated as they are (idempotent, or whose
+/// repetition's NodeExists or NoNode the caller takes as done).
+pub(crate) async fn retrying<T, F, Fut>(client: &Client, mut op: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
+    let mut retry = 0;
+    loop {
+        match op().await {
+            Err(e) if e.is_retryable() && may_retry(client) => {
+                tokio::time::sleep(retry_delay(retry)).await;
+                retry += 1;
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]
