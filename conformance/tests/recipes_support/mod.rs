@@ -1,7 +1,10 @@
 //! Helpers for the recipe tests: clients, unique paths, the server's view of watches, a raw
-//! connection that closes another client's session, and the harness's fault proxy.
+//! connection that closes another client's session, the harness's fault proxy, and peer
+//! processes of other client libraries ([`peer`]).
 
 #![allow(dead_code, unused_imports)]
+
+pub mod peer;
 
 use std::{
     collections::HashMap,
@@ -22,6 +25,21 @@ use zk_session::{Client, SessionState};
 
 /// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
 pub const SOON: Duration = Duration::from_secs(30);
+
+/// `conformance/java/{file}` compiled with javac against Debian's Curator jars into a
+/// scratch directory named after `tag`; panics saying what to install when it cannot be.
+pub fn compile_curator_peer(file: &str, tag: &str) -> conformance::peers::JavaProgram {
+    use conformance::peers;
+    peers::JavaProgram::compile(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("java")
+            .join(file),
+        &peers::process_dir(&std::env::temp_dir(), tag),
+        peers::CURATOR_JARS,
+        "libcurator-recipes-java (scripts/test does)",
+    )
+    .unwrap_or_else(|e| panic!("Curator interop cannot run: {e}"))
+}
 
 /// A client of `connect_string` with a 20 s session.
 pub async fn client(connect_string: &str) -> Client {
