@@ -9,15 +9,16 @@ mod recipes_support;
 use std::{future::Future, sync::Arc};
 
 use recipes_support::{
-    children, client, cut_and_reconnect, cut_off, expire_and_renew, name_of, proxied, shared, soon,
-    unique, until_children, until_some, until_state, watches_of,
+    children, client, cut_and_reconnect, cut_off, expire_and_renew, expire_session,
+    let_back_renewed, name_of, proxied, shared, soon, unique, until_children, until_some,
+    until_state, watches_of,
 };
 use tokio::task::JoinHandle;
 use zk_recipes::{
-    DistributedAtomicLong, DoubleBarrier, Lease, LostReason, ReadWriteLock, RecipeError, Semaphore,
-    SharedCount, SuspendPolicy,
+    AtomicOutcome, DistributedAtomicLong, DoubleBarrier, Lease, LostReason, ReadWriteLock,
+    RecipeError, Semaphore, SharedCount, SuspendPolicy,
 };
-use zk_session::{Client, SessionId, SessionState, Version};
+use zk_session::{Client, ErrorCode, SessionId, SessionState, Version};
 
 /// Runs `op` on a handle of `x` on a task of its own, so that the test goes on while it
 /// waits.
@@ -51,6 +52,38 @@ async fn held_with_waiter(
     let waiter = spawn_on(&ours, |ours| async move { ours.acquire().await });
     until_children(admin, &format!("{path}/leases"), 2).await;
     (path, held, ours, waiter)
+}
+
+/// An atomic long at `<path>/long` starting at `start` and a shared count at
+/// `<path>/count` starting at 0, on `c`, under a fresh path.
+async fn counters(
+    c: &Client,
+    tag: &str,
+    start: i64,
+) -> (String, Arc<DistributedAtomicLong>, Arc<SharedCount>) {
+    let path = unique(tag);
+    let long = DistributedAtomicLong::new(c.clone(), format!("{path}/long"));
+    assert!(long.initialize(start).await.unwrap());
+    let count = SharedCount::start(c.clone(), format!("{path}/count"), 0)
+        .await
+        .unwrap();
+    (path, Arc::new(long), Arc::new(count))
+}
+
+/// The long's increment and the count's set to `value`, each on a task of its own.
+#[allow(clippy::type_complexity)]
+fn increment_and_set(
+    long: &Arc<DistributedAtomicLong>,
+    count: &Arc<SharedCount>,
+    value: i32,
+) -> (
+    JoinHandle<zk_recipes::Result<AtomicOutcome>>,
+    JoinHandle<zk_recipes::Result<()>>,
+) {
+    (
+        spawn_on(long, |long| async move { long.increment().await }),
+        spawn_on(count, move |count| async move { count.set(value).await }),
+    )
 }
 
 fn session_of(c: &Client) -> i64 {
@@ -252,21 +285,10 @@ async fn rw_lock_waiter_across_a_connection_loss() {
 async fn counter_updates_made_during_a_connection_loss_land_once() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let path = unique("counters-cut");
-    let long = Arc::new(DistributedAtomicLong::new(
-        c.clone(),
-        format!("{path}/long"),
-    ));
-    assert!(long.initialize(41).await.unwrap());
-    let count = Arc::new(
-        SharedCount::start(c.clone(), format!("{path}/count"), 0)
-            .await
-            .unwrap(),
-    );
+    let (path, long, count) = counters(&c, "counters-cut", 41).await;
 
     cut_off(&proxy, &c).await;
-    let increment = spawn_on(&long, |long| async move { long.increment().await });
-    let set = spawn_on(&count, |count| async move { count.set(7).await });
+    let (increment, set) = increment_and_set(&long, &count, 7);
     proxy.partition(false);
     let outcome = soon("the increment", increment).await.unwrap().unwrap();
     assert!(outcome.succeeded, "{outcome:?}");
@@ -376,4 +398,60 @@ async fn double_barrier_dropped_after_enter_leaves_nothing() {
     until_children(&b, &path, 0).await;
     // The client lives on: the node went because the member was dropped, not with a session.
     assert!(a.state().is_connected());
+}
+
+/// A member whose session expires after it entered has lost its node with the session: its
+/// leave fails with `Lost`, the other member's leave does not wait for it, and nothing is
+/// left (no request of the old session is sent on the new one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn double_barrier_leave_after_the_expiry() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let path = unique("barrier-exp-leave");
+    let ours = Arc::new(DoubleBarrier::new(c.clone(), &path, 2));
+    let theirs = DoubleBarrier::new(admin.clone(), &path, 2);
+    let entering = spawn_on(&ours, |ours| async move { ours.enter().await });
+    soon("their enter", theirs.enter()).await.unwrap();
+    soon("our enter", entering).await.unwrap().unwrap();
+    expire_and_renew(&proxy, &c).await;
+    assert!(admin.exists(&ours.node_path()).await.unwrap().is_none());
+    match soon("our leave", ours.leave()).await {
+        Err(RecipeError::Lost(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    soon("their leave", theirs.leave()).await.unwrap();
+    until_children(&admin, &path, 0).await;
+}
+
+/// Counter updates started while the client is cut off and its session expires: the atomic
+/// long's increment (its read repeated on the new session) lands exactly once; the shared
+/// count's plain write, queued when the session expired, is either done once or refused
+/// with SessionExpired and not applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counter_updates_made_across_the_expiry_land_once() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let (path, long, count) = counters(&c, "counters-exp", 9).await;
+    let old = session_of(&c);
+    cut_off(&proxy, &c).await;
+    let (increment, set) = increment_and_set(&long, &count, 3);
+    expire_session(&shared(), &c).await;
+    let_back_renewed(&proxy, &c, old).await;
+    let outcome = soon("the increment", increment).await.unwrap().unwrap();
+    assert!(outcome.succeeded, "{outcome:?}");
+    assert_eq!((outcome.pre, outcome.post), (9, 10));
+    let set = soon("the set", set).await.unwrap();
+    let (bytes, _) = admin.get_data(&format!("{path}/long")).await.unwrap();
+    assert_eq!(&bytes[..], &10i64.to_be_bytes());
+    let want: i32 = match set {
+        Ok(()) => 3,
+        Err(RecipeError::Session(e)) if e.code() == Some(ErrorCode::SessionExpired) => 0,
+        other => panic!("{other:?}"),
+    };
+    let (bytes, _) = admin.get_data(&format!("{path}/count")).await.unwrap();
+    assert_eq!(&bytes[..], &want.to_be_bytes());
+    until_some("the count reads the server's value", || async {
+        (count.count() == want).then_some(())
+    })
+    .await;
 }

@@ -4,7 +4,7 @@
 
 use std::{future::Future, time::Duration};
 
-use zk_session::{Backoff, Client, Error};
+use zk_session::{Backoff, Client, Error, ErrorCode};
 
 use super::liveness::client_over;
 
@@ -22,6 +22,13 @@ pub(crate) fn retry_delay(n: u32) -> Duration {
 /// answer.
 pub(crate) fn may_retry(client: &Client) -> bool {
     client_over(client).is_none()
+}
+
+/// Whether a read of a recipe whose nodes outlive sessions (the counters) that failed with
+/// `e` may be repeated: retryably, or because the session expired while the client goes on
+/// with a new one (a read changes nothing, and the next session reads the same tree).
+pub(crate) fn may_repeat_read(client: &Client, e: &Error) -> bool {
+    (e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired)) && may_retry(client)
 }
 
 /// Runs `op` until it answers other than retryably, or [`may_retry`] says to stop, pausing
