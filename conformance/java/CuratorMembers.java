@@ -15,6 +15,7 @@
 //   protected NAME        Curator's reading of a node name: prints
 //                         PROTECTED <is protected> <protected id or -> <normalized name>
 //   join PATH ID PAYLOAD  GroupMember(PATH, ID, PAYLOAD).start(); prints JOINED
+//   payload PAYLOAD       its setThisData(PAYLOAD); prints PAYLOAD-SET
 //   members               its current members, sorted: MEMBERS id=payload,id=payload
 //   group-close           closes it; prints GROUP-CLOSED
 //
@@ -85,6 +86,10 @@ public final class CuratorMembers {
                         member = new GroupMember(client, w[1], w[2], bytes(w[3]));
                         member.start();
                         CuratorPeers.say("JOINED");
+                        break;
+                    case "payload":
+                        member.setThisData(bytes(w[1]));
+                        CuratorPeers.say("PAYLOAD-SET");
                         break;
                     case "members": {
                         StringJoiner all = new StringJoiner(",");

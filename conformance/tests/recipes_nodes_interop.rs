@@ -20,7 +20,10 @@ use recipes_support::{
     children, client, compile_curator_peer, name_of, peer::Peer, shared, soon, unique,
     until_children, until_some, watches_under, SOON,
 };
-use zk_recipes::{DoubleBarrier, GroupMember, PersistentNode};
+use zk_recipes::{
+    protected::{ProtectedCreate, Recovery},
+    DoubleBarrier, GroupMember, PersistentNode,
+};
 use zk_session::CreateOptions;
 
 /// CuratorMembers compiled into a scratch directory, once per process.
@@ -177,6 +180,25 @@ async fn persistent_nodes_protected_sequential_share_curators_layout() {
         c.session_id().map_or(0, zk_session::SessionId::get)
     );
 
+    // Our protected-mode recovery reads Curator's name as one of its kind: looking for
+    // Curator's id on another session finds its node (and deletes it, not being that
+    // session's); Curator's PersistentNode puts it back.
+    let their_name = name_of(&theirs);
+    let (their_id, _) = protected_parts(&their_name).unwrap();
+    let recovered = ProtectedCreate::new(&parent, "api-")
+        .recover(&admin, their_id)
+        .await
+        .unwrap();
+    assert_eq!(recovered, Recovery::Removed(vec![their_name.clone()]));
+    let back = until_some("Curator's node back", || async {
+        let names = children(&admin, &parent).await;
+        let back: Vec<String> = names.into_iter().filter(|n| *n != our_name).collect();
+        (back.len() == 1).then(|| back[0].clone())
+    })
+    .await;
+    let (_, rest) = protected_parts(&back).unwrap_or_else(|| panic!("not protected: {back}"));
+    assert!(sequence_after(rest, "api-").is_some(), "{back}");
+
     // Curator's node goes with its close; ours stays until we close it.
     peer.send("node-close").await;
     peer.expect("NODE-CLOSED").await;
@@ -235,6 +257,9 @@ async fn group_members_of_curator_and_ours_see_each_other() {
 
     ours.set_payload(b"o2").await.unwrap();
     until_curator_sees(&mut peer, "curator=c1,ours=o2").await;
+    peer.send("payload c2").await;
+    peer.expect("PAYLOAD-SET").await;
+    until_we_see(&ours, &[("curator", b"c2"), ("ours", b"o2")]).await;
 
     peer.send("group-close").await;
     peer.expect("GROUP-CLOSED").await;
