@@ -249,6 +249,40 @@ async fn rw_lock_holder_and_waiters_across_the_expiry() {
     assert!(children(&admin, &path).await.is_empty());
 }
 
+/// A read lock held under `WaitForLost` is kept across a connection loss and lost with the
+/// expiry of its session (told `Expired`); a writer of another client waiting behind it
+/// gets in then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rw_lock_under_wait_for_lost_is_told_of_the_expiry() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let path = unique("rw-patient");
+    let ours = ReadWriteLock::builder(c.clone(), &path)
+        .suspend_policy(SuspendPolicy::WaitForLost)
+        .build();
+    let r = ours.read_lock().acquire().await.unwrap();
+    let theirs = Arc::new(ReadWriteLock::new(admin.clone(), &path));
+    let writer = spawn_on(&theirs, |l| async move { l.write_lock().acquire().await });
+    until_children(&admin, &path, 2).await;
+    partition_and_heal(&proxy, &c).await;
+    assert!(
+        r.is_held(),
+        "kept across a short loss: {:?}",
+        r.lost_reason()
+    );
+    assert!(!writer.is_finished(), "a writer got in beside a reader");
+    expire_and_renew(&proxy, &c).await;
+    assert_eq!(
+        soon("the reader is told", r.lost()).await,
+        LostReason::Expired
+    );
+    let w = soon("their writer", writer).await.unwrap().unwrap();
+    assert_eq!(children(&admin, &path).await, vec![name_of(w.path())]);
+    drop(r);
+    w.release().await.unwrap();
+    assert!(children(&admin, &path).await.is_empty());
+}
+
 /// A reader waiting behind a writer across a connection loss keeps waiting and gets in
 /// when the writer releases; a held read lock under `WaitForLost` is kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
