@@ -11,7 +11,7 @@ use std::{future::Future, sync::Arc};
 use recipes_support::{
     children, client, cut_and_reconnect, cut_off, expire_and_renew, expire_session,
     let_back_renewed, name_of, proxied, shared, soon, unique, until_children, until_some,
-    until_state, watches_of,
+    until_state, watches_of, OpCode,
 };
 use tokio::task::JoinHandle;
 use zk_recipes::{
@@ -127,6 +127,45 @@ async fn semaphore_acquire_waits_across_a_connection_loss() {
     until_children(&admin, &format!("{path}/locks"), 0).await;
     lease.release().await.unwrap();
     assert!(children(&admin, &leases).await.is_empty());
+}
+
+/// The reply to the lease node's create is lost (the proxy passes the create on, drops the
+/// reply and closes the connection): after the reconnect the acquire finds its node by its
+/// protected id and adopts it, so no orphan lease counts against the others, and it gets
+/// the lease when the holder gives it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_lease_create_whose_reply_is_lost_is_adopted() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let path = unique("sem-lost-reply");
+    let leases = format!("{path}/leases");
+    let held = Semaphore::new(admin.clone(), &path, 1)
+        .acquire()
+        .await
+        .unwrap();
+    let connections = proxy.connections();
+    proxy.cut_reply(OpCode::Create2, &format!("{leases}/_c_"));
+    let ours = Arc::new(Semaphore::new(c.clone(), &path, 1));
+    let waiter = spawn_on(&ours, |ours| async move { ours.acquire().await });
+    let before = until_children(&admin, &leases, 2).await;
+    until_some("the reconnect after the cut", || async {
+        (proxy.connections() > connections).then_some(())
+    })
+    .await;
+    held.release().await.unwrap();
+    let lease = soon("the lease after the lost reply", waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        before.contains(&name_of(lease.path())),
+        "adopted the node made before the cut"
+    );
+    assert_eq!(children(&admin, &leases).await, vec![name_of(lease.path())]);
+    assert_eq!(owner(&admin, lease.path()).await, session_of(&c));
+    lease.release().await.unwrap();
+    assert!(children(&admin, &leases).await.is_empty());
+    until_children(&admin, &format!("{path}/locks"), 0).await;
 }
 
 /// A semaphore acquire waiting when its session expires fails with `Lost(Expired)` and
