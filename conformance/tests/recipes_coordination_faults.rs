@@ -18,7 +18,7 @@ use zk_recipes::{
     AtomicOutcome, DistributedAtomicLong, DoubleBarrier, Lease, LostReason, ReadWriteLock,
     RecipeError, Semaphore, SharedCount, SuspendPolicy,
 };
-use zk_session::{Client, ErrorCode, SessionId, SessionState, Version};
+use zk_session::{Client, ErrorCode, Op, SessionId, SessionState, Version};
 
 /// Runs `op` on a handle of `x` on a task of its own, so that the test goes on while it
 /// waits.
@@ -228,6 +228,37 @@ async fn lease_lost_says_suspended_deleted_or_expired() {
     assert_eq!(soon("d is told", d.lost()).await, LostReason::Expired);
     d.release().await.unwrap();
     assert!(children(&admin, &format!("{path}/leases")).await.is_empty());
+}
+
+/// A lease's fenced writes go through while its node exists and are refused once it is
+/// deleted (by the server's check, or at once when the lease already knows), leaving the
+/// data as the last fenced write made it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_fenced_writes_stop_with_the_lease_node() {
+    let admin = client(&shared()).await;
+    let c = client(&shared()).await;
+    let path = unique("lease-fence");
+    let data = format!("{path}-data");
+    admin
+        .create(&data, b"0", zk_session::CreateOptions::persistent())
+        .await
+        .unwrap();
+    let lease = Semaphore::new(c.clone(), &path, 1).acquire().await.unwrap();
+    lease
+        .fenced_multi([Op::set_data(&data, b"1", Version::Any)])
+        .await
+        .unwrap();
+    admin.delete(lease.path(), Version::Any).await.unwrap();
+    match lease
+        .fenced_multi([Op::set_data(&data, b"2", Version::Any)])
+        .await
+    {
+        Err(RecipeError::Lost(LostReason::NodeDeleted)) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(&admin.get_data(&data).await.unwrap().0[..], b"1");
+    assert_eq!(soon("told", lease.lost()).await, LostReason::NodeDeleted);
+    lease.release().await.unwrap();
 }
 
 /// Across an expiry of the holder's session: the write holder is told it lost the lock (and

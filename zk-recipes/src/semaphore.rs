@@ -15,7 +15,7 @@
 use std::{sync::Arc, time::Duration};
 
 use tokio::time::{timeout_at, Instant};
-use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode};
+use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Op, OpResult};
 
 use crate::{
     mutex_guard::Holding,
@@ -404,6 +404,24 @@ impl Lease {
     /// See the example on [`Lease`].
     pub async fn lost(&self) -> LostReason {
         self.holding.lost().await
+    }
+
+    /// Runs `ops` as one transaction behind a check that the lease node still exists, as
+    /// [`InterProcessMutexGuard::fenced_multi`](crate::InterProcessMutexGuard::fenced_multi)
+    /// does for a lock: once the node is gone the server refuses the whole transaction
+    /// ([`RecipeError::Lost`]); it also fails at once when the lease is known to be lost.
+    ///
+    /// ```no_run
+    /// # async fn f(lease: zk_recipes::Lease) -> zk_recipes::Result<()> {
+    /// use zk_session::{Op, Version};
+    ///
+    /// lease
+    ///     .fenced_multi([Op::set_data("/exports/current", b"batch-9", Version::Any)])
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
+        self.holding.fenced_multi(ops).await
     }
 
     /// Deletes the lease node. Cancel-safe: the deletion is handed to a background task

@@ -76,6 +76,29 @@ pub(super) async fn semaphore_acquire_and_release(pause: Pause) {
     )
     .await;
     held.release().await.unwrap();
+    // A held lease's fenced write: its node, and its monitor's watch on it.
+    let lease = ours.acquire().await.unwrap();
+    let data = format!("{}/data", env.path);
+    env.observer
+        .create(&data, b"", zk_session::CreateOptions::persistent())
+        .await
+        .unwrap();
+    let promised = [lease.path().to_owned()];
+    sweep_op(
+        env,
+        "lease fenced_multi",
+        true,
+        (&promised, &promised),
+        || {
+            lease.fenced_multi([zk_session::Op::set_data(
+                &data,
+                b"x",
+                zk_session::Version::Any,
+            )])
+        },
+    )
+    .await;
+    lease.release().await.unwrap();
     let (ours, theirs) = (&ours, &theirs);
     let report = sweep(&env.plan, |k| async move {
         let lease = ours.acquire().await.map_err(|e| format!("ours: {e}"))?;
