@@ -1,35 +1,23 @@
-//! The semaphore, the read/write lock, the counters and the double barrier against a real
-//! ZooKeeper 3.8 server when the connection is lost (a partition at the fault proxy, the
-//! session kept) and when the session expires and the client goes on with a new one (the
-//! default): waits go on across a connection loss, holders are told they lost, waiters on
-//! the new session get in, writes are done exactly once, and no node is left behind.
+//! The semaphore, the read/write lock and the double barrier against a real ZooKeeper 3.8
+//! server when the connection is lost (a partition at the fault proxy, the session kept)
+//! and when the session expires and the client goes on with a new one (the default): waits
+//! go on across a connection loss, holders are told they lost, waiters on the new session
+//! get in, and no node is left behind. The counters' are in recipes_counters.rs.
 
 mod recipes_support;
 
-use std::{future::Future, sync::Arc};
+use std::sync::Arc;
 
 use recipes_support::{
-    children, client, cut_and_reconnect, cut_off, expire_and_renew, expire_session,
-    let_back_renewed, name_of, proxied, shared, soon, unique, until_children, until_some,
-    until_state, watches_of, OpCode,
+    children, client, cut_and_reconnect, cut_off, expire_and_renew, name_of, owner,
+    partition_and_heal, proxied, session_of, shared, soon, spawn_on, unique, until_children,
+    until_some, watches_of, OpCode,
 };
 use tokio::task::JoinHandle;
 use zk_recipes::{
-    AtomicOutcome, DistributedAtomicLong, DoubleBarrier, Lease, LostReason, ReadWriteLock,
-    RecipeError, Semaphore, SharedCount, SuspendPolicy,
+    DoubleBarrier, Lease, LostReason, ReadWriteLock, RecipeError, Semaphore, SuspendPolicy,
 };
-use zk_session::{Client, ErrorCode, Op, SessionId, SessionState, Version};
-
-/// Runs `op` on a handle of `x` on a task of its own, so that the test goes on while it
-/// waits.
-fn spawn_on<T, R, F, Fut>(x: &Arc<T>, op: F) -> JoinHandle<R>
-where
-    F: FnOnce(Arc<T>) -> Fut,
-    Fut: Future<Output = R> + Send + 'static,
-    R: Send + 'static,
-{
-    tokio::spawn(op(x.clone()))
-}
+use zk_session::{Client, Op, Version};
 
 /// A semaphore of one lease at a fresh path, held by `admin`, and our acquire on `c` waiting
 /// for it: the path, the holder's lease, our semaphore and the waiting acquire.
@@ -52,56 +40,6 @@ async fn held_with_waiter(
     let waiter = spawn_on(&ours, |ours| async move { ours.acquire().await });
     until_children(admin, &format!("{path}/leases"), 2).await;
     (path, held, ours, waiter)
-}
-
-/// An atomic long at `<path>/long` starting at `start` and a shared count at
-/// `<path>/count` starting at 0, on `c`, under a fresh path.
-async fn counters(
-    c: &Client,
-    tag: &str,
-    start: i64,
-) -> (String, Arc<DistributedAtomicLong>, Arc<SharedCount>) {
-    let path = unique(tag);
-    let long = DistributedAtomicLong::new(c.clone(), format!("{path}/long"));
-    assert!(long.initialize(start).await.unwrap());
-    let count = SharedCount::start(c.clone(), format!("{path}/count"), 0)
-        .await
-        .unwrap();
-    (path, Arc::new(long), Arc::new(count))
-}
-
-/// The long's increment and the count's set to `value`, each on a task of its own.
-#[allow(clippy::type_complexity)]
-fn increment_and_set(
-    long: &Arc<DistributedAtomicLong>,
-    count: &Arc<SharedCount>,
-    value: i32,
-) -> (
-    JoinHandle<zk_recipes::Result<AtomicOutcome>>,
-    JoinHandle<zk_recipes::Result<()>>,
-) {
-    (
-        spawn_on(long, |long| async move { long.increment().await }),
-        spawn_on(count, move |count| async move { count.set(value).await }),
-    )
-}
-
-fn session_of(c: &Client) -> i64 {
-    c.session_id().map_or(0, SessionId::get)
-}
-
-/// The ephemeral owner of `path` as `admin` sees it.
-async fn owner(admin: &Client, path: &str) -> i64 {
-    admin.get_data(path).await.unwrap().1.ephemeral_owner
-}
-
-/// Cuts `c` off at `proxy` until it knows, then lets it back on the same session.
-async fn partition_and_heal(proxy: &recipes_support::Proxy, c: &Client) {
-    let session = c.session_id();
-    cut_off(proxy, c).await;
-    proxy.partition(false);
-    until_state(c, SessionState::Connected).await;
-    assert_eq!(c.session_id(), session, "the same session");
 }
 
 /// A semaphore acquire waiting for a lease when its connection is lost (session kept) goes
@@ -262,10 +200,10 @@ async fn lease_fenced_writes_stop_with_the_lease_node() {
 }
 
 /// Across an expiry of the holder's session: the write holder is told it lost the lock (and
-/// stays lost on the new session), a
-/// read acquire waiting on the same client fails `Lost(Expired)`, the reader of another
-/// client waiting behind the writer gets in, and our writer on the new session gets the
-/// lock once that reader is gone; no node of either session is left.
+/// stays lost on the new session), a read acquire waiting on the same client fails
+/// `Lost(Expired)`, the reader of another client waiting behind the writer gets in, and our
+/// writer on the new session gets the lock once that reader is gone; no node of either
+/// session is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rw_lock_holder_and_waiters_across_the_expiry() {
     let (proxy, c) = proxied().await;
@@ -354,7 +292,7 @@ async fn rw_lock_under_wait_for_lost_is_told_of_the_expiry() {
 }
 
 /// A reader waiting behind a writer across a connection loss keeps waiting and gets in
-/// when the writer releases; a held read lock under `WaitForLost` is kept.
+/// when the writer releases, on the same session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rw_lock_waiter_across_a_connection_loss() {
     let (proxy, c) = proxied().await;
@@ -380,33 +318,6 @@ async fn rw_lock_waiter_across_a_connection_loss() {
     assert_eq!(owner(&admin, r.path()).await, session_of(&c));
     r.release().await.unwrap();
     assert!(children(&admin, &path).await.is_empty());
-}
-
-/// Counter updates started while the connection is lost complete once it is back, each
-/// exactly once: the atomic long counts one increment, the shared count holds the value
-/// set.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counter_updates_made_during_a_connection_loss_land_once() {
-    let (proxy, c) = proxied().await;
-    let admin = client(&shared()).await;
-    let (path, long, count) = counters(&c, "counters-cut", 41).await;
-
-    cut_off(&proxy, &c).await;
-    let (increment, set) = increment_and_set(&long, &count, 7);
-    proxy.partition(false);
-    let outcome = soon("the increment", increment).await.unwrap().unwrap();
-    assert!(outcome.succeeded, "{outcome:?}");
-    assert_eq!((outcome.pre, outcome.post), (41, 42));
-    soon("the set", set).await.unwrap().unwrap();
-    let (bytes, _) = admin.get_data(&format!("{path}/long")).await.unwrap();
-    assert_eq!(&bytes[..], &42i64.to_be_bytes());
-    let (bytes, _) = admin.get_data(&format!("{path}/count")).await.unwrap();
-    assert_eq!(&bytes[..], &7i32.to_be_bytes());
-    assert_eq!(long.get().await.unwrap(), 42);
-    until_some("the count reads 7", || async {
-        (count.count() == 7).then_some(())
-    })
-    .await;
 }
 
 /// Members of a double barrier whose connection is lost while entering and while leaving
@@ -525,37 +436,4 @@ async fn double_barrier_leave_after_the_expiry() {
     }
     soon("their leave", theirs.leave()).await.unwrap();
     until_children(&admin, &path, 0).await;
-}
-
-/// Counter updates started while the client is cut off and its session expires: the atomic
-/// long's increment (its read repeated on the new session) lands exactly once; the shared
-/// count's plain write, queued when the session expired, is either done once or refused
-/// with SessionExpired and not applied.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counter_updates_made_across_the_expiry_land_once() {
-    let (proxy, c) = proxied().await;
-    let admin = client(&shared()).await;
-    let (path, long, count) = counters(&c, "counters-exp", 9).await;
-    let old = session_of(&c);
-    cut_off(&proxy, &c).await;
-    let (increment, set) = increment_and_set(&long, &count, 3);
-    expire_session(&shared(), &c).await;
-    let_back_renewed(&proxy, &c, old).await;
-    let outcome = soon("the increment", increment).await.unwrap().unwrap();
-    assert!(outcome.succeeded, "{outcome:?}");
-    assert_eq!((outcome.pre, outcome.post), (9, 10));
-    let set = soon("the set", set).await.unwrap();
-    let (bytes, _) = admin.get_data(&format!("{path}/long")).await.unwrap();
-    assert_eq!(&bytes[..], &10i64.to_be_bytes());
-    let want: i32 = match set {
-        Ok(()) => 3,
-        Err(RecipeError::Session(e)) if e.code() == Some(ErrorCode::SessionExpired) => 0,
-        other => panic!("{other:?}"),
-    };
-    let (bytes, _) = admin.get_data(&format!("{path}/count")).await.unwrap();
-    assert_eq!(&bytes[..], &want.to_be_bytes());
-    until_some("the count reads the server's value", || async {
-        (count.count() == want).then_some(())
-    })
-    .await;
 }

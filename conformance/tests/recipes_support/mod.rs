@@ -293,7 +293,7 @@ pub async fn proxied() -> (Proxy, Client) {
 /// Expires `victim`'s session while `proxy` cuts it off, lets it back, and waits until the
 /// same handle is connected with a new session. Returns the old and the new session ids.
 pub async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
-    let old = victim.session_id().map_or(0, zk_session::SessionId::get);
+    let old = session_of(victim);
     cut_off(proxy, victim).await;
     expire_session(&shared(), victim).await;
     let new = let_back_renewed(proxy, victim, old).await;
@@ -312,8 +312,38 @@ pub async fn cut_off(proxy: &Proxy, victim: &Client) {
 pub async fn let_back_renewed(proxy: &Proxy, victim: &Client, old: i64) -> i64 {
     proxy.partition(false);
     until_some("a new session on the same handle", || async {
-        let id = victim.session_id().map_or(0, zk_session::SessionId::get);
+        let id = session_of(victim);
         (victim.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
     })
     .await
+}
+
+/// Runs `op` on a handle of `x` on a task of its own, so that the test goes on while it
+/// waits.
+pub fn spawn_on<T, R, F, Fut>(x: &Arc<T>, op: F) -> JoinHandle<R>
+where
+    F: FnOnce(Arc<T>) -> Fut,
+    Fut: Future<Output = R> + Send + 'static,
+    R: Send + 'static,
+{
+    tokio::spawn(op(x.clone()))
+}
+
+/// `c`'s session id as znodes carry it (0 for none).
+pub fn session_of(c: &Client) -> i64 {
+    c.session_id().map_or(0, zk_session::SessionId::get)
+}
+
+/// The ephemeral owner of `path` as `admin` sees it.
+pub async fn owner(admin: &Client, path: &str) -> i64 {
+    admin.get_data(path).await.unwrap().1.ephemeral_owner
+}
+
+/// Cuts `c` off at `proxy` until it knows, then lets it back on the same session.
+pub async fn partition_and_heal(proxy: &Proxy, c: &Client) {
+    let session = c.session_id();
+    cut_off(proxy, c).await;
+    proxy.partition(false);
+    until_state(c, SessionState::Connected).await;
+    assert_eq!(c.session_id(), session, "the same session");
 }
