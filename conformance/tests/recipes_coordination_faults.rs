@@ -9,15 +9,15 @@ mod recipes_support;
 use std::sync::Arc;
 
 use recipes_support::{
-    children, client, cut_and_reconnect, cut_off, expire_and_renew, name_of, owner,
-    partition_and_heal, proxied, session_of, shared, soon, spawn_on, unique, until_children,
-    until_some, watches_of, OpCode,
+    children, client, cut_and_reconnect, cut_off, expire_and_renew, expire_session,
+    let_back_renewed, name_of, owner, partition_and_heal, proxied, session_of, shared, soon,
+    spawn_on, unique, until_children, until_some, until_state, watches_of, OpCode,
 };
 use tokio::task::JoinHandle;
 use zk_recipes::{
     DoubleBarrier, Lease, LostReason, ReadWriteLock, RecipeError, Semaphore, SuspendPolicy,
 };
-use zk_session::{Client, Op, Version};
+use zk_session::{Client, Op, SessionState, Version};
 
 /// A semaphore of one lease at a fresh path, held by `admin`, and our acquire on `c` waiting
 /// for it: the path, the holder's lease, our semaphore and the waiting acquire.
@@ -436,4 +436,55 @@ async fn double_barrier_leave_after_the_expiry() {
     }
     soon("their leave", theirs.leave()).await.unwrap();
     until_children(&admin, &path, 0).await;
+}
+
+/// A connection lost for longer than the session timeout: the session is presumed lost, and
+/// a waiting semaphore acquire and a waiting barrier enter fail with `Lost(SessionLost)`
+/// instead of waiting on a session that is gone. Once the client is back with a new session,
+/// nothing of theirs is left and the semaphore serves it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_end_when_the_session_is_presumed_lost() {
+    let admin = client(&shared()).await;
+    let proxy = recipes_support::Proxy::start(conformance::shared_standalone().client_addr()).await;
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(std::time::Duration::from_secs(4))
+        .connect()
+        .await
+        .expect("connect");
+    let (path, held, ours, waiter) = held_with_waiter(&c, &admin, "sem-presumed-lost").await;
+    let leases = format!("{path}/leases");
+    let barrier_path = unique("barrier-presumed-lost");
+    let barrier = Arc::new(DoubleBarrier::new(c.clone(), &barrier_path, 2));
+    let entering = spawn_on(&barrier, |b| async move { b.enter().await });
+    until_children(&admin, &barrier_path, 1).await;
+
+    proxy.partition(true);
+    until_state(&c, SessionState::Lost).await;
+    for (what, r) in [
+        (
+            "the acquire",
+            soon("the acquire ends", waiter).await.unwrap().map(drop),
+        ),
+        ("the enter", soon("the enter ends", entering).await.unwrap()),
+    ] {
+        match r {
+            Err(RecipeError::Lost(LostReason::SessionLost)) => {}
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+
+    let old = session_of(&c);
+    expire_session(&shared(), &c).await;
+    let new = let_back_renewed(&proxy, &c, old).await;
+    assert_eq!(children(&admin, &leases).await, vec![name_of(held.path())]);
+    until_children(&admin, &barrier_path, 0).await;
+    let again = spawn_on(&ours, |s| async move { s.acquire().await });
+    until_children(&admin, &leases, 2).await;
+    held.release().await.unwrap();
+    let lease = soon("a lease on the new session", again)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(owner(&admin, lease.path()).await, new);
+    lease.release().await.unwrap();
 }
