@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -34,33 +33,16 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.shared.SharedCount;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.CreateMode;
 
 public final class CuratorCoordination {
-    private static void say(String line) {
-        System.out.println(line);
-        System.out.flush();
-    }
-
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
             System.err.println("usage: CuratorCoordination MODE CONNECT PATH ...");
             System.exit(2);
         }
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(args[1])
-                .sessionTimeoutMs(30000)
-                .connectionTimeoutMs(15000)
-                .retryPolicy(new ExponentialBackoffRetry(100, 10))
-                .build();
-        client.start();
-        if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
-            say("ERROR not connected");
-            System.exit(1);
-        }
-        say("READY");
+        CuratorFramework client = CuratorPeers.connect(args[1]);
         String path = args[2];
         switch (args[0]) {
             case "semaphore":
@@ -73,7 +55,7 @@ public final class CuratorCoordination {
             case "count-get": {
                 SharedCount count = new SharedCount(client, path, 0);
                 count.start();
-                say("VALUE " + count.getCount());
+                CuratorPeers.say("VALUE " + count.getCount());
                 count.close();
                 break;
             }
@@ -82,7 +64,7 @@ public final class CuratorCoordination {
                 count.start();
                 boolean ok = count.trySetCount(count.getVersionedValue(),
                         Integer.parseInt(args[3]));
-                say(ok ? "OK" : "FAIL");
+                CuratorPeers.say(ok ? "OK" : "FAIL");
                 count.close();
                 break;
             }
@@ -90,7 +72,7 @@ public final class CuratorCoordination {
                 DistributedAtomicLong n = new DistributedAtomicLong(client, path,
                         new RetryNTimes(10, 10));
                 AtomicValue<Long> v = n.get();
-                say(v.succeeded() ? "VALUE " + v.postValue() : "ERROR get failed");
+                CuratorPeers.say(v.succeeded() ? "VALUE " + v.postValue() : "ERROR get failed");
                 break;
             }
             case "long-add": {
@@ -104,11 +86,11 @@ public final class CuratorCoordination {
                         ok++;
                     }
                 }
-                say("DONE " + ok);
+                CuratorPeers.say("DONE " + ok);
                 break;
             }
             default:
-                say("ERROR unknown mode " + args[0]);
+                CuratorPeers.say("ERROR unknown mode " + args[0]);
         }
         client.close();
     }
@@ -123,13 +105,13 @@ public final class CuratorCoordination {
                     .forPath(flags + "/f-");
             List<String> inside = client.getChildren().forPath(flags);
             if (inside.size() > max) {
-                say("VIOLATION round " + i + ": " + inside);
+                CuratorPeers.say("VIOLATION round " + i + ": " + inside);
             }
             Thread.sleep(3);
             client.delete().forPath(flag);
             semaphore.returnLease(lease);
         }
-        say("DONE");
+        CuratorPeers.say("DONE");
     }
 
     private static void rwlock(CuratorFramework client, String path, String flags, int rounds)
@@ -145,13 +127,13 @@ public final class CuratorCoordination {
             String own = flag.substring(flag.lastIndexOf('/') + 1);
             for (String other : client.getChildren().forPath(flags)) {
                 if (!other.equals(own) && (writer || other.startsWith("w-"))) {
-                    say("VIOLATION round " + i + ": " + own + " beside " + other);
+                    CuratorPeers.say("VIOLATION round " + i + ": " + own + " beside " + other);
                 }
             }
             Thread.sleep(3);
             client.delete().forPath(flag);
             side.release();
         }
-        say("DONE");
+        CuratorPeers.say("DONE");
     }
 }

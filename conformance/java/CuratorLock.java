@@ -21,37 +21,19 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 
 public final class CuratorLock {
-    private static void say(String line) {
-        System.out.println(line);
-        System.out.flush();
-    }
-
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
             System.err.println("usage: CuratorLock hold CONNECT LOCK_PATH HOLD_MS"
                     + " | loop CONNECT LOCK_PATH FLAG_PATH ROUNDS");
             System.exit(2);
         }
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(args[1])
-                .sessionTimeoutMs(30000)
-                .connectionTimeoutMs(15000)
-                .retryPolicy(new ExponentialBackoffRetry(100, 10))
-                .build();
-        client.start();
-        if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
-            say("ERROR not connected");
-            System.exit(1);
-        }
+        CuratorFramework client = CuratorPeers.connect(args[1]);
         InterProcessMutex mutex = new InterProcessMutex(client, args[2]);
-        say("READY");
         if (args[0].equals("hold")) {
             hold(mutex, Long.parseLong(args[3]));
         } else {
@@ -62,7 +44,7 @@ public final class CuratorLock {
 
     private static void hold(InterProcessMutex mutex, long holdMs) throws Exception {
         mutex.acquire();
-        say("ACQUIRED");
+        CuratorPeers.say("ACQUIRED");
         CountDownLatch release = new CountDownLatch(1);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(
@@ -82,7 +64,7 @@ public final class CuratorLock {
         reader.start();
         release.await(holdMs, TimeUnit.MILLISECONDS);
         mutex.release();
-        say("RELEASED");
+        CuratorPeers.say("RELEASED");
     }
 
     private static void loop(CuratorFramework client, InterProcessMutex mutex, String flag,
@@ -92,7 +74,7 @@ public final class CuratorLock {
             try {
                 client.create().withMode(CreateMode.EPHEMERAL).forPath(flag);
             } catch (KeeperException.NodeExistsException e) {
-                say("VIOLATION round " + i);
+                CuratorPeers.say("VIOLATION round " + i);
                 mutex.release();
                 continue;
             }
@@ -100,6 +82,6 @@ public final class CuratorLock {
             client.delete().forPath(flag);
             mutex.release();
         }
-        say("DONE");
+        CuratorPeers.say("DONE");
     }
 }

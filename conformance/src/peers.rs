@@ -340,7 +340,8 @@ pub struct JavaProgram {
 
 impl JavaProgram {
     /// Compiles `source` (whose file stem is its main class) into `classes`, with `classes`
-    /// and `jars` (from Debian's jar directory; `packages` provide them) on the classpath.
+    /// and `jars` (from Debian's jar directory; `packages` provide them) on the classpath
+    /// and the source's directory on the source path (so peers can share helper classes).
     /// Finds (or installs) Java the way the server harness does.
     pub fn compile(
         source: &Path,
@@ -368,6 +369,8 @@ impl JavaProgram {
             .arg(classes)
             .arg("-cp")
             .arg(&classpath)
+            .arg("-sourcepath")
+            .arg(source.parent().unwrap_or(Path::new(".")))
             .arg(source);
         run_child(&mut javac, JAVAC_LIMIT).map_err(|e| format!("javac: {e}"))?;
         Ok(JavaProgram {

@@ -13,7 +13,6 @@
 mod recipes_support;
 
 use std::{
-    path::Path,
     sync::{
         atomic::AtomicBool,
         atomic::{AtomicUsize, Ordering},
@@ -23,7 +22,7 @@ use std::{
 };
 
 use conformance::peers::{self, JavaProgram};
-use recipes_support::{children, client, shared, soon, unique};
+use recipes_support::{children, client, compile_curator_peer, shared, soon, unique};
 use zk_recipes::{DistributedAtomicLong, ReadWriteLock, Semaphore, SharedCount};
 use zk_session::{Client, CreateOptions, RetryPolicy, Version};
 
@@ -32,19 +31,9 @@ const PEER_LIMIT: Duration = Duration::from_secs(120);
 
 /// CuratorCoordination compiled into a scratch directory, once per process.
 fn curator() -> &'static JavaProgram {
-    static PROGRAM: OnceLock<Result<JavaProgram, String>> = OnceLock::new();
-    let program = PROGRAM.get_or_init(|| {
-        JavaProgram::compile(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("java/CuratorCoordination.java"),
-            &peers::process_dir(&std::env::temp_dir(), "zk-recipes-coordination"),
-            peers::CURATOR_JARS,
-            "libcurator-recipes-java (scripts/test does)",
-        )
-    });
-    match program {
-        Ok(p) => p,
-        Err(e) => panic!("Curator interop cannot run: {e}"),
-    }
+    static PROGRAM: OnceLock<JavaProgram> = OnceLock::new();
+    PROGRAM
+        .get_or_init(|| compile_curator_peer("CuratorCoordination.java", "zk-recipes-coordination"))
 }
 
 /// Runs the peer with `args` to its end on a blocking thread; its stdout, checked for

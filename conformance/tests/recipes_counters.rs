@@ -1,18 +1,20 @@
 //! SharedCount and DistributedAtomicLong against a real ZooKeeper 3.8 server: the bytes on
 //! the wire (Curator's encodings), versioned sets, the change stream across a connection
 //! loss and a session expiry, concurrent increments that never lose an update, the
-//! promotion to a lock, and the outcome of a write whose reply is lost.
+//! promotion to a lock, the outcome of a write whose reply is lost, and updates started
+//! while the connection is lost or the session expires.
 
 mod recipes_support;
 
 use std::{sync::Arc, time::Duration};
 
 use recipes_support::{
-    children, client, cut_off, expire_session, let_back_renewed, proxied, shared, soon, unique,
-    until_state,
+    children, client, cut_off, expire_session, let_back_renewed, proxied, session_of, shared, soon,
+    spawn_on, unique, until_state,
 };
-use zk_recipes::{DistributedAtomicLong, RecipeError, SharedCount};
-use zk_session::{CreateOptions, RetryPolicy, SessionState, Version};
+use tokio::task::JoinHandle;
+use zk_recipes::{AtomicOutcome, DistributedAtomicLong, RecipeError, SharedCount};
+use zk_session::{Client, CreateOptions, ErrorCode, RetryPolicy, SessionState, Version};
 
 /// Waits until `count`'s value is `want`.
 async fn until_count(count: &SharedCount, want: i32) {
@@ -265,4 +267,90 @@ async fn a_lost_write_reply_is_reported_not_repeated() {
         ok + unknown,
         "value {total}, {ok} told success, {unknown} told ConnectionLoss"
     );
+}
+
+/// An atomic long at `<path>/long` starting at `start` and a shared count at
+/// `<path>/count` starting at 0, on `c`, under a fresh path.
+async fn counters(
+    c: &Client,
+    tag: &str,
+    start: i64,
+) -> (String, Arc<DistributedAtomicLong>, Arc<SharedCount>) {
+    let path = unique(tag);
+    let long = DistributedAtomicLong::new(c.clone(), format!("{path}/long"));
+    assert!(long.initialize(start).await.unwrap());
+    let count = SharedCount::start(c.clone(), format!("{path}/count"), 0)
+        .await
+        .unwrap();
+    (path, Arc::new(long), Arc::new(count))
+}
+
+/// The long's increment and the count's set to `value`, each on a task of its own.
+#[allow(clippy::type_complexity)]
+fn increment_and_set(
+    long: &Arc<DistributedAtomicLong>,
+    count: &Arc<SharedCount>,
+    value: i32,
+) -> (
+    JoinHandle<zk_recipes::Result<AtomicOutcome>>,
+    JoinHandle<zk_recipes::Result<()>>,
+) {
+    (
+        spawn_on(long, |long| async move { long.increment().await }),
+        spawn_on(count, move |count| async move { count.set(value).await }),
+    )
+}
+
+/// Counter updates started while the connection is lost complete once it is back, each
+/// exactly once: the atomic long counts one increment, the shared count holds the value
+/// set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counter_updates_made_during_a_connection_loss_land_once() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let (path, long, count) = counters(&c, "counters-cut", 41).await;
+
+    cut_off(&proxy, &c).await;
+    let (increment, set) = increment_and_set(&long, &count, 7);
+    proxy.partition(false);
+    let outcome = soon("the increment", increment).await.unwrap().unwrap();
+    assert!(outcome.succeeded, "{outcome:?}");
+    assert_eq!((outcome.pre, outcome.post), (41, 42));
+    soon("the set", set).await.unwrap().unwrap();
+    let (bytes, _) = admin.get_data(&format!("{path}/long")).await.unwrap();
+    assert_eq!(&bytes[..], &42i64.to_be_bytes());
+    let (bytes, _) = admin.get_data(&format!("{path}/count")).await.unwrap();
+    assert_eq!(&bytes[..], &7i32.to_be_bytes());
+    assert_eq!(long.get().await.unwrap(), 42);
+    until_count(&count, 7).await;
+}
+
+/// Counter updates started while the client is cut off and its session expires: the atomic
+/// long's increment (its read repeated on the new session) lands exactly once; the shared
+/// count's plain write, queued when the session expired, is either done once or refused
+/// with SessionExpired and not applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counter_updates_made_across_the_expiry_land_once() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let (path, long, count) = counters(&c, "counters-exp", 9).await;
+    let old = session_of(&c);
+    cut_off(&proxy, &c).await;
+    let (increment, set) = increment_and_set(&long, &count, 3);
+    expire_session(&shared(), &c).await;
+    let_back_renewed(&proxy, &c, old).await;
+    let outcome = soon("the increment", increment).await.unwrap().unwrap();
+    assert!(outcome.succeeded, "{outcome:?}");
+    assert_eq!((outcome.pre, outcome.post), (9, 10));
+    let set = soon("the set", set).await.unwrap();
+    let (bytes, _) = admin.get_data(&format!("{path}/long")).await.unwrap();
+    assert_eq!(&bytes[..], &10i64.to_be_bytes());
+    let want: i32 = match set {
+        Ok(()) => 3,
+        Err(RecipeError::Session(e)) if e.code() == Some(ErrorCode::SessionExpired) => 0,
+        other => panic!("{other:?}"),
+    };
+    let (bytes, _) = admin.get_data(&format!("{path}/count")).await.unwrap();
+    assert_eq!(&bytes[..], &want.to_be_bytes());
+    until_count(&count, want).await;
 }

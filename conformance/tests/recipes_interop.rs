@@ -11,18 +11,16 @@
 mod recipes_support;
 
 use std::{
-    io::Write,
     path::{Path, PathBuf},
-    process::{Child, ChildStdin, Stdio},
     sync::{
         atomic::{AtomicUsize, Ordering},
         Arc, OnceLock,
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use conformance::peers::{self, JavaProgram, KazooProgram, Lines};
-use recipes_support::*;
+use conformance::peers::{self, JavaProgram, KazooProgram};
+use recipes_support::{peer::Peer, *};
 use zk_recipes::InterProcessMutex;
 use zk_session::{CreateOptions, ErrorCode, Version};
 
@@ -64,116 +62,15 @@ fn kazoo() -> &'static KazooProgram {
     }
 }
 
-/// A Curator or kazoo process holding or looping on a lock, followed line by line.
-struct Peer {
-    kind: Kind,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Lines,
-    /// How many stdout lines [`Peer::expect`] has gone past.
-    read: usize,
-    stderr: Lines,
-}
-
-impl Peer {
-    /// Starts the peer with `args` (`hold CONNECT PATH MS` or `loop CONNECT PATH FLAG N`) and
-    /// waits until it is connected.
-    async fn start(kind: Kind, args: &[&str]) -> Peer {
-        let mut cmd = match kind {
-            Kind::Curator => curator().command(),
-            Kind::Kazoo => kazoo().command(),
-        };
-        cmd.args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start the {kind:?} peer (install it): {e}"));
-        let mut peer = Peer {
-            kind,
-            stdin: child.stdin.take(),
-            stdout: Lines::follow(child.stdout.take().unwrap()),
-            read: 0,
-            stderr: Lines::follow(child.stderr.take().unwrap()),
-            child,
-        };
-        peer.expect("READY").await;
-        peer
-    }
-
-    /// Waits for a line starting with `want` after those already expected; fails with the
-    /// peer's output if it ends first or says ERROR.
-    async fn expect(&mut self, want: &str) {
-        let from = self.read;
-        let found = self
-            .stdout
-            .wait_for(SOON, |lines, ended| {
-                for (i, line) in lines.iter().enumerate().skip(from) {
-                    if line.starts_with("ERROR") {
-                        return Some(Err(line.clone()));
-                    }
-                    if line.starts_with(want) {
-                        return Some(Ok(i + 1));
-                    }
-                }
-                ended.then(|| Err("the process ended".to_owned()))
-            })
-            .await;
-        match found {
-            Some(Ok(read)) => self.read = read,
-            Some(Err(why)) => self.fail(&format!("waiting for {want}: {why}")).await,
-            None => self.fail(&format!("no {want} within {SOON:?}")).await,
-        }
-    }
-
-    /// Whether the peer has said `what` by now (without waiting).
-    fn has_said(&self, what: &str) -> bool {
-        self.stdout.snapshot().iter().any(|l| l.starts_with(what))
-    }
-
-    async fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin");
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    async fn finish(mut self) {
-        self.stdin.take();
-        let deadline = Instant::now() + SOON;
-        let exit = loop {
-            match self.child.try_wait() {
-                Ok(None) if Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(20)).await
-                }
-                Ok(None) => break Err("still running".to_owned()),
-                Ok(Some(s)) => break Ok(s),
-                Err(e) => break Err(e.to_string()),
-            }
-        };
-        match exit {
-            Ok(s) if s.success() => {}
-            other => self.fail(&format!("exit: {other:?}")).await,
-        }
-    }
-
-    async fn fail(&mut self, why: &str) -> ! {
-        let _ = self.child.kill();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        panic!(
-            "{:?} peer: {why}\nstdout: {:?}\nstderr: {}",
-            self.kind,
-            self.stdout.snapshot(),
-            self.stderr.snapshot().join("\n")
-        );
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Starts the Curator or kazoo peer with `args` (`hold CONNECT PATH MS` or `loop CONNECT
+/// PATH FLAG N`) and waits until it is connected.
+async fn start(kind: Kind, args: &[&str]) -> Peer {
+    let mut cmd = match kind {
+        Kind::Curator => curator().command(),
+        Kind::Kazoo => kazoo().command(),
+    };
+    cmd.args(args);
+    Peer::start(&format!("{kind:?}"), cmd).await
 }
 
 /// The peer holds; we cannot take the lock and queue behind it; it releases; we get it. Then
@@ -185,7 +82,7 @@ async fn mutual_exclusion(kind: Kind) {
     let ours = Arc::new(InterProcessMutex::new(c.clone(), &path));
 
     // The peer holds first.
-    let mut peer = Peer::start(kind, &["hold", &connect, &path, "120000"]).await;
+    let mut peer = start(kind, &["hold", &connect, &path, "120000"]).await;
     peer.expect("ACQUIRED").await;
     assert!(
         ours.try_acquire().await.unwrap().is_none(),
@@ -205,7 +102,7 @@ async fn mutual_exclusion(kind: Kind) {
     peer.finish().await;
 
     // We hold first.
-    let mut peer = Peer::start(kind, &["hold", &connect, &path, "120000"]).await;
+    let mut peer = start(kind, &["hold", &connect, &path, "120000"]).await;
     until_children(&admin, &path, 2).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
@@ -221,7 +118,7 @@ async fn mutual_exclusion(kind: Kind) {
 
     // Queue order: ours holds, then the peer queues, then another of ours.
     let first = ours.acquire().await.unwrap();
-    let mut peer = Peer::start(kind, &["hold", &connect, &path, "120000"]).await;
+    let mut peer = start(kind, &["hold", &connect, &path, "120000"]).await;
     until_children(&admin, &path, 2).await;
     let other = Arc::new(InterProcessMutex::new(admin.clone(), &path));
     let third = spawn_acquire(&other);
@@ -249,7 +146,7 @@ async fn no_overlap_under_contention(kind: Kind) {
     let connect = shared();
     let path = unique(&format!("interop-stress-{kind:?}"));
     let flag = format!("{path}-inside");
-    let peer = Peer::start(kind, &["loop", &connect, &path, &flag, &ROUNDS.to_string()]).await;
+    let peer = start(kind, &["loop", &connect, &path, &flag, &ROUNDS.to_string()]).await;
     let overlaps = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..2 {

@@ -291,3 +291,31 @@ async fn group_view_follows_other_clients_across_reconnects() {
     alice.close().await.unwrap();
     assert!(children(&admin, &group).await.is_empty());
 }
+
+/// A member whose session expires registers again on the client's new session, under the
+/// same id with its payload; the other member sees it back, and its own view is read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_member_registers_again_on_the_new_session() {
+    let group = unique("group-expiry");
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
+    let bob = GroupMember::start(admin.clone(), &group, "bob", b"b1");
+    alice.wait_until_registered(WAIT).await.unwrap();
+    bob.wait_until_registered(WAIT).await.unwrap();
+    until_members(&alice, &[("alice", b"a1"), ("bob", b"b1")]).await;
+
+    let (old, new) = expire_and_renew(&proxy, &c).await;
+    let alice_path = format!("{group}/alice");
+    until_node(&admin, &alice_path, b"a1", new).await;
+    assert_ne!(old, new);
+    // The view follows the group on the new session.
+    bob.close().await.unwrap();
+    until_members(&alice, &[("alice", b"a1")]).await;
+    let carol = GroupMember::start(admin.clone(), &group, "carol", b"c1");
+    until_members(&alice, &[("alice", b"a1"), ("carol", b"c1")]).await;
+    until_members(&carol, &[("alice", b"a1"), ("carol", b"c1")]).await;
+    carol.close().await.unwrap();
+    alice.close().await.unwrap();
+    assert!(children(&admin, &group).await.is_empty());
+}

@@ -7,8 +7,8 @@ use std::{
 };
 
 use tokio::process::{Child, Command};
-use zk_recipes::{InterProcessMutex, LeaderLatch, RecipeError, Semaphore};
-use zk_session::{Client, EventType, SessionEvent};
+use zk_recipes::{InterProcessMutex, LeaderLatch, LostReason, RecipeError, Semaphore};
+use zk_session::Client;
 
 use crate::{exit, interrupted, session_failure, Failure};
 
@@ -93,51 +93,18 @@ pub async fn semaphore(
         sig = interrupted() => return Err(interrupted_failure(sig, "waiting for a lease")),
     };
     let env = fencing_env(path, lease.path(), lease.fencing_token());
+    // The lease says when it can no longer be trusted: its node deleted, or the session
+    // suspended, lost or over (the default policy, as `zk lock`'s).
     let outcome = supervise(cmd, &env, async {
-        format!(
-            "lost the lease at {path} ({})",
-            lease_lost(client, lease.path()).await
-        )
+        let why = match lease.lost().await {
+            LostReason::NodeDeleted => "lease node deleted",
+            other => other.as_str(),
+        };
+        format!("lost the lease at {path} ({why})")
     })
     .await;
     let _ = lease.release().await;
     outcome
-}
-
-/// Resolves when the lease can no longer be trusted: its node deleted, or the session
-/// suspended, lost or over (as `zk lock`'s default policy).
-async fn lease_lost(client: &Client, node: &str) -> &'static str {
-    let mut events = client.session_events();
-    let deleted = async {
-        loop {
-            match client.exists_watch(node).await {
-                Ok((None, _)) => return "lease node deleted",
-                Ok((Some(_), w)) => match w.await {
-                    Ok(ev) if ev.event_type() == EventType::NodeDeleted => {
-                        return "lease node deleted"
-                    }
-                    Ok(_) => {}
-                    Err(_) => return "session over",
-                },
-                Err(_) => return "connection lost",
-            }
-        }
-    };
-    let session = async {
-        loop {
-            match events.next().await {
-                Some(SessionEvent::Suspended) => return "connection suspended",
-                Some(SessionEvent::Lost) => return "session lost",
-                Some(SessionEvent::Expired) => return "session expired",
-                Some(SessionEvent::Ended(_)) | None => return "client closed",
-                Some(_) => {}
-            }
-        }
-    };
-    tokio::select! {
-        why = deleted => why,
-        why = session => why,
-    }
 }
 
 /// `zk elect`: CMD's exit status once it is done as leader.

@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{admin, assert_code, command, finish, stdout, unique, zk, SOON};
+use support::{admin, assert_code, command, finish, stderr, stdout, unique, zk, SOON};
 
 /// Three holders of a two-lease semaphore, each holding a while: at most two are inside at
 /// once (each writes its start and end into a log file), and each sees its lease node.
@@ -95,4 +95,35 @@ async fn a_full_semaphore_times_out_with_exit_4() {
     .unwrap();
     assert_code(&o, 0);
     assert_eq!(stdout(&o).trim(), "ran");
+}
+
+/// The lease node deleted under a running CMD: CMD is stopped and `zk` exits 5, saying why
+/// (the lease's own lost signal).
+#[tokio::test]
+async fn a_lost_lease_stops_the_command_with_exit_5() {
+    let path = unique("sem-lost");
+    let c = admin().await;
+    let cmd = command(["semaphore", &path, "--leases", "1", "--", "sleep", "300"]);
+    let run = tokio::spawn(finish(cmd, None));
+    let leases = format!("{path}/leases");
+    let node = tokio::time::timeout(SOON, async {
+        loop {
+            if let Ok(mut ch) = c.get_children(&leases).await {
+                if let Some(n) = ch.pop() {
+                    return format!("{leases}/{n}");
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("zk takes a lease");
+    c.delete(&node, zk_session::Version::Any).await.unwrap();
+    let o = tokio::time::timeout(SOON, run).await.unwrap().unwrap();
+    assert_code(&o, 5);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("lost the lease at {path} (lease node deleted)")),
+        "{err}"
+    );
 }

@@ -8,9 +8,16 @@
 //! Beyond Curator: `enter` counts again after every wake-up instead of returning after the
 //! first (GH-1290: a reconnect or any spurious event let a member through alone), and an
 //! enter that times out, fails or is dropped deletes its node (CURATOR-318: a member that
-//! gave up was counted by later arrivals).
+//! gave up was counted by later arrivals). Requests cut off by a connection loss are tried
+//! again on the same session; an enter whose session expires fails with
+//! [`RecipeError::Lost`] (its node went with the session), and the caller may enter again on
+//! the new one.
+//!
+//! A member dropped after `enter` without `leave` takes its node away (in the background),
+//! as its process ending would: Curator's barrier has no close, and its node stays until the
+//! session ends, so the others' `leave` would wait for a member that is gone for good.
 
-use std::time::Duration;
+use std::{sync::Mutex as StdMutex, time::Duration};
 
 use tokio::{
     runtime::Handle,
@@ -20,10 +27,11 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 
 use crate::plumbing::liveness::raw_session_id;
 use crate::{
-    plumbing::cleanup::{spawn_removal, Target},
+    plumbing::cleanup::{spawn_removal, Removal, Target},
     plumbing::pending::CLEANUP_GRACE,
     plumbing::protected::{child_path, create_parents, new_protected_id},
-    plumbing::retry::{may_retry, retry_delay},
+    plumbing::retry::retrying,
+    plumbing::session_scope::SessionScope,
     plumbing::watches::exists_watch,
     RecipeError, Result,
 };
@@ -52,6 +60,9 @@ pub struct DoubleBarrier {
     member_qty: usize,
     our_name: String,
     ready_path: String,
+    /// This member's node between a successful enter and the start of a leave: removed
+    /// (by its `Drop`) when the barrier is dropped.
+    inside: StdMutex<Option<RemoveOwn>>,
 }
 
 impl DoubleBarrier {
@@ -66,6 +77,7 @@ impl DoubleBarrier {
             path,
             member_qty,
             our_name: new_protected_id(),
+            inside: StdMutex::new(None),
         }
     }
 
@@ -76,8 +88,9 @@ impl DoubleBarrier {
         child_path(&self.path, &self.our_name)
     }
 
-    /// Waits until `member_qty` members have entered. Cancel-safe: a dropped enter deletes
-    /// this member's node in the background.
+    /// Waits until `member_qty` members have entered, on one session: when it expires
+    /// meanwhile, fails with [`RecipeError::Lost`]. Cancel-safe: a dropped enter deletes
+    /// this member's node in the background, and so does dropping the barrier once entered.
     ///
     /// See the example on [`DoubleBarrier`].
     pub async fn enter(&self) -> Result<()> {
@@ -116,9 +129,23 @@ impl DoubleBarrier {
 
     async fn enter_until(&self, deadline: Option<Instant>) -> Result<()> {
         let mut cleanup = RemoveOwn::new(self);
-        let r = within(deadline, self.enter_steps()).await;
+        let r = within(deadline, async {
+            let scope = SessionScope::enter(&self.client)
+                .await
+                .map_err(RecipeError::Lost)?;
+            cleanup.session = scope.id();
+            tokio::select! {
+                r = self.enter_steps() => r,
+                reason = scope.wait_ended() => Err(RecipeError::Lost(reason)),
+            }
+        })
+        .await;
         if r.is_ok() {
-            cleanup.armed = false;
+            // Still ours to delete, should the barrier be dropped before it leaves. An
+            // earlier enter's owner of the same node must not delete it now.
+            if let Some(mut earlier) = self.lock_inside().replace(cleanup) {
+                earlier.armed = false;
+            }
         } else {
             cleanup.remove_now().await;
         }
@@ -126,17 +153,26 @@ impl DoubleBarrier {
     }
 
     async fn leave_until(&self, deadline: Option<Instant>) -> Result<()> {
-        let mut cleanup = RemoveOwn::new(self);
+        // The leave owns the node from here; what an enter left is replaced.
+        let taken = self.lock_inside().take();
+        let mut cleanup = taken.unwrap_or_else(|| RemoveOwn::new(self));
         let r = within(deadline, self.leave_steps()).await;
         cleanup.remove_now().await;
         r
+    }
+
+    fn lock_inside(&self) -> std::sync::MutexGuard<'_, Option<RemoveOwn>> {
+        self.inside.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn enter_steps(&self) -> Result<()> {
         let own = self.node_path();
         let mut created = false;
         loop {
-            let (ready, watch) = exists_watch(&self.client, &self.ready_path).await?;
+            let (ready, watch) = retrying(&self.client, || {
+                exists_watch(&self.client, &self.ready_path)
+            })
+            .await?;
             if !created {
                 self.create_own(&own).await?;
                 created = true;
@@ -146,14 +182,15 @@ impl DoubleBarrier {
             }
             let count = self.members().await?.len();
             if count >= self.member_qty {
-                match self
-                    .client
-                    .create(&self.ready_path, b"", CreateOptions::persistent())
-                    .await
-                {
-                    Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => return Ok(()),
-                    Err(e) => return Err(e.into()),
-                }
+                let made = retrying(&self.client, || {
+                    self.client
+                        .create(&self.ready_path, b"", CreateOptions::persistent())
+                })
+                .await;
+                return match made {
+                    Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => Ok(()),
+                    Err(e) => Err(e.into()),
+                };
             }
             // Whatever woke us (ready made, a connection event), look again.
             let _ = watch.await;
@@ -186,11 +223,17 @@ impl DoubleBarrier {
                 members.first()
             };
             let watched = child_path(&self.path, watch_name.expect("not empty"));
-            if let (Some(_), w) = exists_watch(&self.client, &watched).await? {
+            if let (Some(_), w) =
+                retrying(&self.client, || exists_watch(&self.client, &watched)).await?
+            {
                 let _ = w.await;
             }
         }
-        match self.client.delete(&self.ready_path, Version::Any).await {
+        let deleted = retrying(&self.client, || {
+            self.client.delete(&self.ready_path, Version::Any)
+        })
+        .await;
+        match deleted {
             Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
             Err(e) => Err(e.into()),
         }
@@ -199,7 +242,11 @@ impl DoubleBarrier {
     async fn create_own(&self, own: &str) -> Result<()> {
         let options = CreateOptions::ephemeral();
         loop {
-            match self.client.create(own, b"", options.clone()).await {
+            let made = retrying(&self.client, || {
+                self.client.create(own, b"", options.clone())
+            })
+            .await;
+            match made {
                 Ok(_) | Err(Error::Code(ErrorCode::NodeExists)) => return Ok(()),
                 Err(Error::Code(ErrorCode::NoNode)) => {
                     create_parents(&self.client, &self.path).await?
@@ -210,7 +257,9 @@ impl DoubleBarrier {
     }
 
     async fn delete_own(&self) -> Result<()> {
-        match self.client.delete(&self.node_path(), Version::Any).await {
+        let own = self.node_path();
+        let deleted = retrying(&self.client, || self.client.delete(&own, Version::Any)).await;
+        match deleted {
             Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
             Err(e) => Err(e.into()),
         }
@@ -218,20 +267,13 @@ impl DoubleBarrier {
 
     /// The members' names (every child but `ready`), retrying while the connection is lost.
     async fn members(&self) -> Result<Vec<String>> {
-        let mut retry = 0;
-        loop {
-            match self.client.get_children(&self.path).await {
-                Ok(mut c) => {
-                    c.retain(|n| n != READY);
-                    return Ok(c);
-                }
-                Err(Error::Code(ErrorCode::NoNode)) => return Ok(Vec::new()),
-                Err(e) if e.is_retryable() && may_retry(&self.client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-                Err(e) => return Err(e.into()),
+        match retrying(&self.client, || self.client.get_children(&self.path)).await {
+            Ok(mut c) => {
+                c.retain(|n| n != READY);
+                Ok(c)
             }
+            Err(Error::Code(ErrorCode::NoNode)) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -247,6 +289,7 @@ async fn within(
 }
 
 /// Deletes this member's node when an enter gives up or a leave ends, also when dropped.
+#[derive(Debug)]
 struct RemoveOwn {
     client: Client,
     parent: String,
@@ -268,7 +311,7 @@ impl RemoveOwn {
         }
     }
 
-    fn spawn(&mut self) -> crate::plumbing::cleanup::Removal {
+    fn spawn(&mut self) -> Removal {
         self.armed = false;
         let target = Target {
             id: None,

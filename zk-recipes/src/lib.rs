@@ -55,7 +55,7 @@ pub use plumbing::{
     liveness::SuspendPolicy,
     protected::{self, ProtectedCreate, ProtectedNode, Recovery},
 };
-pub use rw_lock::ReadWriteLock;
+pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
 pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.

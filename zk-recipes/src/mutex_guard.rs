@@ -32,15 +32,12 @@ mod monitor;
 
 use std::sync::Arc;
 
-use zk_session::{ErrorCode, Op, OpResult};
+use zk_session::{Op, OpResult};
 
 use self::holds::LastHold;
 pub(crate) use self::{holding::Holding, holds::Holds};
 pub use crate::LostReason;
-use crate::{
-    plumbing::fence::{self, Refused},
-    RecipeError, Result,
-};
+use crate::Result;
 
 /// Proof of holding an [`InterProcessMutex`](crate::mutex::InterProcessMutex): one count of its re-entrant hold.
 ///
@@ -180,21 +177,9 @@ impl InterProcessMutexGuard {
     /// ```
     pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
         if let Some(r) = self.lost_reason() {
-            return Err(match r {
-                LostReason::Released => RecipeError::NotHeld,
-                r => RecipeError::Lost(r),
-            });
+            return Err(holding::refusal(r));
         }
-        match fence::checked_multi(self.holding.client(), self.holding.path(), ops).await {
-            Ok(results) => Ok(results),
-            Err(Refused::Fence(code)) => {
-                if code == ErrorCode::NoNode {
-                    self.holding.mark_lost(LostReason::NodeDeleted);
-                }
-                Err(RecipeError::Lost(LostReason::NodeDeleted))
-            }
-            Err(Refused::Op(e)) => Err(RecipeError::Session(e)),
-        }
+        self.holding.fenced_multi(ops).await
     }
 
     /// Re-enters the lock: another guard of the same hold, counting up at once without a

@@ -22,7 +22,7 @@ use crate::{
     contender::{format_sequence, ContenderKind, ContenderNames},
     mutex::LineRule,
     plumbing::protected::ProtectedCreate,
-    InterProcessMutex, InterProcessMutexGuard, RecipeError, Result,
+    InterProcessMutex, InterProcessMutexGuard, RecipeError, Result, SuspendPolicy,
 };
 
 /// Curator's node names for the two sides.
@@ -52,21 +52,69 @@ pub struct ReadWriteLock {
     write: InterProcessMutex,
 }
 
-impl ReadWriteLock {
-    /// A read/write lock at `path` (created as a container when missing).
+/// Builds a [`ReadWriteLock`]; see [`ReadWriteLock::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// use zk_recipes::{ReadWriteLock, SuspendPolicy};
+///
+/// let lock = ReadWriteLock::builder(client, "/locks/catalog")
+///     .suspend_policy(SuspendPolicy::WaitForLost)
+///     .build();
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct ReadWriteLockBuilder {
+    client: Client,
+    path: String,
+    policy: SuspendPolicy,
+}
+
+impl ReadWriteLockBuilder {
+    /// When a held read or write lock stops being trusted on a suspended connection (default
+    /// [`SuspendPolicy::StepDown`], as the mutex's); an expiry or the deletion of the node
+    /// always ends it.
     ///
-    /// See the example on [`ReadWriteLock`].
-    pub fn new(client: Client, path: impl Into<String>) -> ReadWriteLock {
-        let path = path.into();
+    /// See the example on [`ReadWriteLockBuilder`].
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The lock.
+    ///
+    /// See the example on [`ReadWriteLockBuilder`].
+    pub fn build(self) -> ReadWriteLock {
         let side = |name, rule| {
-            InterProcessMutex::builder(client.clone(), path.clone())
+            InterProcessMutex::builder(self.client.clone(), self.path.clone())
                 .line(name, rule)
+                .suspend_policy(self.policy)
                 .build()
         };
         ReadWriteLock {
             read: side(READ_NAME, LineRule::Shared),
             write: side(WRITE_NAME, LineRule::Write),
-            path,
+            path: self.path,
+        }
+    }
+}
+
+impl ReadWriteLock {
+    /// A read/write lock at `path` (created as a container when missing).
+    ///
+    /// See the example on [`ReadWriteLock`].
+    pub fn new(client: Client, path: impl Into<String>) -> ReadWriteLock {
+        Self::builder(client, path).build()
+    }
+
+    /// A builder, for the [`SuspendPolicy`] of the held locks.
+    ///
+    /// See the example on [`ReadWriteLockBuilder`].
+    pub fn builder(client: Client, path: impl Into<String>) -> ReadWriteLockBuilder {
+        ReadWriteLockBuilder {
+            client,
+            path: path.into(),
+            policy: SuspendPolicy::default(),
         }
     }
 

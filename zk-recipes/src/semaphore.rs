@@ -12,22 +12,21 @@
 //! lease node behind (CURATOR-335, CURATOR-315, CURATOR-462 orphaned them): the node is
 //! owned by the same background cleanup as the mutex's from the moment its create is sent.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use tokio::{
-    runtime::Handle,
-    time::{timeout_at, Instant},
-};
-use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode};
+use tokio::time::{timeout_at, Instant};
+use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Op, OpResult};
 
 use crate::{
-    plumbing::cleanup::{spawn_removal, Claim, Target},
-    plumbing::pending::{Pending, CLEANUP_GRACE},
+    mutex_guard::Holding,
+    plumbing::cleanup::Claim,
+    plumbing::liveness::SuspendPolicy,
+    plumbing::pending::Pending,
     plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
-    plumbing::retry::{may_retry, retry_delay},
+    plumbing::retry::retrying,
     plumbing::session_scope::SessionScope,
     plumbing::watches::children_watch,
-    InterProcessMutex, RecipeError, Result,
+    InterProcessMutex, LostReason, RecipeError, Result,
 };
 
 /// The node name of a lease after the protected prefix, as Curator writes it.
@@ -59,6 +58,7 @@ pub struct Semaphore {
     max_leases: u32,
     lock: InterProcessMutex,
     create: ProtectedCreate,
+    policy: SuspendPolicy,
 }
 
 /// Builds a [`Semaphore`]; see [`Semaphore::builder`].
@@ -67,6 +67,7 @@ pub struct Semaphore {
 /// # fn f(client: zk_session::Client) {
 /// let semaphore = zk_recipes::Semaphore::builder(client, "/semaphores/exports", 3)
 ///     .data(b"worker-7")
+///     .suspend_policy(zk_recipes::SuspendPolicy::WaitForLost)
 ///     .build();
 /// # }
 /// ```
@@ -77,6 +78,7 @@ pub struct SemaphoreBuilder {
     max_leases: u32,
     data: Vec<u8>,
     acl: Option<Vec<Acl>>,
+    policy: SuspendPolicy,
 }
 
 impl SemaphoreBuilder {
@@ -93,6 +95,16 @@ impl SemaphoreBuilder {
     /// See the example on [`SemaphoreBuilder`].
     pub fn acl(mut self, acl: Vec<Acl>) -> Self {
         self.acl = Some(acl);
+        self
+    }
+
+    /// When a held [`Lease`] stops being trusted on a suspended connection (default
+    /// [`SuspendPolicy::StepDown`], as the mutex): at once, or only once the session is
+    /// presumed lost. An expiry or the deletion of the lease node always ends it.
+    ///
+    /// See the example on [`SemaphoreBuilder`].
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -117,6 +129,7 @@ impl SemaphoreBuilder {
             path: self.path,
             leases_path,
             max_leases: self.max_leases,
+            policy: self.policy,
         }
     }
 }
@@ -139,6 +152,7 @@ impl Semaphore {
             max_leases,
             data: Vec::new(),
             acl: None,
+            policy: SuspendPolicy::default(),
         }
     }
 
@@ -270,7 +284,12 @@ impl Semaphore {
         match result {
             Ok(node) => {
                 pending.hand_over();
-                let lease = Lease::new(self.client.clone(), self.leases_path.clone(), node);
+                let lease = Lease::new(
+                    self.client.clone(),
+                    self.leases_path.clone(),
+                    node,
+                    self.policy,
+                );
                 // The lease is owned by `lease` now: dropping this future while the mutex
                 // is released gives it back too.
                 let _ = guard.release().await;
@@ -289,19 +308,13 @@ impl Semaphore {
             .create
             .listed(&self.client, Some(&pending.claim))
             .await?;
-        let mut retry = 0;
         loop {
-            let (children, watch) = match children_watch(&self.client, &self.leases_path).await {
-                Ok(r) => r,
-                Err(e) if e.is_retryable() && may_retry(&self.client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
+            let (children, watch) = retrying(&self.client, || {
+                children_watch(&self.client, &self.leases_path)
+            })
+            .await?;
             if !children.contains(&node.name) {
-                return Err(RecipeError::Lost(crate::LostReason::NodeDeleted));
+                return Err(RecipeError::Lost(LostReason::NodeDeleted));
             }
             if children.len() <= self.max_leases as usize {
                 return Ok(node);
@@ -315,24 +328,34 @@ impl Semaphore {
 /// One lease of a [`Semaphore`]. Release it with [`release`](Self::release) to learn the
 /// outcome; dropping it releases too, deleting the node in the background.
 ///
-/// See the example on [`Semaphore`].
+/// Like a mutex guard, a lease watches its session and its node, and says when it can no
+/// longer be trusted ([`lost`](Self::lost)): the lease node was deleted, the session expired
+/// or is presumed lost, or (under the default [`SuspendPolicy::StepDown`]) the connection
+/// was suspended. Trust never comes back; release the lease and acquire again.
+///
+/// ```no_run
+/// # async fn work() {}
+/// # async fn f(semaphore: zk_recipes::Semaphore) -> zk_recipes::Result<()> {
+/// let lease = semaphore.acquire().await?;
+/// tokio::select! {
+///     _ = work() => {}
+///     reason = lease.lost() => eprintln!("stopped: lease {reason}"),
+/// }
+/// lease.release().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 #[must_use = "dropping the lease releases it"]
 pub struct Lease {
-    client: Client,
-    parent: String,
-    node: ProtectedNode,
-    handle: Handle,
+    /// The lease node and its monitor: the same machinery as a held mutex's.
+    holding: Arc<Holding>,
     released: bool,
 }
 
 impl Lease {
-    fn new(client: Client, parent: String, node: ProtectedNode) -> Lease {
+    fn new(client: Client, parent: String, node: ProtectedNode, policy: SuspendPolicy) -> Lease {
         Lease {
-            client,
-            parent,
-            node,
-            handle: Handle::current(),
+            holding: Holding::start(client, parent, node, None, policy),
             released: false,
         }
     }
@@ -341,14 +364,64 @@ impl Lease {
     ///
     /// See the example on [`Semaphore`].
     pub fn path(&self) -> &str {
-        &self.node.path
+        self.holding.path()
     }
 
     /// The zxid that created the lease node: it grows with every new lease.
     ///
     /// See the example on [`Semaphore`].
     pub fn fencing_token(&self) -> u64 {
-        self.node.stat.czxid as u64
+        self.holding.fencing_token()
+    }
+
+    /// True while nothing has cast doubt on the lease.
+    ///
+    /// See the example on [`lost_reason`](Self::lost_reason).
+    pub fn is_held(&self) -> bool {
+        self.holding.lost_reason().is_none()
+    }
+
+    /// Why the lease can no longer be trusted, if it cannot.
+    ///
+    /// ```no_run
+    /// # fn f(lease: zk_recipes::Lease) {
+    /// use zk_recipes::LostReason;
+    ///
+    /// if lease.is_held() {
+    ///     println!("still holding {}", lease.path());
+    /// } else if lease.lost_reason() == Some(LostReason::Expired) {
+    ///     println!("the session expired: the lease went with it");
+    /// }
+    /// # }
+    /// ```
+    pub fn lost_reason(&self) -> Option<LostReason> {
+        self.holding.lost_reason()
+    }
+
+    /// Completes when the lease can no longer be trusted (at once if it already cannot).
+    /// Cancel-safe; may be awaited from several places.
+    ///
+    /// See the example on [`Lease`].
+    pub async fn lost(&self) -> LostReason {
+        self.holding.lost().await
+    }
+
+    /// Runs `ops` as one transaction behind a check that the lease node still exists, as
+    /// [`InterProcessMutexGuard::fenced_multi`](crate::InterProcessMutexGuard::fenced_multi)
+    /// does for a lock: once the node is gone the server refuses the whole transaction
+    /// ([`RecipeError::Lost`]); it also fails at once when the lease is known to be lost.
+    ///
+    /// ```no_run
+    /// # async fn f(lease: zk_recipes::Lease) -> zk_recipes::Result<()> {
+    /// use zk_session::{Op, Version};
+    ///
+    /// lease
+    ///     .fenced_multi([Op::set_data("/exports/current", b"batch-9", Version::Any)])
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn fenced_multi(&self, ops: impl IntoIterator<Item = Op>) -> Result<Vec<OpResult>> {
+        self.holding.fenced_multi(ops).await
     }
 
     /// Deletes the lease node. Cancel-safe: the deletion is handed to a background task
@@ -357,30 +430,14 @@ impl Lease {
     /// See the example on [`Semaphore`].
     pub async fn release(mut self) -> Result<()> {
         self.released = true;
-        let removal = self.spawn_removal();
-        if !self.client.state().is_connected() {
-            return Ok(());
-        }
-        removal
-            .wait(self.client.negotiated_timeout().max(CLEANUP_GRACE))
-            .await
-            .map_err(Into::into)
-    }
-
-    fn spawn_removal(&self) -> crate::plumbing::cleanup::Removal {
-        spawn_removal(
-            Some(&self.handle),
-            self.client.clone(),
-            self.parent.clone(),
-            Target::node(&self.node),
-        )
+        self.holding.finish(None).await
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
         if !self.released {
-            let _ = self.spawn_removal();
+            self.holding.finish_in_background();
         }
     }
 }

@@ -76,6 +76,29 @@ pub(super) async fn semaphore_acquire_and_release(pause: Pause) {
     )
     .await;
     held.release().await.unwrap();
+    // A held lease's fenced write: its node, and its monitor's watch on it.
+    let lease = ours.acquire().await.unwrap();
+    let data = format!("{}/data", env.path);
+    env.observer
+        .create(&data, b"", zk_session::CreateOptions::persistent())
+        .await
+        .unwrap();
+    let promised = [lease.path().to_owned()];
+    sweep_op(
+        env,
+        "lease fenced_multi",
+        true,
+        (&promised, &promised),
+        || {
+            lease.fenced_multi([zk_session::Op::set_data(
+                &data,
+                b"x",
+                zk_session::Version::Any,
+            )])
+        },
+    )
+    .await;
+    lease.release().await.unwrap();
     let (ours, theirs) = (&ours, &theirs);
     let report = sweep(&env.plan, |k| async move {
         let lease = ours.acquire().await.map_err(|e| format!("ours: {e}"))?;
@@ -198,6 +221,23 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     })
     .await;
     assert_swept("barrier leave", &report, true);
+    // A member dropped after (or while) entering, never leaving: its node goes with it.
+    let dropped = format!("{}/dropped", env.path);
+    let report = sweep(&env.plan, |k| {
+        let dropped = &dropped;
+        async move {
+            let member = DoubleBarrier::new(env.c.clone(), dropped, 1);
+            let done = poll_then_drop(member.enter(), k, env.plan.pause).await;
+            drop(member);
+            env.clean(&[], &[]).await?;
+            match done {
+                Some(Err(e)) => Err(e.to_string()),
+                done => Ok(done.is_some()),
+            }
+        }
+    })
+    .await;
+    assert_swept("barrier member dropped after enter", &report, true);
     let node_path = format!("{}/node", env.path);
     let report = sweep(&env.plan, |k| {
         let node_path = &node_path;

@@ -1,7 +1,10 @@
 //! Helpers for the recipe tests: clients, unique paths, the server's view of watches, a raw
-//! connection that closes another client's session, and the harness's fault proxy.
+//! connection that closes another client's session, the harness's fault proxy, and peer
+//! processes of other client libraries ([`peer`]).
 
 #![allow(dead_code, unused_imports)]
+
+pub mod peer;
 
 use std::{
     collections::HashMap,
@@ -22,6 +25,21 @@ use zk_session::{Client, SessionState};
 
 /// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
 pub const SOON: Duration = Duration::from_secs(30);
+
+/// `conformance/java/{file}` compiled with javac against Debian's Curator jars into a
+/// scratch directory named after `tag`; panics saying what to install when it cannot be.
+pub fn compile_curator_peer(file: &str, tag: &str) -> conformance::peers::JavaProgram {
+    use conformance::peers;
+    peers::JavaProgram::compile(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("java")
+            .join(file),
+        &peers::process_dir(&std::env::temp_dir(), tag),
+        peers::CURATOR_JARS,
+        "libcurator-recipes-java (scripts/test does)",
+    )
+    .unwrap_or_else(|e| panic!("Curator interop cannot run: {e}"))
+}
 
 /// A client of `connect_string` with a 20 s session.
 pub async fn client(connect_string: &str) -> Client {
@@ -275,7 +293,7 @@ pub async fn proxied() -> (Proxy, Client) {
 /// Expires `victim`'s session while `proxy` cuts it off, lets it back, and waits until the
 /// same handle is connected with a new session. Returns the old and the new session ids.
 pub async fn expire_and_renew(proxy: &Proxy, victim: &Client) -> (i64, i64) {
-    let old = victim.session_id().map_or(0, zk_session::SessionId::get);
+    let old = session_of(victim);
     cut_off(proxy, victim).await;
     expire_session(&shared(), victim).await;
     let new = let_back_renewed(proxy, victim, old).await;
@@ -294,8 +312,38 @@ pub async fn cut_off(proxy: &Proxy, victim: &Client) {
 pub async fn let_back_renewed(proxy: &Proxy, victim: &Client, old: i64) -> i64 {
     proxy.partition(false);
     until_some("a new session on the same handle", || async {
-        let id = victim.session_id().map_or(0, zk_session::SessionId::get);
+        let id = session_of(victim);
         (victim.state() == SessionState::Connected && id != 0 && id != old).then_some(id)
     })
     .await
+}
+
+/// Runs `op` on a handle of `x` on a task of its own, so that the test goes on while it
+/// waits.
+pub fn spawn_on<T, R, F, Fut>(x: &Arc<T>, op: F) -> JoinHandle<R>
+where
+    F: FnOnce(Arc<T>) -> Fut,
+    Fut: Future<Output = R> + Send + 'static,
+    R: Send + 'static,
+{
+    tokio::spawn(op(x.clone()))
+}
+
+/// `c`'s session id as znodes carry it (0 for none).
+pub fn session_of(c: &Client) -> i64 {
+    c.session_id().map_or(0, zk_session::SessionId::get)
+}
+
+/// The ephemeral owner of `path` as `admin` sees it.
+pub async fn owner(admin: &Client, path: &str) -> i64 {
+    admin.get_data(path).await.unwrap().1.ephemeral_owner
+}
+
+/// Cuts `c` off at `proxy` until it knows, then lets it back on the same session.
+pub async fn partition_and_heal(proxy: &Proxy, c: &Client) {
+    let session = c.session_id();
+    cut_off(proxy, c).await;
+    proxy.partition(false);
+    until_state(c, SessionState::Connected).await;
+    assert_eq!(c.session_id(), session, "the same session");
 }

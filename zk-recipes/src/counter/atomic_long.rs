@@ -16,7 +16,7 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, RetryPolicy, Version};
 use super::{be_bytes, parent_of};
 use crate::{
     plumbing::protected::create_parents,
-    plumbing::retry::{may_retry, retry_delay},
+    plumbing::retry::{may_repeat_read, retry_delay},
     InterProcessMutex, RecipeError, Result,
 };
 
@@ -308,12 +308,13 @@ impl DistributedAtomicLong {
         }
     }
 
-    /// [`read`](Self::read), retried while the connection is lost (reads are safe to repeat).
+    /// [`read`](Self::read), retried while the connection is lost or the session is being
+    /// replaced after an expiry (reads are safe to repeat).
     async fn read_retrying(&self) -> Result<(i64, Option<Version>)> {
         let mut retry = 0;
         loop {
             match self.read().await {
-                Err(RecipeError::Session(e)) if e.is_retryable() && may_retry(&self.client) => {
+                Err(RecipeError::Session(e)) if may_repeat_read(&self.client, &e) => {
                     tokio::time::sleep(retry_delay(retry)).await;
                     retry += 1;
                 }

@@ -1,5 +1,5 @@
-//! [`Holding`]: one acquisition of the lock node, with the task that watches it and the
-//! release that deletes it. The guards of one handle share it; its end is the lock's end.
+//! [`Holding`]: one acquisition of the lock node (or of a semaphore's lease node), with the
+//! task that watches it and the release that deletes it. The guards of one handle share it; its end is the lock's end.
 
 use std::{
     sync::{
@@ -14,7 +14,7 @@ use tokio::{
     sync::{watch, OwnedMutexGuard},
     task::{AbortHandle, JoinHandle},
 };
-use zk_session::{Client, OneshotWatch};
+use zk_session::{Client, ErrorCode, OneshotWatch, Op, OpResult};
 
 use super::{
     monitor::{own_node_gone, session_gone},
@@ -23,6 +23,7 @@ use super::{
 use crate::{
     plumbing::{
         cleanup::{spawn_removal, Removal, Target},
+        fence::{self, Refused},
         liveness::{Liveness, SuspendPolicy},
         protected::ProtectedNode,
     },
@@ -96,19 +97,49 @@ impl Holding {
         &self.node.path
     }
 
-    pub(super) fn client(&self) -> &Client {
-        &self.client
-    }
-
     /// The zxid that created the lock node; see
     /// [`InterProcessMutexGuard::fencing_token`](super::InterProcessMutexGuard::fencing_token).
-    pub(super) fn fencing_token(&self) -> u64 {
+    pub(crate) fn fencing_token(&self) -> u64 {
         self.node.stat.czxid as u64
     }
 
     /// The lost reason as it changes; `None` until the lock can no longer be trusted.
     pub(super) fn subscribe_lost(&self) -> watch::Receiver<Option<LostReason>> {
         self.lost.subscribe()
+    }
+
+    /// Resolves with the lost reason once there is one (a semaphore's lease waits on this;
+    /// a guard also waits for its own hold to go).
+    pub(crate) async fn lost(&self) -> LostReason {
+        let mut lost = self.lost.subscribe();
+        // The sender cannot close while `self` is borrowed; the reason, once set, stays.
+        let reason = match lost.wait_for(Option::is_some).await {
+            Ok(r) => r.unwrap_or(LostReason::Closed),
+            Err(_) => LostReason::Closed,
+        };
+        reason
+    }
+
+    /// Runs `ops` behind a check that the node still exists (see
+    /// [`InterProcessMutexGuard::fenced_multi`](super::InterProcessMutexGuard::fenced_multi));
+    /// refused at once, without sending, when the holding is already known to be lost.
+    pub(crate) async fn fenced_multi(
+        &self,
+        ops: impl IntoIterator<Item = Op>,
+    ) -> Result<Vec<OpResult>> {
+        if let Some(r) = self.lost_reason() {
+            return Err(refusal(r));
+        }
+        match fence::checked_multi(&self.client, self.path(), ops).await {
+            Ok(results) => Ok(results),
+            Err(Refused::Fence(code)) => {
+                if code == ErrorCode::NoNode {
+                    self.mark_lost(LostReason::NodeDeleted);
+                }
+                Err(RecipeError::Lost(LostReason::NodeDeleted))
+            }
+            Err(Refused::Op(e)) => Err(RecipeError::Session(e)),
+        }
     }
 
     /// Records why the lock can no longer be trusted, unless a reason is known already.
@@ -180,6 +211,15 @@ impl Holding {
 impl Drop for Holding {
     fn drop(&mut self) {
         self.monitor.abort();
+    }
+}
+
+/// What a fenced write gets when the hold is known to be over: `NotHeld` once released, else
+/// why it was lost.
+pub(crate) fn refusal(reason: LostReason) -> RecipeError {
+    match reason {
+        LostReason::Released => RecipeError::NotHeld,
+        r => RecipeError::Lost(r),
     }
 }
 

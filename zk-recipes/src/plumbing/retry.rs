@@ -2,9 +2,9 @@
 //! like): how long to pause, and whether to try again at all. One place, so every recipe
 //! backs off alike; the pause is zk-session's one backoff computation.
 
-use std::time::Duration;
+use std::{future::Future, time::Duration};
 
-use zk_session::{Backoff, Client};
+use zk_session::{Backoff, Client, Error, ErrorCode};
 
 use super::liveness::client_over;
 
@@ -22,6 +22,33 @@ pub(crate) fn retry_delay(n: u32) -> Duration {
 /// answer.
 pub(crate) fn may_retry(client: &Client) -> bool {
     client_over(client).is_none()
+}
+
+/// Whether a read of a recipe whose nodes outlive sessions (the counters) that failed with
+/// `e` may be repeated: retryably, or because the session expired while the client goes on
+/// with a new one (a read changes nothing, and the next session reads the same tree).
+pub(crate) fn may_repeat_read(client: &Client, e: &Error) -> bool {
+    (e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired)) && may_retry(client)
+}
+
+/// Runs `op` until it answers other than retryably, or [`may_retry`] says to stop, pausing
+/// between tries. For requests that may be repeated as they are (idempotent, or whose
+/// repetition's NodeExists or NoNode the caller takes as done).
+pub(crate) async fn retrying<T, F, Fut>(client: &Client, mut op: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
+    let mut retry = 0;
+    loop {
+        match op().await {
+            Err(e) if e.is_retryable() && may_retry(client) => {
+                tokio::time::sleep(retry_delay(retry)).await;
+                retry += 1;
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]
