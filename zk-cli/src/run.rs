@@ -61,7 +61,11 @@ pub async fn lock(
     };
     let env = fencing_env(path, guard.path(), guard.fencing_token());
     let outcome = supervise(cmd, &env, async {
-        format!("lost the lock at {path} ({})", guard.lost().await)
+        let why = match guard.lost().await {
+            LostReason::NodeDeleted => "lock node deleted",
+            other => other.as_str(),
+        };
+        format!("lost the lock at {path} ({why})")
     })
     .await;
     // Whatever happened, the lock is given up before we exit (the node is deleted now if

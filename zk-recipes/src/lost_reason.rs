@@ -10,7 +10,7 @@ use std::fmt;
 /// use zk_recipes::LostReason;
 ///
 /// assert_eq!(LostReason::Expired.as_str(), "session expired");
-/// assert_eq!(LostReason::NodeDeleted.to_string(), "lock node deleted");
+/// assert_eq!(LostReason::NodeDeleted.to_string(), "its node was deleted");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -27,7 +27,7 @@ pub enum LostReason {
     Closed,
     /// Authentication failed; the server closed the session.
     AuthFailed,
-    /// The lock node was deleted.
+    /// The node that held it (a lock or lease node) was deleted.
     NodeDeleted,
     /// This hold was released (for a term of leadership: the leader's task returned).
     Released,
@@ -47,7 +47,7 @@ impl LostReason {
             LostReason::Expired => "session expired",
             LostReason::Closed => "client closed",
             LostReason::AuthFailed => "authentication failed",
-            LostReason::NodeDeleted => "lock node deleted",
+            LostReason::NodeDeleted => "its node was deleted",
             LostReason::Released => "released",
             LostReason::Interrupted => "interrupted",
         }

@@ -245,6 +245,6 @@ mod tests {
         mark(&tx, LostReason::Suspended);
         mark(&tx, LostReason::Expired);
         assert_eq!(*tx.borrow(), Some(LostReason::Suspended));
-        assert_eq!(LostReason::NodeDeleted.to_string(), "lock node deleted");
+        assert_eq!(LostReason::NodeDeleted.to_string(), "its node was deleted");
     }
 }
