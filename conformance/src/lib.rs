@@ -20,9 +20,11 @@
 //! ```
 
 pub mod bench;
+pub mod ephemeral_owner;
 pub mod load_average;
 pub mod peers;
 pub mod sweep;
 
+pub use ephemeral_owner::ephemeral_owner;
 pub use load_average::load_average;
 pub use zk_testkit::*;

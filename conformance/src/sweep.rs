@@ -19,6 +19,7 @@
 //! ```no_run
 //! # async fn f(c: zk_session::Client, observer: zk_session::Client) {
 //! use std::time::Duration;
+//! use conformance::ephemeral_owner;
 //! use conformance::sweep::{owned_nodes, poll_then_drop, settle, sweep, SweepPlan};
 //! use zk_session::{CreateOptions, Version};
 //!
@@ -33,7 +34,7 @@
 //!             return Ok(true);
 //!         }
 //!         settle("no node", Duration::from_secs(5), || async {
-//!             let sid = c.session_id().map_or(0, zk_session::SessionId::get);
+//!             let sid = ephemeral_owner(&c);
 //!             let left = owned_nodes(&observer, sid, "/").await.unwrap();
 //!             left.is_empty().then_some(()).ok_or(format!("{left:?}"))
 //!         })

@@ -19,6 +19,7 @@ mod recipes_support;
 #[path = "cancellation_sweep/coordination.rs"]
 mod coordination;
 
+use conformance::ephemeral_owner;
 use std::{any::Any, cell::RefCell, net::SocketAddr, time::Duration};
 
 use conformance::{
@@ -71,7 +72,7 @@ impl Env {
     /// Nothing of the session's under the path but `nodes` and watches on `watches`, and
     /// the handle still works.
     async fn clean(&self, nodes: &[String], watches: &[String]) -> Result<(), String> {
-        let session = self.c.session_id().map_or(0, zk_session::SessionId::get);
+        let session = ephemeral_owner(&self.c);
         expect_clean(
             &self.observer,
             self.server,
@@ -433,12 +434,8 @@ async fn session_watch_operations(pause: Pause) {
                     Some(r) => {
                         let (watch, path) = r.map_err(|e| e.to_string())?;
                         env.clean(&[], std::slice::from_ref(&path)).await?;
-                        let mut found = watches_of(
-                            env.server,
-                            c.session_id().map_or(0, zk_session::SessionId::get),
-                            &env.path,
-                        )
-                        .map_err(|e| e.to_string())?;
+                        let mut found = watches_of(env.server, ephemeral_owner(c), &env.path)
+                            .map_err(|e| e.to_string())?;
                         found.extend(
                             child_watches(c, std::slice::from_ref(&path))
                                 .await
@@ -538,7 +535,7 @@ async fn the_sweep_catches_leaks() {
     for node in [true, false] {
         let report = sweep(&plan, |k| async move {
             let _ = poll_then_drop(leaky(node), k, plan.pause).await;
-            let session = env.c.session_id().map_or(0, zk_session::SessionId::get);
+            let session = ephemeral_owner(&env.c);
             let found = expect_clean(
                 &env.observer,
                 env.server,
@@ -588,7 +585,7 @@ async fn server_list_and_config_watch(pause: Pause) {
     .await;
     assert_swept("update_server_list", &report, true);
     let config_watches = || async {
-        let session = env.c.session_id().map_or(0, zk_session::SessionId::get);
+        let session = ephemeral_owner(&env.c);
         watches_of(env.server, session, CONFIG).map_err(|e| e.to_string())
     };
     let none_left = || {

@@ -10,6 +10,7 @@
 
 mod hostile_support;
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
@@ -264,10 +265,7 @@ async fn connect_response_without_the_read_only_byte_is_accepted() {
         .unwrap()
         .expect("a 36-byte connect response must be accepted");
     assert_eq!(client.state(), SessionState::Connected);
-    assert_eq!(
-        client.session_id().map_or(0, zk_session::SessionId::get),
-        SESSION_ID
-    );
+    assert_eq!(ephemeral_owner(&client), SESSION_ID);
     assert_eq!(&client.session_password()[..], &PASSWD);
     assert_eq!(client.negotiated_timeout(), Duration::from_secs(10));
 

@@ -15,6 +15,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use conformance::{
@@ -213,7 +214,7 @@ impl World {
     async fn expire(&mut self, i: usize) -> Result<(), String> {
         let c = &mut self.cs[i];
         c.heal(true);
-        let old = c.client.session_id().map_or(0, zk_session::SessionId::get);
+        let old = ephemeral_owner(&c.client);
         c.proxy.partition(true);
         expire_session(&shared(), &c.client).await;
         c.proxy.partition(false);
@@ -222,7 +223,7 @@ impl World {
         tokio::time::timeout(
             SOON,
             state.wait_for(|s| {
-                let id = client.session_id().map_or(0, zk_session::SessionId::get);
+                let id = ephemeral_owner(&client);
                 s == SessionState::Connected && id != 0 && id != old
             }),
         )
@@ -272,11 +273,7 @@ impl World {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let server = shared_standalone();
-        let mut sessions: Vec<i64> = self
-            .cs
-            .iter()
-            .map(|c| c.client.session_id().map_or(0, zk_session::SessionId::get))
-            .collect();
+        let mut sessions: Vec<i64> = self.cs.iter().map(|c| ephemeral_owner(&c.client)).collect();
         sessions.extend(self.cs.iter().flat_map(|c| c.old_sessions.iter().copied()));
         let deadline = tokio::time::Instant::now() + SOON;
         loop {

@@ -4,6 +4,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::{sync::Arc, time::Duration};
 
 use recipes_support::{
@@ -77,10 +78,7 @@ async fn semaphore_lease_of_an_expired_session_frees_its_place() {
         .await
         .unwrap();
     let (_, stat) = admin.get_data(again.path()).await.unwrap();
-    assert_eq!(
-        stat.ephemeral_owner,
-        c.session_id().map_or(0, zk_session::SessionId::get)
-    );
+    assert_eq!(stat.ephemeral_owner, ephemeral_owner(&c));
     again.release().await.unwrap();
 }
 

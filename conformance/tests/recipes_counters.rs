@@ -6,6 +6,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::{sync::Arc, time::Duration};
 
 use recipes_support::{
@@ -98,7 +99,7 @@ async fn shared_count_catches_up_after_connection_loss_and_expiry() {
     proxy.partition(false);
     until_count(&count, 11).await;
 
-    let old = c.session_id().map_or(0, zk_session::SessionId::get);
+    let old = ephemeral_owner(&c);
     cut_off(&proxy, &c).await;
     expire_session(&shared(), &c).await;
     // Written while the client is cut off with its session expired.

@@ -9,6 +9,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -75,13 +76,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     assert!(!old_guard.is_held() && !m.is_held());
     assert_eq!(old_guard.lost_reason(), Some(LostReason::Expired));
     let line = owners(&admin, &path).await;
-    assert_eq!(
-        line,
-        vec![(
-            name_of(w.path()),
-            admin.session_id().map_or(0, zk_session::SessionId::get)
-        )]
-    );
+    assert_eq!(line, vec![(name_of(w.path()), ephemeral_owner(&admin))]);
     let stale = old_guard
         .fenced_multi([Op::set_data(&target, b"stale", Version::Any)])
         .await;
@@ -92,10 +87,7 @@ async fn mutex_holder_stays_lost_after_the_new_session_and_can_acquire_anew() {
     old_guard.release().await.unwrap();
     assert_eq!(
         owners(&admin, &path).await,
-        vec![(
-            name_of(w.path()),
-            admin.session_id().map_or(0, zk_session::SessionId::get)
-        )]
+        vec![(name_of(w.path()), ephemeral_owner(&admin))]
     );
 
     // A new acquire on the same InterProcessMutex and Client queues on the new session.
@@ -143,10 +135,7 @@ async fn an_acquire_in_flight_during_the_expiry_fails_lost_and_a_retry_works() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
         owners(&admin, &path).await,
-        vec![(
-            name_of(h.path()),
-            admin.session_id().map_or(0, zk_session::SessionId::get)
-        )]
+        vec![(name_of(h.path()), ephemeral_owner(&admin))]
     );
     assert!(h.is_held() && !m.is_held());
 
@@ -181,7 +170,7 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
     g1.release().await.unwrap();
     waiting.abort();
     let _ = waiting.await;
-    let old = c.session_id().map_or(0, zk_session::SessionId::get);
+    let old = ephemeral_owner(&c);
     expire_session(&shared(), &c).await;
     let new = let_back_renewed(&proxy, &c, old).await;
 
@@ -195,13 +184,7 @@ async fn cleanup_of_the_old_session_stops_and_spares_the_new_one() {
     assert_eq!(owners(&admin, &p1).await, vec![(name_of(g1.path()), new)]);
     let line = owners(&admin, &p2).await;
     assert_eq!(line.len(), 2, "{line:?}");
-    assert_eq!(
-        line[0],
-        (
-            name_of(h.path()),
-            admin.session_id().map_or(0, zk_session::SessionId::get)
-        )
-    );
+    assert_eq!(line[0], (name_of(h.path()), ephemeral_owner(&admin)));
     assert_eq!(line[1].1, new);
     assert!(h.is_held());
     h.release().await.unwrap();
@@ -372,13 +355,7 @@ async fn latch_takes_part_again_on_the_new_session() {
     .await;
     let ps = b.participants().await.unwrap();
     let line: Vec<(&str, i64)> = ps.iter().map(|p| (p.id.as_str(), p.session_id)).collect();
-    assert_eq!(
-        line,
-        [
-            ("b", cb.session_id().map_or(0, zk_session::SessionId::get)),
-            ("a", new)
-        ]
-    );
+    assert_eq!(line, [("b", ephemeral_owner(&cb)), ("a", new)]);
     assert!(ps.iter().all(|p| p.session_id != old));
     assert_eq!(ps[1].path, new_path);
     assert!(!a.has_leadership() && b.has_leadership());
@@ -414,7 +391,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     let admin = client(&shared()).await;
     let path = unique("rexp-gap");
     let m = Arc::new(InterProcessMutex::new(c.clone(), &path));
-    let old = c.session_id().map_or(0, zk_session::SessionId::get);
+    let old = ephemeral_owner(&c);
     cut_off(&proxy, &c).await;
     expire_session(&shared(), &c).await;
     // Hold every reply back as soon as the client has heard of the expiry, so that the new
@@ -436,7 +413,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
     if acquire.is_finished() {
         // The new session came before the stall: then the acquire must have the lock on it.
         let g = acquire.await.unwrap().unwrap();
-        assert_ne!(c.session_id().map_or(0, zk_session::SessionId::get), old);
+        assert_ne!(ephemeral_owner(&c), old);
         g.release().await.unwrap();
         proxy.stall(recipes_support::Direction::ToClient, false);
         return;
@@ -446,7 +423,7 @@ async fn an_acquire_started_before_the_new_session_waits_for_it() {
         .await
         .unwrap()
         .unwrap();
-    let new = c.session_id().map_or(0, zk_session::SessionId::get);
+    let new = ephemeral_owner(&c);
     assert!(new != old && new != 0);
     assert_eq!(owners(&admin, &path).await, vec![(name_of(g.path()), new)]);
     g.release().await.unwrap();

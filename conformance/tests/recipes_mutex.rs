@@ -4,6 +4,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -38,7 +39,7 @@ async fn n_clients_m_tasks_never_overlap() {
     let mut sessions = Vec::new();
     for _ in 0..CLIENTS {
         let c = client(&shared()).await;
-        sessions.push(c.session_id().map_or(0, zk_session::SessionId::get));
+        sessions.push(ephemeral_owner(&c));
         for _ in 0..TASKS {
             let (c, path, counter) = (c.clone(), path.clone(), counter.clone());
             let (inside, tokens) = (inside.clone(), tokens.clone());
@@ -279,11 +280,7 @@ async fn dropped_waiters_leave_no_node() {
     })
     .await;
     eventually("and its watches", || async {
-        watches_of(
-            shared_standalone(),
-            w.session_id().map_or(0, zk_session::SessionId::get),
-        )
-        .is_empty()
+        watches_of(shared_standalone(), ephemeral_owner(&w)).is_empty()
     })
     .await;
     hg.release().await.unwrap();
@@ -321,7 +318,7 @@ async fn foreign_children_and_other_clients_names() {
         .expect("foreign children do not block");
     g.release().await.unwrap();
 
-    let sid = other.session_id().map_or(0, zk_session::SessionId::get);
+    let sid = ephemeral_owner(&other);
     for prefix in [
         format!("{}__lock__", "0123456789abcdef0123456789abcdef"),
         format!("{}__rlock__", "fedcba9876543210fedcba9876543210"),
@@ -339,11 +336,7 @@ async fn foreign_children_and_other_clients_names() {
         assert!(m.try_acquire().await.unwrap().is_none(), "{foreign} holds");
         let waiter = spawn_acquire(&m);
         eventually("the waiter queues", || async {
-            watches_of(
-                shared_standalone(),
-                c.session_id().map_or(0, zk_session::SessionId::get),
-            )
-            .contains(&foreign)
+            watches_of(shared_standalone(), ephemeral_owner(&c)).contains(&foreign)
         })
         .await;
         assert!(!waiter.is_finished());
@@ -430,8 +423,8 @@ async fn no_nodes_or_watches_leak() {
     eventually("no watch left", || async {
         let s = shared_standalone();
         watches_under(s, &path).is_empty()
-            && watches_of(s, a.session_id().map_or(0, zk_session::SessionId::get)).is_empty()
-            && watches_of(s, b.session_id().map_or(0, zk_session::SessionId::get)).is_empty()
+            && watches_of(s, ephemeral_owner(&a)).is_empty()
+            && watches_of(s, ephemeral_owner(&b)).is_empty()
     })
     .await;
 }

@@ -4,6 +4,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::{sync::Arc, time::Duration};
 
 use conformance::{shared_standalone, Standalone};
@@ -39,10 +40,7 @@ async fn lost_create_reply_adopts_the_node() {
     );
     assert_eq!(proxy.count(OpCode::Create2), 1, "no second create");
     let stat = admin.exists(g.path()).await.unwrap().unwrap();
-    assert_eq!(
-        stat.ephemeral_owner,
-        c.session_id().map_or(0, zk_session::SessionId::get)
-    );
+    assert_eq!(stat.ephemeral_owner, ephemeral_owner(&c));
     assert_eq!(children(&admin, &path).await, vec![name_of(g.path())]);
     g.release().await.unwrap();
 
@@ -99,10 +97,7 @@ async fn recovery_deletes_another_sessions_node() {
         Recovery::Adopted(node) => {
             assert_eq!(node.path, own);
             assert_eq!(node.id, id);
-            assert_eq!(
-                node.stat.ephemeral_owner,
-                mine.session_id().map_or(0, zk_session::SessionId::get)
-            );
+            assert_eq!(node.stat.ephemeral_owner, ephemeral_owner(&mine));
         }
         other => panic!("{other:?}"),
     }
@@ -203,12 +198,7 @@ async fn server_restart_with_holder_and_waiter() {
         children(&h, path).await.is_empty()
     })
     .await;
-    assert_eq!(
-        h.session_id().map_or(0, zk_session::SessionId::get),
-        mh.client()
-            .session_id()
-            .map_or(0, zk_session::SessionId::get)
-    );
+    assert_eq!(ephemeral_owner(&h), ephemeral_owner(mh.client()));
 }
 
 /// Edge case 9: a release wakes only the next waiter. Each waiter's requests go through its
@@ -241,7 +231,7 @@ async fn release_wakes_only_the_next_waiter() {
         eventually(
             "the waiter watches its predecessor and its own node",
             || {
-                let id = c.session_id().map_or(0, zk_session::SessionId::get);
+                let id = ephemeral_owner(&c);
                 async move { watches_of(shared_standalone(), id).len() == 2 }
             },
         )
@@ -321,10 +311,7 @@ async fn predecessor_gone_between_list_and_watch() {
     go.send(()).unwrap();
     // The waiter tried the gone node, listed again, and now watches the holder.
     eventually("the waiter watches the holder and its own node", || async {
-        let watched = watches_of(
-            shared_standalone(),
-            w.session_id().map_or(0, zk_session::SessionId::get),
-        );
+        let watched = watches_of(shared_standalone(), ephemeral_owner(&w));
         watched.len() == 2 && watched.contains(&hg.path().to_owned())
     })
     .await;

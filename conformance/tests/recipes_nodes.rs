@@ -6,6 +6,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use conformance::Standalone;
@@ -41,13 +42,7 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
     let path = node.wait_until_present(WAIT).await.unwrap();
     let name = path.rsplit('/').next().unwrap().to_owned();
     assert!(name.starts_with("_c_") && name.contains("-api-"), "{name}");
-    until_node(
-        &admin,
-        &path,
-        b"v1",
-        c.session_id().map_or(0, zk_session::SessionId::get),
-    )
-    .await;
+    until_node(&admin, &path, b"v1", ephemeral_owner(&c)).await;
     let mut status = node.status();
 
     // Deleted by someone else: lost, then back under the same name.
@@ -66,37 +61,19 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
     )
     .await
     .unwrap();
-    until_node(
-        &admin,
-        &path,
-        b"v1",
-        c.session_id().map_or(0, zk_session::SessionId::get),
-    )
-    .await;
+    until_node(&admin, &path, b"v1", ephemeral_owner(&c)).await;
 
     // Someone overwrites the data: ours is re-applied after the next re-creation; a new
     // value of ours is written at once.
     node.set_data(b"v2").await.unwrap();
-    until_node(
-        &admin,
-        &path,
-        b"v2",
-        c.session_id().map_or(0, zk_session::SessionId::get),
-    )
-    .await;
+    until_node(&admin, &path, b"v2", ephemeral_owner(&c)).await;
 
     // A connection loss: the node stays (same session).
     proxy.partition(true);
     until_state(&c, SessionState::Suspended).await;
     proxy.partition(false);
     until_state(&c, SessionState::Connected).await;
-    until_node(
-        &admin,
-        &path,
-        b"v2",
-        c.session_id().map_or(0, zk_session::SessionId::get),
-    )
-    .await;
+    until_node(&admin, &path, b"v2", ephemeral_owner(&c)).await;
 
     assert_eq!(node.times_lost(), 1, "a connection loss is not a loss");
 

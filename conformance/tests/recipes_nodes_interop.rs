@@ -10,6 +10,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::{
     sync::{Arc, OnceLock},
     time::{Duration, Instant},
@@ -175,10 +176,7 @@ async fn persistent_nodes_protected_sequential_share_curators_layout() {
     assert_ne!(stat.ephemeral_owner, 0);
     let (data, stat) = admin.get_data(&ours).await.unwrap();
     assert_eq!(&data[..], b"from-us");
-    assert_eq!(
-        stat.ephemeral_owner,
-        c.session_id().map_or(0, zk_session::SessionId::get)
-    );
+    assert_eq!(stat.ephemeral_owner, ephemeral_owner(&c));
 
     // Our protected-mode recovery reads Curator's name as one of its kind: looking for
     // Curator's id on another session finds its node (and deletes it, not being that

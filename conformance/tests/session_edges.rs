@@ -4,6 +4,7 @@
 
 mod recipes_support;
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use conformance::shared_standalone;
@@ -131,7 +132,7 @@ async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_n
     c.exists(&path).await.unwrap();
     let server = shared_standalone();
     assert_eq!(
-        watches_of(server, c.session_id().map_or(0, zk_session::SessionId::get)),
+        watches_of(server, ephemeral_owner(&c)),
         std::slice::from_ref(&path)
     );
     writer.set_data(&path, b"1", Version::Any).await.unwrap();
@@ -139,7 +140,7 @@ async fn a_one_shot_watch_outlives_the_persistent_watch_on_its_path_and_leaves_n
     assert_eq!(ev.event_type(), EventType::NodeDataChanged);
     c.exists(&path).await.unwrap();
     assert!(
-        watches_of(server, c.session_id().map_or(0, zk_session::SessionId::get)).is_empty(),
+        watches_of(server, ephemeral_owner(&c)).is_empty(),
         "a watch is left on the server"
     );
     writer.delete(&path, Version::Any).await.unwrap();
@@ -192,7 +193,7 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
         .connect()
         .await
         .unwrap();
-    let old = c.session_id().map_or(0, zk_session::SessionId::get);
+    let old = ephemeral_owner(&c);
     let eph = format!("{path}/eph");
     c.create(&eph, b"", CreateOptions::ephemeral())
         .await
@@ -214,10 +215,7 @@ async fn an_expired_session_is_replaced_on_the_same_handle() {
         unreachable!("the loop ends on Connected")
     };
     assert_eq!(c.session_id(), Some(session_id));
-    assert!(
-        c.session_id().map_or(0, zk_session::SessionId::get) != old
-            && c.session_id().map_or(0, zk_session::SessionId::get) != 0
-    );
+    assert!(ephemeral_owner(&c) != old && ephemeral_owner(&c) != 0);
     assert_eq!(c.state(), SessionState::Connected);
     let ended = soon("the one-shot watch ends", oneshot).await;
     assert!(

@@ -4,6 +4,7 @@
 
 mod ops_support;
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use conformance::{shared_standalone, Standalone};
@@ -17,7 +18,7 @@ use zk_session::{
 async fn create_get_set_delete_and_versions() {
     let c = client().await;
     assert_eq!(c.state(), SessionState::Connected);
-    assert_ne!(c.session_id().map_or(0, zk_session::SessionId::get), 0);
+    assert_ne!(ephemeral_owner(&c), 0);
     let b = base(&c, "crud").await;
     let p = format!("{b}/n");
     assert_eq!(
@@ -66,10 +67,7 @@ async fn every_create_mode() {
         .create_with_stat(&format!("{b}/e"), b"", CreateOptions::ephemeral())
         .await
         .unwrap();
-    assert_eq!(
-        stat.ephemeral_owner,
-        c.session_id().map_or(0, zk_session::SessionId::get)
-    );
+    assert_eq!(stat.ephemeral_owner, ephemeral_owner(&c));
     let s1 = c
         .create(
             &format!("{b}/s-"),

@@ -12,6 +12,7 @@
 mod recipes_support;
 mod tracing_support;
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -82,7 +83,7 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     )
     .await
     .expect("connect");
-    let old = c.session_id().map_or(0, zk_session::SessionId::get);
+    let old = ephemeral_owner(&c);
     let old_password = c.session_password();
     let path = recipes_support::unique("tracing");
     c.create(&path, DATA.as_bytes(), CreateOptions::persistent())
@@ -100,7 +101,7 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
     until_state(&c, SessionState::Suspended).await;
     proxy.partition(false);
     until_state(&c, SessionState::Connected).await;
-    assert_eq!(c.session_id().map_or(0, zk_session::SessionId::get), old);
+    assert_eq!(ephemeral_owner(&c), old);
     let mut events = c.session_events();
     proxy.partition(true);
     until_state(&c, SessionState::Suspended).await;
@@ -110,7 +111,7 @@ async fn a_session_through_expiry_is_told_in_events_without_secrets() {
         soon("a new session", events.next()).await,
         Some(SessionEvent::Connected { .. })
     ) {}
-    let new = c.session_id().map_or(0, zk_session::SessionId::get);
+    let new = ephemeral_owner(&c);
     assert!(new != old && new != 0);
     let new_password = c.session_password();
     c.delete(&path, Version::Any).await.unwrap();
@@ -310,7 +311,7 @@ async fn a_failed_request_names_its_path_under_the_chroot_but_not_its_data_or_ac
     )
     .await
     .expect("connect");
-    let session_id = hex(c.session_id().map_or(0, zk_session::SessionId::get));
+    let session_id = hex(ephemeral_owner(&c));
     // Nothing exists under the chroot: every one of these fails with NoNode.
     let leaf = recipes_support::unique("missing");
     let got = c.get_data(&leaf).await;

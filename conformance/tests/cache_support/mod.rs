@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use zk_recipes::cache::{Cache, CacheEvent, CacheEvents, CachedNode};
@@ -12,7 +13,7 @@ use crate::recipes_support::soon;
 
 /// The client's session id as the server's `wchc` shows it.
 pub fn sid(c: &Client) -> i64 {
-    c.session_id().map_or(0, zk_session::SessionId::get)
+    ephemeral_owner(c)
 }
 
 pub fn persistent() -> CreateOptions {

@@ -5,6 +5,7 @@
 //! Each helper fails the test itself (with what it was waiting for or what came instead), so a
 //! case reads as its script: what the server sends, and what the client must make of it.
 
+use conformance::ephemeral_owner;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -57,10 +58,7 @@ pub async fn connected_with(
     let client = tweak(builder(&server)).build().expect("build");
     let peer = server.accept_and_grant(timeout_ms).await;
     wait_state(&client, SessionState::Connected).await;
-    assert_eq!(
-        client.session_id().map_or(0, zk_session::SessionId::get),
-        SESSION_ID
-    );
+    assert_eq!(ephemeral_owner(&client), SESSION_ID);
     (server, client, peer)
 }
 

@@ -6,6 +6,7 @@
 
 pub mod peer;
 
+use conformance::ephemeral_owner;
 use std::{
     collections::HashMap,
     future::Future,
@@ -331,7 +332,7 @@ where
 
 /// `c`'s session id as znodes carry it (0 for none).
 pub fn session_of(c: &Client) -> i64 {
-    c.session_id().map_or(0, zk_session::SessionId::get)
+    ephemeral_owner(c)
 }
 
 /// The ephemeral owner of `path` as `admin` sees it.

@@ -13,6 +13,7 @@ mod contender;
 mod scenario;
 mod transport;
 
+use conformance::ephemeral_owner;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -145,10 +146,7 @@ async fn session_demo(ens: &Ensemble, transport: &Transport) -> Result<(), Strin
         .await
         .map_err(|e| e.to_string())?;
     let server = c.connected_server().unwrap_or_default();
-    println!(
-        "  session {:#x} connected to {server}",
-        c.session_id().map_or(0, zk_session::SessionId::get)
-    );
+    println!("  session {:#x} connected to {server}", ephemeral_owner(&c));
     if let Transport::Tls { .. } = transport {
         let ids = c.who_am_i().await.map_err(|e| e.to_string())?;
         let ids: Vec<String> = ids
@@ -186,7 +184,7 @@ async fn session_demo(ens: &Ensemble, transport: &Transport) -> Result<(), Strin
     }
     println!(
         "  same session {:#x}, now on {}",
-        c.session_id().map_or(0, zk_session::SessionId::get),
+        ephemeral_owner(&c),
         c.connected_server().unwrap_or_default()
     );
     c.set_data("/demo-ephemeral", b"still mine", Version::Any)

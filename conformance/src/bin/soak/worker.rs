@@ -20,6 +20,7 @@
 //! A line `stop` on stdin (or its end) makes the worker leave everything, close its sessions
 //! and exit.
 
+use conformance::ephemeral_owner;
 use std::{
     future::Future,
     io::BufRead,
@@ -305,11 +306,7 @@ impl Sess {
     fn should_end(&self) -> bool {
         self.w.stopping()
             || self.client.state().is_terminal()
-            || self
-                .client
-                .session_id()
-                .map_or(0, zk_session::SessionId::get)
-                != self.session_id
+            || ephemeral_owner(&self.client) != self.session_id
     }
 
     /// Issues one call, counting it as issued and then answered (or cancelled, when the

@@ -1,5 +1,6 @@
 //! Plain reads and writes: a session's own ephemeral register, checked on every read.
 
+use conformance::ephemeral_owner;
 use std::{
     sync::{atomic::Ordering, Arc},
     time::Duration,
@@ -56,8 +57,7 @@ pub(super) async fn kv_task(s: Arc<Sess>) {
                     // Possible only if the session ended meanwhile (the client ended, or
                     // went on with a new session and sent this on it).
                     tokio::time::sleep(Duration::from_millis(200)).await;
-                    let same_session =
-                        s.client.session_id().map_or(0, zk_session::SessionId::get) == s.session_id;
+                    let same_session = ephemeral_owner(&s.client) == s.session_id;
                     if !s.client.state().is_terminal() && same_session {
                         s.w.violation(format!(
                             "{}: own ephemeral {path} vanished while the session lives",

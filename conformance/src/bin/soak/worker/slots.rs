@@ -8,6 +8,7 @@
 //! (`w<worker>s<slot>g<generation>`), so the checks see every write under the session that
 //! made it.
 
+use conformance::ephemeral_owner;
 use std::{
     sync::{atomic::AtomicU64, Arc, Mutex as StdMutex},
     time::Duration,
@@ -118,9 +119,7 @@ async fn next_session(w: &Worker, client: &Client, old: i64) -> bool {
         if w.stopping() || client.state().is_terminal() {
             return false;
         }
-        if client.session_id().map_or(0, zk_session::SessionId::get) != old
-            && client.state().is_connected()
-        {
+        if ephemeral_owner(client) != old && client.state().is_connected() {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -148,7 +147,7 @@ async fn connect(w: &Worker, on_expiry: OnExpiry) -> Option<Client> {
 /// The writer of the client's current session, logged as connected.
 fn new_writer(w: &Arc<Worker>, client: &Client, slot: usize, generation: u64) -> Arc<Sess> {
     let writer = format!("w{}s{slot}g{generation}", w.args.id);
-    let session_id = client.session_id().map_or(0, zk_session::SessionId::get);
+    let session_id = ephemeral_owner(client);
     w.log.emit(&Record::Session(SessionRec {
         writer: writer.clone(),
         event: "Connected".into(),
@@ -185,10 +184,7 @@ fn log_events(
         while let Some(ev) = events.next().await {
             let (writer, session_id) = {
                 let s = lock(&current);
-                (
-                    s.writer.clone(),
-                    s.client.session_id().map_or(0, zk_session::SessionId::get),
-                )
+                (s.writer.clone(), ephemeral_owner(&s.client))
             };
             w.log.emit(&Record::Session(SessionRec {
                 writer,
