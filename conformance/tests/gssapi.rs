@@ -13,7 +13,7 @@ use std::{
 use conformance::{shared_kdc, Ensemble, Kdc, KerberosServer, ServerOptions, Standalone};
 use recipes_support::{assert_no_auth, kill_and_reconnect, sasl_ids, soon, unique_under, Proxy};
 use zk_session::{
-    Acl, Client, CreateOptions, EndReason, Error, ErrorCode, EventType, GssapiConfig,
+    Acl, Client, ConnectError, CreateOptions, EndReason, Error, ErrorCode, EventType, GssapiConfig,
     HostnameCanonicalization, Id, Perms, SaslConfig, SaslMechanism, SessionState, Version,
 };
 
@@ -116,7 +116,12 @@ async fn assert_auth_failed_at_once(what: &str, gssapi: GssapiConfig, expected: 
     assert!(why.contains(expected), "{what}: {why}");
     let (err, took, connections) = refused(gssapi.clone()).await;
     println!("{what}: {err} after {took:?}");
-    assert!(matches!(err, Error::Code(ErrorCode::AuthFailed)), "{err:?}");
+    // connect() says why, in the same words.
+    assert!(
+        matches!(&err, Error::AuthFailed(ConnectError::AuthFailed { mechanism, .. }) if mechanism == "GSSAPI"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(&why), "{what}: {err}");
     // Far sooner than the session timeout a retry loop would run for, and no retry.
     assert!(took < SESSION / 2, "{took:?}");
     assert_eq!(connections, 1, "{what}: one connection, no retry loop");
@@ -222,7 +227,8 @@ async fn a_server_without_kerberos_gives_auth_failed_not_a_hang() {
     let r = soon("a refused connect", builder(&cs, alice()).connect()).await;
     let err = r.expect_err("the connect must fail");
     println!("server without JAAS: {err} after {:?}", t.elapsed());
-    assert!(matches!(err, Error::Code(ErrorCode::AuthFailed)), "{err:?}");
+    assert!(matches!(err, Error::AuthFailed(_)), "{err:?}");
+    assert_eq!(err.code(), Some(ErrorCode::AuthFailed));
     assert!(t.elapsed() < SESSION / 2);
 }
 

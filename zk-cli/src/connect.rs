@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use zk_session::{Client, Error, ErrorCode};
+use zk_session::{Client, Error};
 
 use crate::{cli::Global, exit, input, security, session_failure, Failure};
 
@@ -43,12 +43,13 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
             format!("connecting to {server}: TLS handshake failed: {e}"),
         ),
         // No Kerberos ticket, or one the KDC or the server refused: no retry helps either.
-        Error::Code(ErrorCode::AuthFailed) if g.security.wants_gssapi() => Failure::new(
+        // The reason first, then where to look.
+        Error::AuthFailed(why) if g.security.wants_gssapi() => Failure::new(
             exit::CONNECTION,
             format!(
-                "connecting to {server}: Kerberos (GSSAPI) authentication as {} failed \
-                 (AuthFailed): check the ticket (klist), --sasl-principal, --sasl-keytab and \
-                 the server principal (--sasl-service, --sasl-canonicalize)",
+                "connecting to {server}: Kerberos (GSSAPI) authentication as {} failed (AuthFailed): \
+                 {why}; check the ticket (klist), --sasl-principal, --sasl-keytab and the \
+                 server principal (--sasl-service, --sasl-canonicalize)",
                 g.security
                     .sasl_principal
                     .as_deref()
@@ -56,11 +57,11 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
             ),
         ),
         // The server refused the SASL credentials: no retry helps (no usable session: 3).
-        Error::Code(ErrorCode::AuthFailed) if g.security.sasl_user.is_some() => Failure::new(
+        Error::AuthFailed(why) if g.security.sasl_user.is_some() => Failure::new(
             exit::CONNECTION,
             format!(
                 "connecting to {server}: SASL authentication as {:?} failed (AuthFailed): \
-                 check --sasl-user and the password",
+                 {why}; check --sasl-user and the password",
                 g.security.sasl_user.as_deref().unwrap_or_default()
             ),
         ),

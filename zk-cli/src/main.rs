@@ -59,7 +59,9 @@ impl Failure {
 pub fn session_failure(what: &str, e: &Error) -> Failure {
     let code = match e {
         Error::InvalidPath { .. } | Error::InvalidArgument(_) | Error::Config(_) => exit::USAGE,
-        Error::ConnectTimeout { .. } | Error::Tls(_) | Error::Closed => exit::CONNECTION,
+        Error::ConnectTimeout { .. } | Error::Tls(_) | Error::AuthFailed(_) | Error::Closed => {
+            exit::CONNECTION
+        }
         Error::Code(
             ErrorCode::ConnectionLoss
             | ErrorCode::SessionExpired

@@ -110,6 +110,8 @@ mod with_gssapi {
             err.contains("Kerberos (GSSAPI) authentication as erin@ZK.TEST failed (AuthFailed)"),
             "{err}"
         );
+        // Kerberos' own reason, not only where to look.
+        assert!(err.contains("no Kerberos credentials"), "{err}");
     }
 }
 

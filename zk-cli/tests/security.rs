@@ -232,6 +232,10 @@ async fn a_wrong_sasl_password_exits_3_with_auth_failed() {
         err.contains("SASL authentication as \"bob\" failed (AuthFailed)"),
         "{err}"
     );
+    assert!(
+        err.contains("the server refused"),
+        "the server's answer: {err}"
+    );
     assert!(!err.contains("wrong"), "the password is never shown: {err}");
 }
 

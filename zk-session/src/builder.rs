@@ -534,8 +534,12 @@ impl ClientBuilder {
                 Ok(client)
             }
             Ok(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
+            // SASL failed: with its reason. An `auth` packet the server refused has none.
             Ok(SessionState::Ended(EndReason::AuthFailed)) => {
-                Err(Error::Code(zk_proto::ErrorCode::AuthFailed))
+                Err(match client.last_connect_error() {
+                    Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
+                    _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
+                })
             }
             Ok(_) => Err(Error::Closed),
             Err(_) => Err(Error::ConnectTimeout {

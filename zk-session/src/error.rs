@@ -75,6 +75,14 @@ pub enum Error {
     /// returns this, with the last server's failure, instead of waiting out its timeout.
     #[error("{0}")]
     Tls(#[from] crate::TlsError),
+    /// The server refused the client's SASL credentials, or the mechanism could not go on (a
+    /// missing or expired Kerberos ticket, an unknown server principal): what
+    /// [`connect`](crate::ClientBuilder::connect) returns, with the server, the mechanism
+    /// and the reason ([`ConnectError::AuthFailed`]). No retry helps; the session is over
+    /// and its requests fail with `Code(AuthFailed)`. [`code`](Self::code) is `AuthFailed`
+    /// for both.
+    #[error("{0}")]
+    AuthFailed(ConnectError),
     /// The watch was removed by [`Client::remove_watches`](crate::Client::remove_watches)
     /// before it fired.
     #[error("the watch was removed")]
@@ -112,6 +120,7 @@ impl Error {
         match self {
             Error::Code(c) => Some(*c),
             Error::Multi { code, .. } => Some(*code),
+            Error::AuthFailed(_) => Some(ErrorCode::AuthFailed),
             _ => None,
         }
     }

@@ -81,7 +81,7 @@ pub(super) async fn session_gone(
 fn reason_for_error(client: &Client, e: &Error) -> LostReason {
     match e {
         Error::Code(ErrorCode::SessionExpired) => LostReason::Expired,
-        Error::Code(ErrorCode::AuthFailed) => LostReason::AuthFailed,
+        Error::Code(ErrorCode::AuthFailed) | Error::AuthFailed(_) => LostReason::AuthFailed,
         _ => Liveness::now(client)
             .doubt(SuspendPolicy::StepDown)
             .unwrap_or(LostReason::Closed),

@@ -35,8 +35,12 @@ impl SaslHandshake {
     pub fn start(sasl: &SaslConfig, server_host: &str) -> Result<(Self, Vec<u8>), ConnectFailure> {
         let mechanism = sasl.mechanism_name().to_owned();
         let failed = |e| failure(&mechanism, AuthFailure::Mechanism(e));
-        let mut exchange = sasl.start(server_host).map_err(failed)?;
-        let token = exchange.initial_response().map_err(failed)?;
+        let (exchange, token) = may_block(|| {
+            let mut exchange = sasl.start(server_host)?;
+            let token = exchange.initial_response()?;
+            Ok((exchange, token))
+        })
+        .map_err(failed)?;
         let me = SaslHandshake {
             exchange,
             mechanism,
@@ -77,11 +81,24 @@ impl SaslHandshake {
         let reply = GetSaslResponse::decode(&mut r)
             .and_then(|reply| r.finish("SetSASLResponse").map(|()| reply))
             .map_err(protocol)?;
-        match self.exchange.step(reply.token.as_deref()) {
+        let exchange = &mut self.exchange;
+        match may_block(|| exchange.step(reply.token.as_deref())) {
             Ok(SaslStep::Send(next)) => Ok(Some(next)),
             Ok(SaslStep::Done) => Ok(None),
             Err(e) => Err(failure(&self.mechanism, AuthFailure::Mechanism(e))),
         }
+    }
+}
+
+/// Runs a mechanism's call, which may block: GSSAPI asks the KDC for a ticket over the
+/// network, for seconds when the KDC does not answer. On a multi-thread runtime the worker
+/// hands its other tasks to another thread meanwhile (`block_in_place`), so the rest of the
+/// application runs on; elsewhere (a current-thread runtime, the core's tests) it just runs.
+fn may_block<T>(call: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(call),
+        _ => call(),
     }
 }
 
