@@ -172,6 +172,14 @@ impl GssapiConfig {
 
     /// A client keytab that holds the [`principal`](Self::principal)'s keys: tickets come
     /// from it, no `kinit` needed.
+    ///
+    /// MIT krb5 takes the client keytab from the environment only (`KRB5_CLIENT_KTNAME`;
+    /// the call that would take it as an argument, `gss_acquire_cred_from`, has no safe
+    /// binding), so the client sets that variable for the length of each GSS-API call, under
+    /// a lock of its own, and puts it back. Another thread of the process that reads the
+    /// environment from C at that moment (a DNS lookup's resolver, say) races with it; an
+    /// application that can should set `KRB5_CLIENT_KTNAME` itself at start-up and leave
+    /// this unset.
     pub fn keytab(mut self, path: impl Into<PathBuf>) -> Self {
         self.keytab = Some(path.into());
         self
