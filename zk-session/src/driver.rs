@@ -47,7 +47,7 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         probe: None,
         spans,
     };
-    tokio::spawn(driver.run());
+    tokio::spawn(Box::new(driver).run());
 }
 
 struct Driver {
@@ -70,7 +70,9 @@ struct Driver {
 const COMMAND_BATCH: usize = 1024;
 
 impl Driver {
-    async fn run(mut self) {
+    /// Boxed: an async fn keeps its argument twice in its future (once as passed, once as
+    /// moved into the body), and the future's size is every idle session's.
+    async fn run(mut self: Box<Self>) {
         let timer = sleep_until(Instant::now());
         tokio::pin!(timer);
         let mut armed: Option<Instant> = None;
@@ -97,7 +99,7 @@ impl Driver {
                 attempt,
                 probe,
                 ..
-            } = &mut self;
+            } = &mut *self;
             let (rd, wr, rbuf) = match conn.as_mut() {
                 Some(c) => {
                     c.reserve_read();
@@ -109,7 +111,9 @@ impl Driver {
                 r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
                     let now = Instant::now();
                     match r {
-                        Ok(0) => self.hung_up(now).await,
+                        // Boxed, like every await off the request path: the future's
+                        // size is every idle session's, and this one (a TCP probe) is large.
+                        Ok(0) => Box::pin(self.hung_up(now)).await,
                         Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
                         Ok(_) => {
                             if let Some(c) = self.conn.as_mut() {
@@ -186,8 +190,9 @@ impl Driver {
                     }
                     if let Some(mut c) = self.conn.take() {
                         // Best effort: let the server see the close rather than wait for a
-                        // timeout.
-                        let _ = c.wr.shutdown().await;
+                        // timeout. Boxed, so that the idle session's future does not hold
+                        // room for a connection and its shutdown.
+                        let _ = Box::pin(async move { c.wr.shutdown().await }).await;
                     }
                 }
                 Action::ServerList(hosts) => self.hosts = hosts,
