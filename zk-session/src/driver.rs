@@ -7,7 +7,7 @@ use std::{future::Future, pin::Pin, sync::Arc};
 use crate::{
     command::Command,
     connection::{self, ConnectFailure, Connection},
-    jitter,
+    deadline_grid, jitter,
     session::{Action, Config, Phase, SessionCore, Shared},
     trace::{self, Spans},
     transport::Security,
@@ -82,11 +82,15 @@ impl Driver {
                 break;
             }
             // An earlier deadline re-arms the timer; a later one waits for it to fire (the
-            // core ignores early calls), which spares a reset per write.
+            // core ignores early calls), which spares a reset per write. Far deadlines wake
+            // on a grid that idle sessions share.
             if let Some(t) = self.core.poll_timeout() {
                 if armed.is_none_or(|a| t < a) {
-                    timer.as_mut().reset(t);
-                    armed = Some(t);
+                    let at = deadline_grid::wake_at(t, Instant::now());
+                    if armed.is_none_or(|a| at < a) {
+                        timer.as_mut().reset(at);
+                        armed = Some(at);
+                    }
                 }
             }
             let connected = self.conn.is_some();
