@@ -2,7 +2,7 @@
 //! socket and the core, runs the core's actions (connect, disconnect, probe) and sleeps until
 //! its next deadline. Everything the session decides is decided in the core.
 
-use std::{future::Future, pin::Pin, sync::Arc};
+use std::{future::Future, pin::Pin, sync::Arc, task::Poll};
 
 use crate::{
     command::Command,
@@ -127,10 +127,9 @@ impl Driver {
                         }
                     }
                 }
-                r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
-                    Ok(_) => self.in_span(|d| d.core.handle_written(Instant::now())),
-                    Err(e) => self.in_span(|d| d.core.handle_io_error(e, Instant::now())),
-                },
+                r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => {
+                    self.wrote(r);
+                }
                 cmd = rx.recv(), if take_commands => self.commands(cmd).await,
                 _ = &mut timer, if armed.is_some() => {
                     armed = None;
@@ -139,6 +138,8 @@ impl Driver {
                         c.shrink_if_idle(now);
                     }
                     self.in_span(|d| d.core.handle_timeout(now));
+                    // Most often a ping: out in this pass, not the next.
+                    self.write_now().await;
                 }
                 r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
                     self.attempt = None;
@@ -250,6 +251,34 @@ impl Driver {
         });
         if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
             self.spans.session_known(self.core.session_id());
+        }
+    }
+
+    /// Writes what the core has to send, if the socket takes it at once, rather than on the
+    /// next pass of the select (a pass less, which an idle session makes for every ping).
+    /// What the socket does not take waits for the select's write branch.
+    async fn write_now(&mut self) {
+        let Driver { core, conn, .. } = self;
+        let Some(c) = conn.as_mut() else { return };
+        // Only on a connection the core keeps: one it just ended is closed by the actions.
+        if core.transmit().is_empty() || !matches!(core.phase(), Phase::Connected { .. }) {
+            return;
+        }
+        let written = {
+            let mut write = std::pin::pin!(c.wr.write_buf(core.transmit()));
+            std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx))).await
+        };
+        if let Poll::Ready(r) = written {
+            self.wrote(r);
+        }
+    }
+
+    /// Tells the core how a write ended.
+    fn wrote(&mut self, r: std::io::Result<usize>) {
+        let now = Instant::now();
+        match r {
+            Ok(_) => self.in_span(|d| d.core.handle_written(now)),
+            Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
         }
     }
 
