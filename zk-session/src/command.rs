@@ -17,11 +17,8 @@ pub(crate) enum Command {
     /// Boxed: every session's channel allocates a block of 32 commands up front, and the
     /// request's size made that 6 KiB per session, idle or not.
     Request(Box<RequestCmd>),
-    AddAuth {
-        scheme: String,
-        auth: Redacted<Bytes>,
-        reply: AuthWaiter,
-    },
+    /// Boxed like the request, for the same reason: it was the largest of the rest.
+    AddAuth(Box<AddAuthCmd>),
     WatchDropped {
         path: String,
         kind: WatchKind,
@@ -29,9 +26,10 @@ pub(crate) enum Command {
     Close {
         reply: oneshot::Sender<()>,
     },
-    /// Replace the server list (not empty).
+    /// Replace the server list (not empty). A boxed slice, one word less than a `Vec`, so
+    /// that no variant is larger than the watch notice.
     ServerList {
-        hosts: Vec<(String, u16)>,
+        hosts: Box<[(String, u16)]>,
         reply: oneshot::Sender<()>,
     },
 }
@@ -43,6 +41,26 @@ pub(crate) struct RequestCmd {
     pub request: Request,
     pub reply: ReplyTx,
     pub watch: Option<WatchReg>,
+}
+
+/// A credential to add to the session.
+#[derive(Debug)]
+pub(crate) struct AddAuthCmd {
+    pub scheme: String,
+    pub auth: Redacted<Bytes>,
+    pub reply: AuthWaiter,
+}
+
+impl AddAuthCmd {
+    /// The scheme, the credential and whoever waits for the answer.
+    pub fn into_parts(self) -> (String, Bytes, AuthWaiter) {
+        let AddAuthCmd {
+            scheme,
+            auth: Redacted(auth),
+            reply,
+        } = self;
+        (scheme, auth, reply)
+    }
 }
 
 /// Where the answer to a request goes.

@@ -28,7 +28,7 @@ pub(crate) struct Connection {
 
 /// The room an idle connection reads into: it reads a ping reply (20 bytes) every few
 /// seconds, and with thousands of sessions in a process every idle KiB counts.
-const READ_ROOM_MIN: usize = 1024;
+const READ_ROOM_MIN: usize = 256;
 /// The room a busy connection reads into: one read takes hundreds of replies.
 const READ_ROOM_MAX: usize = 64 * 1024;
 /// No read for this long (a ping period is seconds): the read buffer goes back to its least.

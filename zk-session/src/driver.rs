@@ -2,12 +2,12 @@
 //! socket and the core, runs the core's actions (connect, disconnect, probe) and sleeps until
 //! its next deadline. Everything the session decides is decided in the core.
 
-use std::{future::Future, pin::Pin, sync::Arc};
+use std::{future::Future, pin::Pin, sync::Arc, task::Poll};
 
 use crate::{
     command::Command,
     connection::{self, ConnectFailure, Connection},
-    jitter,
+    deadline_grid, jitter,
     session::{Action, Config, Phase, SessionCore, Shared},
     trace::{self, Spans},
     transport::Security,
@@ -47,7 +47,7 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         probe: None,
         spans,
     };
-    tokio::spawn(driver.run());
+    tokio::spawn(Box::new(driver).run());
 }
 
 struct Driver {
@@ -70,7 +70,9 @@ struct Driver {
 const COMMAND_BATCH: usize = 1024;
 
 impl Driver {
-    async fn run(mut self) {
+    /// Boxed: an async fn keeps its argument twice in its future (once as passed, once as
+    /// moved into the body), and the future's size is every idle session's.
+    async fn run(mut self: Box<Self>) {
         let timer = sleep_until(Instant::now());
         tokio::pin!(timer);
         let mut armed: Option<Instant> = None;
@@ -80,11 +82,15 @@ impl Driver {
                 break;
             }
             // An earlier deadline re-arms the timer; a later one waits for it to fire (the
-            // core ignores early calls), which spares a reset per write.
+            // core ignores early calls), which spares a reset per write. Far deadlines wake
+            // on a grid that idle sessions share.
             if let Some(t) = self.core.poll_timeout() {
                 if armed.is_none_or(|a| t < a) {
-                    timer.as_mut().reset(t);
-                    armed = Some(t);
+                    let at = deadline_grid::wake_at(t, Instant::now());
+                    if armed.is_none_or(|a| at < a) {
+                        timer.as_mut().reset(at);
+                        armed = Some(at);
+                    }
                 }
             }
             let connected = self.conn.is_some();
@@ -97,7 +103,7 @@ impl Driver {
                 attempt,
                 probe,
                 ..
-            } = &mut self;
+            } = &mut *self;
             let (rd, wr, rbuf) = match conn.as_mut() {
                 Some(c) => {
                     c.reserve_read();
@@ -109,7 +115,9 @@ impl Driver {
                 r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
                     let now = Instant::now();
                     match r {
-                        Ok(0) => self.hung_up(now).await,
+                        // Boxed, like every await off the request path: the future's
+                        // size is every idle session's, and this one (a TCP probe) is large.
+                        Ok(0) => Box::pin(self.hung_up(now)).await,
                         Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
                         Ok(_) => {
                             if let Some(c) = self.conn.as_mut() {
@@ -119,10 +127,9 @@ impl Driver {
                         }
                     }
                 }
-                r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => match r {
-                    Ok(_) => self.in_span(|d| d.core.handle_written(Instant::now())),
-                    Err(e) => self.in_span(|d| d.core.handle_io_error(e, Instant::now())),
-                },
+                r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => {
+                    self.wrote(r);
+                }
                 cmd = rx.recv(), if take_commands => self.commands(cmd).await,
                 _ = &mut timer, if armed.is_some() => {
                     armed = None;
@@ -131,6 +138,8 @@ impl Driver {
                         c.shrink_if_idle(now);
                     }
                     self.in_span(|d| d.core.handle_timeout(now));
+                    // Most often a ping: out in this pass, not the next.
+                    self.write_now().await;
                 }
                 r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
                     self.attempt = None;
@@ -186,8 +195,9 @@ impl Driver {
                     }
                     if let Some(mut c) = self.conn.take() {
                         // Best effort: let the server see the close rather than wait for a
-                        // timeout.
-                        let _ = c.wr.shutdown().await;
+                        // timeout. Boxed, so that the idle session's future does not hold
+                        // room for a connection and its shutdown.
+                        let _ = Box::pin(async move { c.wr.shutdown().await }).await;
                     }
                 }
                 Action::ServerList(hosts) => self.hosts = hosts,
@@ -241,6 +251,34 @@ impl Driver {
         });
         if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
             self.spans.session_known(self.core.session_id());
+        }
+    }
+
+    /// Writes what the core has to send, if the socket takes it at once, rather than on the
+    /// next pass of the select (a pass less, which an idle session makes for every ping).
+    /// What the socket does not take waits for the select's write branch.
+    async fn write_now(&mut self) {
+        let Driver { core, conn, .. } = self;
+        let Some(c) = conn.as_mut() else { return };
+        // Only on a connection the core keeps: one it just ended is closed by the actions.
+        if core.transmit().is_empty() || !matches!(core.phase(), Phase::Connected { .. }) {
+            return;
+        }
+        let written = {
+            let mut write = std::pin::pin!(c.wr.write_buf(core.transmit()));
+            std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx))).await
+        };
+        if let Poll::Ready(r) = written {
+            self.wrote(r);
+        }
+    }
+
+    /// Tells the core how a write ended.
+    fn wrote(&mut self, r: std::io::Result<usize>) {
+        let now = Instant::now();
+        match r {
+            Ok(_) => self.in_span(|d| d.core.handle_written(now)),
+            Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
         }
     }
 

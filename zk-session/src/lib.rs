@@ -71,6 +71,7 @@ mod connect_error;
 mod connect_string;
 mod connection;
 mod create_options;
+mod deadline_grid;
 mod driver;
 mod ensemble_config;
 mod error;

@@ -97,7 +97,12 @@ mod tests {
     };
 
     use super::*;
-    use crate::{chroot::Chroot, command::Command, state::StatePublisher, Client};
+    use crate::{
+        chroot::Chroot,
+        command::{AddAuthCmd, Command},
+        state::StatePublisher,
+        Client,
+    };
 
     const SECRET: &str = "hunter2-s3cret";
 
@@ -201,11 +206,11 @@ mod tests {
     #[test]
     fn an_add_auth_command_hides_the_auth_data() {
         let (reply, _rx) = tokio::sync::oneshot::channel();
-        let command = Command::AddAuth {
+        let command = Command::AddAuth(Box::new(AddAuthCmd {
             scheme: "digest".into(),
             auth: Redacted(Bytes::from(format!("alice:{SECRET}"))),
             reply,
-        };
+        }));
         assert_redacted(&command, &["digest"]);
     }
 }

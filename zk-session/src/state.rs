@@ -262,18 +262,21 @@ impl SessionEvents {
 #[derive(Debug)]
 pub(crate) struct StatePublisher {
     state: watch::Sender<SessionState>,
-    events: broadcast::Sender<SessionEvent>,
-    /// Held while publishing and while subscribing to events: whoever has seen a state (say
-    /// `connect` returning) and subscribes then does not receive the event that announced it.
-    order: std::sync::Mutex<()>,
+    /// Made by the first subscriber: a broadcast channel allocates all its 64 slots up front
+    /// (about 3 KiB), which most sessions, idle or not, would never use. The lock is held
+    /// while publishing and while subscribing: whoever has seen a state (say `connect`
+    /// returning) and subscribes then does not receive the event that announced it.
+    events: std::sync::Mutex<Option<broadcast::Sender<SessionEvent>>>,
 }
+
+/// Events a slow reader may fall behind by before it skips the oldest.
+const EVENTS_BUFFERED: usize = 64;
 
 impl StatePublisher {
     pub fn new() -> Self {
         StatePublisher {
             state: watch::channel(SessionState::Connecting).0,
-            events: broadcast::channel(64).0,
-            order: std::sync::Mutex::new(()),
+            events: std::sync::Mutex::new(None),
         }
     }
 
@@ -288,14 +291,18 @@ impl StatePublisher {
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
-        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
-        self.events.subscribe()
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events
+            .get_or_insert_with(|| broadcast::channel(EVENTS_BUFFERED).0)
+            .subscribe()
     }
 
     pub fn publish(&self, state: SessionState, event: SessionEvent) {
-        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
         self.state.send_replace(state);
-        let _ = self.events.send(event);
+        if let Some(tx) = events.as_ref() {
+            let _ = tx.send(event);
+        }
     }
 }
 

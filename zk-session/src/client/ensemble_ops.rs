@@ -2,6 +2,7 @@
 //! credentials and the dynamic configuration.
 
 use super::*;
+use crate::command::AddAuthCmd;
 
 impl Client {
     /// The paths of this session's ephemeral znodes under `prefix` ("/" for all).
@@ -71,11 +72,11 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         self.inner
             .tx
-            .send(Command::AddAuth {
+            .send(Command::AddAuth(Box::new(AddAuthCmd {
                 scheme: scheme.to_owned(),
                 auth: Redacted(Bytes::copy_from_slice(auth)),
                 reply: tx,
-            })
+            })))
             .map_err(|_| Error::Closed)?;
         // On a timeout the credentials stay with the session, sent on the next connection.
         self.reply(rx).await

@@ -37,7 +37,10 @@ impl Client {
         let (reply, rx) = oneshot::channel();
         self.inner
             .tx
-            .send(Command::ServerList { hosts, reply })
+            .send(Command::ServerList {
+                hosts: hosts.into_boxed_slice(),
+                reply,
+            })
             .map_err(|_| Error::Closed)?;
         rx.await.map_err(|_| Error::Closed)
     }

@@ -8,7 +8,6 @@ use zk_proto::Request;
 use super::{Away, End, Phase, SessionCore};
 use crate::{
     command::{Command, WatchReg},
-    redact::Redacted,
     Error,
 };
 
@@ -45,16 +44,14 @@ impl SessionCore {
                 }
                 self.send(*rc);
             }
-            Command::AddAuth {
-                scheme,
-                auth: Redacted(auth),
-                reply,
-            } => self
-                .auths
-                .send_now(&self.codec, &mut self.wbuf, scheme, auth, reply),
+            Command::AddAuth(a) => {
+                let (scheme, auth, reply) = (*a).into_parts();
+                self.auths
+                    .send_now(&self.codec, &mut self.wbuf, scheme, auth, reply)
+            }
             Command::WatchDropped { path, kind } => self.drop_watch(&path, kind),
             Command::ServerList { hosts, reply } => {
-                self.update_hosts(hosts, now);
+                self.update_hosts(hosts.into_vec(), now);
                 let _ = reply.send(());
             }
             Command::Close { reply } => {
@@ -77,17 +74,16 @@ impl SessionCore {
                 }
                 self.requests.wait(*rc, now, &mut self.watches);
             }
-            Command::AddAuth {
-                scheme,
-                auth: Redacted(auth),
-                reply,
-            } => self.auths.remember(scheme, auth, Some(reply)),
+            Command::AddAuth(a) => {
+                let (scheme, auth, reply) = (*a).into_parts();
+                self.auths.remember(scheme, auth, Some(reply))
+            }
             // Without a connection the server holds no watch to remove, and the next
             // connection re-registers only the watches still held: nothing to do, and above
             // all nothing to defer until a registration on the path ends.
             Command::WatchDropped { .. } => {}
             Command::ServerList { hosts, reply } => {
-                self.update_hosts(hosts, now);
+                self.update_hosts(hosts.into_vec(), now);
                 let _ = reply.send(());
             }
             Command::Close { reply } => {
@@ -115,8 +111,8 @@ fn command_ended(cmd: Command, end: End) {
             }
             let _ = rc.reply.send(Err(err));
         }
-        Command::AddAuth { reply, .. } => {
-            let _ = reply.send(Err(err));
+        Command::AddAuth(a) => {
+            let _ = a.reply.send(Err(err));
         }
         Command::WatchDropped { .. } => {}
         Command::Close { reply } | Command::ServerList { reply, .. } => {

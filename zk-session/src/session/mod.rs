@@ -352,7 +352,12 @@ impl SessionCore {
 
     /// The next thing the driver must do, if any.
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front();
+        if action.is_some() && self.actions.is_empty() {
+            // Actions come a few per connection: an idle session keeps no room for them.
+            self.actions = VecDeque::new();
+        }
+        action
     }
 
     /// The bytes to write on the current connection; the driver takes what it wrote.

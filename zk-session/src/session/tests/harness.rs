@@ -16,7 +16,7 @@ use zk_proto::{
 use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
-    command::{Command, RequestCmd, WatchReg},
+    command::{AddAuthCmd, Command, RequestCmd, WatchReg},
     connection::ConnectFailure,
     redact::Redacted,
     session::{Action, Config, Phase, SessionCore, Shared},
@@ -301,11 +301,11 @@ impl Harness {
     pub fn add_auth(&mut self, auth: &'static [u8]) -> oneshot::Receiver<Result<(), Error>> {
         let (tx, rx) = oneshot::channel();
         self.core.handle_command(
-            Command::AddAuth {
+            Command::AddAuth(Box::new(AddAuthCmd {
                 scheme: "digest".into(),
                 auth: Redacted(Bytes::from_static(auth)),
                 reply: tx,
-            },
+            })),
             self.now,
         );
         rx

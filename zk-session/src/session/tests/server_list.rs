@@ -22,7 +22,7 @@ fn hosts(names: &[&str]) -> Vec<(String, u16)> {
 fn update(h: &mut Harness, names: &[&str]) {
     let (reply, mut rx) = oneshot::channel();
     let cmd = Command::ServerList {
-        hosts: hosts(names),
+        hosts: hosts(names).into_boxed_slice(),
         reply,
     };
     h.core.handle_command(cmd, h.now);
