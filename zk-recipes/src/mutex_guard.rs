@@ -159,7 +159,7 @@ impl InterProcessMutexGuard {
 
     /// Runs `ops` as one transaction behind a check that the lock node still exists, and
     /// returns their results. Once the node is gone (session expired, node deleted) the server
-    /// refuses the whole transaction: that is [`RecipeError::Lost`]. It also fails at once,
+    /// refuses the whole transaction: that is [`RecipeError::Lost`](crate::RecipeError::Lost). It also fails at once,
     /// without sending, when this guard already knows the lock is lost. A failing op of the
     /// caller's is [`zk_session::Error::Multi`] with `index` counting the caller's ops only.
     ///
@@ -184,8 +184,8 @@ impl InterProcessMutexGuard {
 
     /// Re-enters the lock: another guard of the same hold, counting up at once without a
     /// request. Only a holder can do this, since only it has a guard; the node is deleted
-    /// when the last of the guards is released. [`RecipeError::NotHeld`] if this guard's hold
-    /// was already given up, [`RecipeError::Lost`] when the lock can no longer be trusted.
+    /// when the last of the guards is released. [`RecipeError::NotHeld`](crate::RecipeError::NotHeld) if this guard's hold
+    /// was already given up, [`RecipeError::Lost`](crate::RecipeError::Lost) when the lock can no longer be trusted.
     ///
     /// ```no_run
     /// # async fn example(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
