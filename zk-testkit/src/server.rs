@@ -22,6 +22,8 @@ use crate::{
 
 /// How long a graceful [`ZkServer::stop`] waits before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+/// How long pause() waits for every thread to stop.
+const PAUSE_WITHIN: Duration = Duration::from_secs(10);
 /// Timeout of one `srvr` while polling for health.
 const POLL_SRVR_TIMEOUT: Duration = Duration::from_millis(500);
 /// Default timeout of [`ZkServer::srvr`].
@@ -292,9 +294,24 @@ impl ZkServer {
     }
 
     /// Freezes the process (SIGSTOP): its sockets stay open but nothing answers, like a hung
-    /// or partitioned server. Errors if not running.
+    /// or partitioned server. Returns once every thread of it has stopped (a loaded machine
+    /// can take a while), so that nothing answers after this returns. Errors if not running,
+    /// or if it has not stopped within 10 s.
     pub fn pause(&self) -> Result<()> {
-        self.signal_running(Signal::Stop, true)
+        self.signal_running(Signal::Stop, true)?;
+        let Some(pid) = self.pid() else {
+            return Err(HarnessError::NotRunning {
+                what: self.name.clone(),
+            });
+        };
+        match sys::wait_stopped(pid, PAUSE_WITHIN) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(HarnessError::io(
+                format!("pausing {}", self.name),
+                std::io::Error::other(format!("not stopped after {PAUSE_WITHIN:?}")),
+            )),
+            Err(e) => Err(HarnessError::io(format!("pausing {}", self.name), e)),
+        }
     }
 
     /// Thaws a paused process (SIGCONT). Errors if not running.

@@ -48,6 +48,42 @@ pub fn send_signal(pid: u32, sig: Signal) -> io::Result<()> {
     }
 }
 
+/// Waits until every thread of process `pid` is stopped (state `T` in
+/// `/proc/<pid>/task/*/stat`), for at most `within`: SIGSTOP is delivered to each thread in
+/// turn, and on a loaded machine a thread can still be running (and answering) for a while
+/// after kill(1) returns. False if some thread is still running at the end.
+pub fn wait_stopped(pid: u32, within: std::time::Duration) -> io::Result<bool> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if all_threads_stopped(pid)? {
+            return Ok(true);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+fn all_threads_stopped(pid: u32) -> io::Result<bool> {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        // A thread that exited between the listing and the read is not running.
+        let Ok(stat) = std::fs::read_to_string(task?.path().join("stat")) else {
+            continue;
+        };
+        if !matches!(thread_state(&stat), Some('T' | 't' | 'Z' | 'X')) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The state letter of a `/proc/<pid>/stat` line: the field after the command name, which is
+/// in parentheses and may itself hold spaces and parentheses.
+fn thread_state(stat: &str) -> Option<char> {
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
 /// Whether the harness runs as root (apt-get then needs no sudo).
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|s| effective_uid(&s) == Some(0))
@@ -74,6 +110,26 @@ mod tests {
         let status = "Name:\tcat\nUmask:\t0022\nUid:\t1000\t0\t1000\t1000\nGid:\t5\t5\t5\t5\n";
         assert_eq!(effective_uid(status), Some(0));
         assert_eq!(effective_uid("Name:\tcat\n"), None);
+    }
+
+    #[test]
+    fn the_state_follows_the_command_name_whatever_it_holds() {
+        assert_eq!(thread_state("42 (java) T 1 42"), Some('T'));
+        assert_eq!(thread_state("42 (a) b) c) S 1 42"), Some('S'));
+        assert_eq!(thread_state("garbage"), None);
+    }
+
+    #[test]
+    fn a_stopped_process_is_seen_stopped_and_a_running_one_is_not() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let short = std::time::Duration::from_millis(200);
+        assert!(!wait_stopped(child.id(), short).unwrap());
+        send_signal(child.id(), Signal::Stop).unwrap();
+        assert!(wait_stopped(child.id(), std::time::Duration::from_secs(5)).unwrap());
+        send_signal(child.id(), Signal::Cont).unwrap();
+        assert!(!wait_stopped(child.id(), short).unwrap());
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]
