@@ -106,10 +106,15 @@ async fn a_lost_lease_stops_the_command_with_exit_5() {
     let cmd = command(["semaphore", &path, "--leases", "1", "--", "sleep", "300"]);
     let run = tokio::spawn(finish(cmd, None));
     let leases = format!("{path}/leases");
+    let locks = format!("{path}/locks");
+    // The lease is zk's once its node is there and the semaphore's lock is given back
+    // (Curator's layout: acquire holds <path>/locks while it counts the leases); deleting
+    // the node before that fails the acquire itself (exit 3), not the running CMD.
     let node = tokio::time::timeout(SOON, async {
         loop {
             if let Ok(mut ch) = c.get_children(&leases).await {
-                if let Some(n) = ch.pop() {
+                let deciding = c.get_children(&locks).await.map_or(true, |l| !l.is_empty());
+                if let (Some(n), false) = (ch.pop(), deciding) {
                     return format!("{leases}/{n}");
                 }
             }
