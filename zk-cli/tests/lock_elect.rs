@@ -192,9 +192,16 @@ async fn lost_lock_terminates_the_command_and_exits_5() {
     let path = unique("lock-lost");
     let dir = scratch("lock-lost");
     let mark = dir.join("got-term");
-    let script = "trap 'echo TERM > \"$0\"; exit 0' TERM; while :; do sleep 0.1; done";
+    let script =
+        "trap 'echo TERM > \"$0\"; exit 0' TERM; : > \"$0.ready\"; while :; do sleep 0.1; done";
     let run = spawn_lock_script(&path, script, &mark);
-    // Once the command runs under the lock, an administrator deletes the lock node.
+    // Once the command runs under the lock (its trap set), an administrator deletes the lock
+    // node: sooner, the SIGTERM could come before the trap, or the acquire itself fail.
+    let ready = dir.join("got-term.ready");
+    poll_soon("the command runs under the lock", || async {
+        ready.exists().then_some(())
+    })
+    .await;
     let c = admin().await;
     let node = poll_soon("zk takes the lock", || async {
         let ch = c.get_children(&path).await.ok()?;
