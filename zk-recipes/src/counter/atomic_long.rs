@@ -16,7 +16,7 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, RetryPolicy, Version};
 use super::{be_bytes, parent_of};
 use crate::{
     plumbing::protected::create_parents,
-    plumbing::retry::{may_repeat_read, retry_delay},
+    plumbing::retry::{may_repeat_read, retry_while},
     InterProcessMutex, RecipeError, Result,
 };
 
@@ -311,16 +311,11 @@ impl DistributedAtomicLong {
     /// [`read`](Self::read), retried while the connection is lost or the session is being
     /// replaced after an expiry (reads are safe to repeat).
     async fn read_retrying(&self) -> Result<(i64, Option<Version>)> {
-        let mut retry = 0;
-        loop {
-            match self.read().await {
-                Err(RecipeError::Session(e)) if may_repeat_read(&self.client, &e) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-                other => return other,
-            }
-        }
+        retry_while(
+            || self.read(),
+            |e| matches!(e, RecipeError::Session(e) if may_repeat_read(&self.client, e)),
+        )
+        .await
     }
 
     /// Creates the node (its parents as containers when missing).

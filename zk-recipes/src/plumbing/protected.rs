@@ -34,7 +34,7 @@ use crate::{
     plumbing::{
         cleanup::{spawn_removal, Claim},
         liveness::session_gone,
-        retry::{may_retry, retry_delay},
+        retry::retrying,
     },
     RecipeError,
 };
@@ -337,16 +337,7 @@ impl ProtectedCreate {
         id: &str,
         recorded_session: i64,
     ) -> Result<(Recovery, Vec<String>), Error> {
-        let mut retry = 0;
-        loop {
-            match self.recover_as(client, id, recorded_session).await {
-                Err(e) if e.is_retryable() && may_retry(client) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-                other => return other,
-            }
-        }
+        retrying(client, || self.recover_as(client, id, recorded_session)).await
     }
 
     /// [`recover`](Self::recover) for the session recorded at the first attempt, also
@@ -407,16 +398,7 @@ impl ProtectedCreate {
 
 /// Lists `parent`, retrying while the connection is lost.
 async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Error> {
-    let mut retry = 0;
-    loop {
-        match client.get_children(parent).await {
-            Err(e) if e.is_retryable() && may_retry(client) => {
-                tokio::time::sleep(retry_delay(retry)).await;
-                retry += 1;
-            }
-            other => return other,
-        }
-    }
+    retrying(client, || client.get_children(parent)).await
 }
 
 /// Creates `path` and its missing ancestors as containers, as Curator's

@@ -34,15 +34,28 @@ pub(crate) fn may_repeat_read(client: &Client, e: &Error) -> bool {
 /// Runs `op` until it answers other than retryably, or [`may_retry`] says to stop, pausing
 /// between tries. For requests that may be repeated as they are (idempotent, or whose
 /// repetition's NodeExists or NoNode the caller takes as done).
-pub(crate) async fn retrying<T, F, Fut>(client: &Client, mut op: F) -> Result<T, Error>
+pub(crate) async fn retrying<T, F, Fut>(client: &Client, op: F) -> Result<T, Error>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
+    retry_while(op, |e: &Error| e.is_retryable() && may_retry(client)).await
+}
+
+/// Runs `op` until it fails with an error `again` does not want retried, or succeeds,
+/// pausing [`retry_delay`] between tries: the one retry loop of the recipes.
+pub(crate) async fn retry_while<T, E, F, Fut>(
+    mut op: F,
+    mut again: impl FnMut(&E) -> bool,
+) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
     let mut retry = 0;
     loop {
         match op().await {
-            Err(e) if e.is_retryable() && may_retry(client) => {
+            Err(e) if again(&e) => {
                 tokio::time::sleep(retry_delay(retry)).await;
                 retry += 1;
             }
