@@ -2,7 +2,12 @@
 //! socket and the core, runs the core's actions (connect, disconnect, probe) and sleeps until
 //! its next deadline. Everything the session decides is decided in the core.
 
-use std::{future::Future, pin::Pin, sync::Arc, task::Poll};
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
 
 use crate::{
     command::Command,
@@ -17,7 +22,7 @@ use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     sync::mpsc,
     task::JoinHandle,
-    time::{sleep_until, Instant},
+    time::{sleep_until, Instant, Sleep},
 };
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
@@ -46,6 +51,8 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         attempt_host: 0,
         probe: None,
         spans,
+        gathering: false,
+        gathered: false,
     };
     tokio::spawn(Box::new(driver).run());
 }
@@ -63,6 +70,11 @@ struct Driver {
     probe: Option<JoinHandle<usize>>,
     /// Entered around every call into the core, so its events land in the right span.
     spans: Spans,
+    /// Yielded for the callers just answered to send their next requests.
+    gathering: bool,
+    /// A yield has gathered commands since the queue last ran dry: no second yield until it
+    /// runs dry again.
+    gathered: bool,
 }
 
 /// Most commands taken in one go, so that one write carries many requests but reads and
@@ -81,75 +93,207 @@ impl Driver {
             if self.core.is_ended() && !self.rx_open {
                 break;
             }
-            // An earlier deadline re-arms the timer; a later one waits for it to fire (the
-            // core ignores early calls), which spares a reset per write. Far deadlines wake
-            // on a grid that idle sessions share.
-            if let Some(t) = self.core.poll_timeout() {
-                if armed.is_none_or(|a| t < a) {
-                    let at = deadline_grid::wake_at(t, Instant::now());
-                    if armed.is_none_or(|a| at < a) {
-                        timer.as_mut().reset(at);
-                        armed = Some(at);
-                    }
+            let step = std::future::poll_fn(|cx| self.poll_step(cx, timer.as_mut(), &mut armed));
+            match step.await {
+                Step::Again => {}
+                // Boxed, like every await off the request path: the future's size is every
+                // idle session's, and this one (a TCP probe) is large.
+                Step::HungUp(now) => Box::pin(self.hung_up(now)).await,
+                Step::Attempted(r) => self.attempted(r),
+                Step::Probed(host) => {
+                    self.in_span(|d| d.core.handle_read_write_found(host, Instant::now()))
                 }
             }
-            let connected = self.conn.is_some();
-            let writing = connected && !self.core.transmit().is_empty();
-            let take_commands = self.rx_open && self.core.wants_commands();
-            let Driver {
-                core,
-                rx,
-                conn,
-                attempt,
-                probe,
-                ..
-            } = &mut *self;
-            let (rd, wr, rbuf) = match conn.as_mut() {
-                Some(c) => {
-                    c.reserve_read();
-                    (Some(&mut c.rd), Some(&mut c.wr), Some(&mut c.rbuf))
-                }
-                None => (None, None, None),
-            };
-            tokio::select! {
-                r = async { rd.unwrap().read_buf(rbuf.unwrap()).await }, if connected => {
-                    let now = Instant::now();
-                    match r {
-                        // Boxed, like every await off the request path: the future's
-                        // size is every idle session's, and this one (a TCP probe) is large.
-                        Ok(0) => Box::pin(self.hung_up(now)).await,
-                        Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
-                        Ok(_) => {
-                            if let Some(c) = self.conn.as_mut() {
-                                c.read_done(now);
-                            }
-                            self.input(now);
-                        }
-                    }
-                }
-                r = async { wr.unwrap().write_buf(core.transmit()).await }, if writing => {
-                    self.wrote(r);
-                }
-                cmd = rx.recv(), if take_commands => self.commands(cmd).await,
-                _ = &mut timer, if armed.is_some() => {
-                    armed = None;
+        }
+    }
+
+    /// Moves bytes and commands until every source (socket, commands, timer, attempt, probe)
+    /// is pending, or something needs the async part of the loop: the core's actions, a
+    /// hang-up, the end of an attempt or a probe. Each source is polled until it is pending
+    /// once: a pending source holds the task's waker, so polling it again in the same call
+    /// would only repeat the work (one pass per wake-up, not two, for thousands of idle
+    /// sessions and for every batch of requests).
+    fn poll_step(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut timer: Pin<&mut Sleep>,
+        armed: &mut Option<Instant>,
+    ) -> Poll<Step> {
+        let mut pending = Registered::default();
+        loop {
+            let mut progress = false;
+            self.arm(timer.as_mut(), armed, &mut pending);
+            if armed.is_some() && !pending.timer {
+                if timer.as_mut().poll(cx).is_ready() {
+                    *armed = None;
                     let now = Instant::now();
                     if let Some(c) = self.conn.as_mut() {
                         c.shrink_if_idle(now);
                     }
                     self.in_span(|d| d.core.handle_timeout(now));
-                    // Most often a ping: out in this pass, not the next.
-                    self.write_now().await;
+                    progress = true;
+                } else {
+                    pending.timer = true;
                 }
-                r = async { attempt.as_mut().unwrap().await }, if attempt.is_some() => {
+            }
+            // Actions first: one may end the connection that the sources below would use.
+            if self.core.has_actions() {
+                return Poll::Ready(Step::Again);
+            }
+            if self.conn.is_some() && !pending.read {
+                match self.poll_read(cx) {
+                    Poll::Ready(Some(step)) => return Poll::Ready(step),
+                    Poll::Ready(None) => progress = true,
+                    Poll::Pending => pending.read = true,
+                }
+                if self.core.has_actions() {
+                    return Poll::Ready(Step::Again);
+                }
+            }
+            if self.takes_commands() && !pending.commands {
+                let (taken, dry) = self.poll_commands(cx);
+                if self.gathering {
+                    return Poll::Pending;
+                }
+                progress |= taken;
+                pending.commands = dry;
+                if self.core.has_actions() {
+                    return Poll::Ready(Step::Again);
+                }
+            }
+            // Written once nothing more can be read or taken now, so that one write carries
+            // every request that is ready.
+            let quiet = pending.read && (pending.commands || !self.takes_commands());
+            let writing = self.conn.is_some() && !self.core.transmit().is_empty();
+            if writing && quiet && !pending.write {
+                match self.poll_write(cx) {
+                    Poll::Ready(()) => progress = true,
+                    Poll::Pending => pending.write = true,
+                }
+            }
+            if let Some(a) = self.attempt.as_mut() {
+                if let Poll::Ready(r) = a.as_mut().poll(cx) {
                     self.attempt = None;
-                    self.attempted(r);
+                    return Poll::Ready(Step::Attempted(r));
                 }
-                found = async { probe.as_mut().unwrap().await }, if probe.is_some() => {
+            }
+            if let Some(p) = self.probe.as_mut() {
+                if let Poll::Ready(found) = Pin::new(p).poll(cx) {
                     self.probe = None;
                     if let Ok(host) = found {
-                        self.in_span(|d| d.core.handle_read_write_found(host, Instant::now()));
+                        return Poll::Ready(Step::Probed(host));
                     }
+                }
+            }
+            if self.core.has_actions() || (self.core.is_ended() && !self.rx_open) {
+                return Poll::Ready(Step::Again);
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    fn takes_commands(&self) -> bool {
+        self.rx_open && self.core.wants_commands()
+    }
+
+    /// An earlier deadline re-arms the timer; a later one waits for it to fire (the core
+    /// ignores early calls), which spares a reset per write. Far deadlines wake on a grid
+    /// that idle sessions share.
+    fn arm(&self, timer: Pin<&mut Sleep>, armed: &mut Option<Instant>, pending: &mut Registered) {
+        if let Some(t) = self.core.poll_timeout() {
+            if armed.is_none_or(|a| t < a) {
+                let at = deadline_grid::wake_at(t, Instant::now());
+                if armed.is_none_or(|a| at < a) {
+                    timer.reset(at);
+                    *armed = Some(at);
+                    pending.timer = false;
+                }
+            }
+        }
+    }
+
+    /// One read: `Some` when the hang-up needs the async part of the loop.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Option<Step>> {
+        let Some(c) = self.conn.as_mut() else {
+            return Poll::Pending;
+        };
+        c.reserve_read();
+        let r = std::task::ready!(std::pin::pin!(c.rd.read_buf(&mut c.rbuf)).poll(cx));
+        let now = Instant::now();
+        match r {
+            Ok(0) => return Poll::Ready(Some(Step::HungUp(now))),
+            Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
+            Ok(_) => {
+                c.read_done(now);
+                self.input(now);
+            }
+        }
+        Poll::Ready(None)
+    }
+
+    /// One write of what the core has to send.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Driver { core, conn, .. } = self;
+        let Some(c) = conn.as_mut() else {
+            return Poll::Pending;
+        };
+        let r = std::task::ready!(std::pin::pin!(c.wr.write_buf(core.transmit())).poll(cx));
+        self.wrote(r);
+        Poll::Ready(())
+    }
+
+    /// Takes the commands queued, up to [`COMMAND_BATCH`] (then the task wakes itself, so that
+    /// reads and timers get their turn). When the queue runs dry right after callers were
+    /// answered, it yields once first: those callers (on this thread they run first) are
+    /// likely to send again, and their requests then share one write instead of costing a
+    /// write (and a server wake-up) each.
+    /// Returns whether it took any, and whether the queue was found empty (holding the
+    /// task's waker).
+    fn poll_commands(&mut self, cx: &mut Context<'_>) -> (bool, bool) {
+        let now = Instant::now();
+        let mut taken = 0;
+        loop {
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(None) => {
+                    self.rx_open = false;
+                    self.gathering = false;
+                    self.in_span(|d| d.core.handle_handles_gone(now));
+                    return (true, false);
+                }
+                Poll::Ready(Some(cmd)) => {
+                    self.in_span(|d| d.core.handle_command(cmd, now));
+                    if self.gathering {
+                        self.gathering = false;
+                        self.gathered = true;
+                    }
+                    taken += 1;
+                    if taken >= COMMAND_BATCH {
+                        // Not polled again in this step: the wake brings the task back.
+                        cx.waker().wake_by_ref();
+                        return (true, true);
+                    }
+                    if !self.core.wants_commands() {
+                        return (true, false);
+                    }
+                }
+                Poll::Pending if self.gathering => {
+                    // The yield is over and the callers had nothing more to send.
+                    self.gathering = false;
+                    self.core.handle_commands_drained();
+                    return (taken > 0, true);
+                }
+                Poll::Pending if taken > 0 && self.core.expects_commands() && !self.gathered => {
+                    // Yield once (`yield_now` puts the task behind the callers just woken
+                    // on this worker); what they send is taken on the next poll.
+                    let _ = std::pin::pin!(tokio::task::yield_now()).poll(cx);
+                    self.gathering = true;
+                    return (true, true);
+                }
+                Poll::Pending => {
+                    self.gathered = false;
+                    return (taken > 0, true);
                 }
             }
         }
@@ -254,25 +398,6 @@ impl Driver {
         }
     }
 
-    /// Writes what the core has to send, if the socket takes it at once, rather than on the
-    /// next pass of the select (a pass less, which an idle session makes for every ping).
-    /// What the socket does not take waits for the select's write branch.
-    async fn write_now(&mut self) {
-        let Driver { core, conn, .. } = self;
-        let Some(c) = conn.as_mut() else { return };
-        // Only on a connection the core keeps: one it just ended is closed by the actions.
-        if core.transmit().is_empty() || !matches!(core.phase(), Phase::Connected { .. }) {
-            return;
-        }
-        let written = {
-            let mut write = std::pin::pin!(c.wr.write_buf(core.transmit()));
-            std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx))).await
-        };
-        if let Poll::Ready(r) = written {
-            self.wrote(r);
-        }
-    }
-
     /// Tells the core how a write ended.
     fn wrote(&mut self, r: std::io::Result<usize>) {
         let now = Instant::now();
@@ -281,47 +406,22 @@ impl Driver {
             Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
         }
     }
+}
 
-    /// Takes `first` and whatever else is queued, so that one write carries many requests.
-    async fn commands(&mut self, first: Option<Command>) {
-        let now = Instant::now();
-        let mut next = first;
-        let mut taken = 0;
-        let mut yielded = false;
-        loop {
-            match next.take() {
-                None => {
-                    self.rx_open = false;
-                    self.in_span(|d| d.core.handle_handles_gone(now));
-                    return;
-                }
-                Some(cmd) => self.in_span(|d| d.core.handle_command(cmd, now)),
-            }
-            taken += 1;
-            if taken >= COMMAND_BATCH || !self.core.wants_commands() {
-                return;
-            }
-            match self.rx.try_recv() {
-                Ok(c) => next = Some(c),
-                // Callers just answered (on this thread or another) are likely to send again:
-                // yield once so that their requests join this write instead of costing a
-                // write (and a server wake-up) each.
-                Err(mpsc::error::TryRecvError::Empty)
-                    if self.core.expects_commands() && !yielded =>
-                {
-                    yielded = true;
-                    tokio::task::yield_now().await;
-                    match self.rx.try_recv() {
-                        Ok(c) => next = Some(c),
-                        Err(_) => {
-                            // They had nothing more to send.
-                            self.core.handle_commands_drained();
-                            return;
-                        }
-                    }
-                }
-                Err(_) => return,
-            }
-        }
-    }
+/// What the async part of the loop has to do after [`Driver::poll_step`].
+enum Step {
+    /// The core has actions, or the session is over.
+    Again,
+    HungUp(Instant),
+    Attempted(Result<Connection, ConnectFailure>),
+    Probed(usize),
+}
+
+/// The sources found pending in this call of `poll_step`: each holds the task's waker.
+#[derive(Default)]
+struct Registered {
+    timer: bool,
+    read: bool,
+    commands: bool,
+    write: bool,
 }

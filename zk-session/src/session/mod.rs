@@ -350,6 +350,11 @@ impl SessionCore {
         self.phase
     }
 
+    /// Whether [`poll_action`](Self::poll_action) has something.
+    pub fn has_actions(&self) -> bool {
+        !self.actions.is_empty()
+    }
+
     /// The next thing the driver must do, if any.
     pub fn poll_action(&mut self) -> Option<Action> {
         let action = self.actions.pop_front();
