@@ -161,9 +161,10 @@ impl Driver {
                     return Poll::Ready(Step::Again);
                 }
             }
-            // Written once nothing more can be read or taken now, so that one write carries
-            // every request that is ready.
-            let quiet = pending.read && (pending.commands || !self.takes_commands());
+            // Written once the command queue is dry, so that one write carries every request
+            // queued. Not held back for more replies: at large windows the server would then
+            // wait for requests while this client reads (0.84x the raw loop at window 512).
+            let quiet = pending.commands || !self.takes_commands();
             let writing = self.conn.is_some() && !self.core.transmit().is_empty();
             if writing && quiet && !pending.write {
                 match self.poll_write(cx) {
