@@ -341,14 +341,7 @@ async fn foreign_children_and_other_clients_names() {
         format!("_c_{}-lock-", new_protected_id()),
         format!("x-{sid}-"),
     ] {
-        let foreign = other
-            .create(
-                &format!("{path}/{prefix}"),
-                b"",
-                CreateOptions::ephemeral_sequential(),
-            )
-            .await
-            .unwrap();
+        let foreign = ephemeral_sequential(&other, &format!("{path}/{prefix}")).await;
         assert!(m.try_acquire().await.unwrap().is_none(), "{foreign} holds");
         let waiter = spawn_acquire(&m);
         eventually("the waiter queues", || async {

@@ -92,14 +92,7 @@ async fn recovery_deletes_another_sessions_node() {
 /// (as a lost create would have left it); returns the id and the node's path.
 async fn lock_node_with_new_id(c: &Client, path: &str) -> (String, String) {
     let id = new_protected_id();
-    let node = c
-        .create(
-            &format!("{path}/_c_{id}-lock-"),
-            b"",
-            CreateOptions::ephemeral_sequential(),
-        )
-        .await
-        .unwrap();
+    let node = ephemeral_sequential(c, &format!("{path}/_c_{id}-lock-")).await;
     (id, node)
 }
 
