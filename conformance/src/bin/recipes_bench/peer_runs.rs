@@ -7,7 +7,7 @@ use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
 use crate::{
     results::{failovers, ElectOutcome, LockOutcome, LockRun},
     settings::Settings,
-    CURATOR_SOURCE, KAZOO_SOURCE,
+    CURATOR_PEERS_SOURCE, CURATOR_SOURCE, KAZOO_SOURCE,
 };
 
 /// What a peer printed: lock runs by contender count, the election, and error lines.
@@ -103,6 +103,8 @@ pub(crate) struct Curator(JavaProgram);
 
 impl Curator {
     pub(crate) fn compile(tmp: &Path) -> Result<Curator, String> {
+        // javac finds CuratorPeers (its connect and say) beside the program's source.
+        peers::write_file(tmp, "CuratorPeers.java", CURATOR_PEERS_SOURCE)?;
         let src = peers::write_file(tmp, "CuratorLockBench.java", CURATOR_SOURCE)?;
         JavaProgram::compile(&src, tmp, peers::CURATOR_JARS, "libcurator-recipes-java").map(Curator)
     }
