@@ -103,10 +103,17 @@ pub(crate) struct Curator(JavaProgram);
 
 impl Curator {
     pub(crate) fn compile(tmp: &Path) -> Result<Curator, String> {
-        // javac finds CuratorPeers (its connect and say) beside the program's source.
-        peers::write_file(tmp, "CuratorPeers.java", CURATOR_PEERS_SOURCE)?;
-        let src = peers::write_file(tmp, "CuratorLockBench.java", CURATOR_SOURCE)?;
-        JavaProgram::compile(&src, tmp, peers::CURATOR_JARS, "libcurator-recipes-java").map(Curator)
+        // CuratorPeers: the connect and say the bench shares with the interop peers.
+        JavaProgram::compile_embedded(
+            &[
+                ("CuratorLockBench.java", CURATOR_SOURCE),
+                ("CuratorPeers.java", CURATOR_PEERS_SOURCE),
+            ],
+            tmp,
+            peers::CURATOR_JARS,
+            "libcurator-recipes-java",
+        )
+        .map(Curator)
     }
 
     /// One JVM for `workloads`; the first lock workload gets the JIT warm-up.
