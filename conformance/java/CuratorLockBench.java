@@ -1,6 +1,6 @@
 // Curator's InterProcessMutex and LeaderSelector under load, for the recipes benchmark
-// (conformance/src/bin/recipes_bench.rs), which compiles this with javac against Debian's jars
-// and runs it once for all its workloads:
+// (conformance/src/bin/recipes_bench), which compiles this with CuratorPeers.java (connect,
+// say) with javac against Debian's jars and runs it once for all its workloads:
 //
 //   java CuratorLockBench CONNECT BASE WARMUP_S SECS JIT_WARMUP_S WORKLOAD...
 //
@@ -44,33 +44,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorLockBench {
     private static final long NONE = Long.MIN_VALUE;
-
-    private static synchronized void say(String line) {
-        System.out.println(line);
-        System.out.flush();
-    }
-
-    private static CuratorFramework connect(String connect) throws Exception {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(connect)
-                .sessionTimeoutMs(30000)
-                .connectionTimeoutMs(15000)
-                .retryPolicy(new ExponentialBackoffRetry(100, 10))
-                .build();
-        client.start();
-        if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("not connected to " + connect);
-        }
-        return client;
-    }
 
     /** The server's srvr "Received:" count (the first server of CONNECT), -1 if unknown. */
     private static long serverReceived(String connect) {
@@ -118,13 +97,13 @@ public final class CuratorLockBench {
                     elect(connect, base + "/elect-" + w[1], Integer.parseInt(w[1]),
                             Integer.parseInt(w[2]), Long.parseLong(w[3]));
                 } else {
-                    say("ERROR unknown workload " + args[i]);
+                    CuratorPeers.say("ERROR unknown workload " + args[i]);
                 }
             } catch (Exception e) {
-                say("ERROR " + args[i] + ": " + e);
+                CuratorPeers.say("ERROR " + args[i] + ": " + e);
             }
         }
-        say("DONE");
+        CuratorPeers.say("DONE");
         // Curator's threads are not all daemons.
         System.exit(0);
     }
@@ -134,7 +113,7 @@ public final class CuratorLockBench {
         long received = serverReceived(connect);
         List<CuratorFramework> clients = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            clients.add(connect(connect));
+            clients.add(CuratorPeers.connected(connect));
         }
         AtomicBoolean stop = new AtomicBoolean(false);
         AtomicBoolean measuring = new AtomicBoolean(false);
@@ -207,8 +186,8 @@ public final class CuratorLockBench {
         }
         long after = serverReceived(connect);
         long requests = received < 0 || after < 0 ? -1 : after - received;
-        say("LOCK " + n + " " + acquisitions.get() + " " + elapsed + " " + violations.get()
-                + " " + errors.get() + " " + total.get() + " " + requests);
+        CuratorPeers.say("LOCK " + n + " " + acquisitions.get() + " " + elapsed + " "
+                + violations.get() + " " + errors.get() + " " + total.get() + " " + requests);
         StringBuilder line = new StringBuilder("HANDOFF " + n);
         synchronized (perThread) {
             for (long[] s : perThread) {
@@ -217,14 +196,14 @@ public final class CuratorLockBench {
                 }
             }
         }
-        say(line.toString());
+        CuratorPeers.say(line.toString());
     }
 
     private static void elect(String connect, String path, int n, int terms, long holdMs)
             throws Exception {
         List<CuratorFramework> clients = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            clients.add(connect(connect));
+            clients.add(CuratorPeers.connected(connect));
         }
         long origin = System.nanoTime();
         List<Long> starts = Collections.synchronizedList(new ArrayList<>());
@@ -254,10 +233,11 @@ public final class CuratorLockBench {
             s.close();
         }
         if (!finished) {
-            say("ERROR elect:" + n + ": only " + (terms - enough.getCount()) + " terms");
+            CuratorPeers.say("ERROR elect:" + n + ": only " + (terms - enough.getCount())
+                    + " terms");
         }
-        say(line("STARTS " + n, starts));
-        say(line("EXITS " + n, exits));
+        CuratorPeers.say(line("STARTS " + n, starts));
+        CuratorPeers.say(line("EXITS " + n, exits));
         for (CuratorFramework c : clients) {
             c.close();
         }

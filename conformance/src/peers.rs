@@ -4,7 +4,8 @@
 //!
 //! The programs live in `conformance/java` and `conformance/python`. Tests use those files
 //! in place; the benchmark binaries embed them (`include_str!`) and write them out with
-//! [`write_file`], so that a release binary runs from anywhere.
+//! [`write_file`] (Java: [`JavaProgram::compile_embedded`]), so that a release binary runs
+//! from anywhere.
 //!
 //! Everything here reports a failure as a `String` that says what to install or what the
 //! child printed last: the benchmarks show it as "n/a: …" in their tables, the tests panic
@@ -378,6 +379,25 @@ impl JavaProgram {
             classpath,
             main_class,
         })
+    }
+
+    /// [`compile`](Self::compile) for a benchmark binary's embedded Java: writes `sources`
+    /// (file name and text: the main class first, then the helper classes it uses) into
+    /// `dir` and compiles the first there.
+    pub fn compile_embedded(
+        sources: &[(&str, &str)],
+        dir: &Path,
+        jars: &[&str],
+        packages: &str,
+    ) -> Result<JavaProgram, String> {
+        let mut written = Vec::with_capacity(sources.len());
+        for (name, text) in sources {
+            written.push(write_file(dir, name, text)?);
+        }
+        let main = written
+            .first()
+            .ok_or_else(|| "no Java source to compile".to_owned())?;
+        JavaProgram::compile(main, dir, jars, packages)
     }
 
     /// `java -cp CLASSPATH MAIN`; the program's arguments go after it.

@@ -11,6 +11,7 @@ use recipes_support::{
     children, client, expire_and_renew, proxied, shared, soon, unique, until_children,
 };
 use zk_recipes::{DoubleBarrier, ReadWriteLock, RecipeError, Semaphore};
+use zk_session::Acl;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_admits_max_leases_and_serves_waiters_as_leases_return() {
@@ -80,6 +81,37 @@ async fn semaphore_lease_of_an_expired_session_frees_its_place() {
     let (_, stat) = admin.get_data(again.path()).await.unwrap();
     assert_eq!(stat.ephemeral_owner, ephemeral_owner(&c));
     again.release().await.unwrap();
+}
+
+/// The builder's data and ACL land on the lease node; the lock node under `locks` gets the
+/// ACL only, its data stays empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_builder_data_and_acl_are_the_lease_nodes() {
+    let (a, b) = (client(&shared()).await, client(&shared()).await);
+    let path = unique("sem-builder");
+    let full = Semaphore::new(b.clone(), &path, 1).acquire().await.unwrap();
+    let ours = Arc::new(
+        Semaphore::builder(a.clone(), &path, 1)
+            .data(b"worker-7")
+            .acl(Acl::read_unsafe())
+            .build(),
+    );
+    // Full: our waiter holds the lock with its lease node created, waiting for a place.
+    let waiter = {
+        let ours = ours.clone();
+        tokio::spawn(async move { ours.acquire().await })
+    };
+    until_children(&a, &format!("{path}/leases"), 2).await;
+    let lock = until_children(&a, &format!("{path}/locks"), 1).await;
+    let lock = format!("{path}/locks/{}", lock[0]);
+    assert!(a.get_data(&lock).await.unwrap().0.is_empty());
+    assert_eq!(a.get_acl(&lock).await.unwrap().0, Acl::read_unsafe());
+    full.release().await.unwrap();
+    let lease = soon("the waiter", waiter).await.unwrap().unwrap();
+    assert_eq!(a.get_data(lease.path()).await.unwrap().0, &b"worker-7"[..]);
+    assert_eq!(a.get_acl(lease.path()).await.unwrap().0, Acl::read_unsafe());
+    lease.release().await.unwrap();
+    until_children(&a, &format!("{path}/leases"), 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

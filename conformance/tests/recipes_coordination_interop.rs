@@ -22,9 +22,11 @@ use std::{
 };
 
 use conformance::peers::{self, JavaProgram};
-use recipes_support::{children, client, compile_curator_peer, shared, soon, unique};
+use recipes_support::{
+    children, client, compile_curator_peer, ephemeral_sequential, shared, soon, unique,
+};
 use zk_recipes::{DistributedAtomicLong, ReadWriteLock, Semaphore, SharedCount};
-use zk_session::{Client, CreateOptions, RetryPolicy, Version};
+use zk_session::{Client, RetryPolicy, Version};
 
 /// How long one peer run may take on a loaded 2-core machine.
 const PEER_LIMIT: Duration = Duration::from_secs(120);
@@ -66,14 +68,7 @@ fn said<'a>(out: &'a str, prefix: &str) -> &'a str {
 /// Creates an ephemeral-sequential flag named `prefix…` under `flags` and lists them; the
 /// flag's name and the others' names.
 async fn raise_flag(c: &Client, flags: &str, prefix: &str) -> (String, Vec<String>) {
-    let path = c
-        .create(
-            &format!("{flags}/{prefix}"),
-            b"",
-            CreateOptions::ephemeral_sequential(),
-        )
-        .await
-        .unwrap();
+    let path = ephemeral_sequential(c, &format!("{flags}/{prefix}")).await;
     let own = path.rsplit('/').next().unwrap().to_owned();
     let others = children(c, flags)
         .await

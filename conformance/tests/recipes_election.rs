@@ -8,6 +8,7 @@
 mod recipes_support;
 
 use std::{
+    future::Future,
     sync::{
         atomic::{AtomicUsize, Ordering},
         Arc, Mutex as StdMutex,
@@ -358,23 +359,27 @@ impl Drop for OnStage {
     }
 }
 
-#[tokio::test]
-async fn selector_rotation_with_auto_requeue_never_two_leaders() {
-    let zk = shared_standalone();
-    let cs = zk.connect_string();
-    let path = unique("selector-rotation");
+/// Selectors "a", "b" and "c" with auto-requeue on `path`, one on each of `clients`, and the
+/// stage their terms share: each term goes on it (and off it when it ends or is cancelled)
+/// and runs `term`.
+async fn staged_selectors<F, Fut>(
+    clients: &[Client],
+    path: &str,
+    term: F,
+) -> (Arc<Stage>, Vec<LeaderSelector>)
+where
+    F: Fn(Leadership) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let stage = Arc::new(Stage::default());
-    let mut clients = Vec::new();
     let mut selectors = Vec::new();
-    for id in ["a", "b", "c"] {
-        let c = client(&cs).await;
-        let st = stage.clone();
-        let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
-            let st = st.clone();
+    for (c, id) in clients.iter().zip(["a", "b", "c"]) {
+        let (st, term) = (stage.clone(), term.clone());
+        let s = LeaderSelector::builder(c.clone(), path, move |lead: Leadership| {
+            let (st, term) = (st.clone(), term.clone());
             async move {
                 let _on = OnStage::enter(&st, lead.id());
-                assert!(lead.is_current());
-                tokio::time::sleep(Duration::from_millis(30)).await;
+                term(lead).await;
             }
         })
         .id(id)
@@ -383,8 +388,21 @@ async fn selector_rotation_with_auto_requeue_never_two_leaders() {
         .await
         .expect("the selector starts");
         selectors.push(s);
-        clients.push(c);
     }
+    (stage, selectors)
+}
+
+#[tokio::test]
+async fn selector_rotation_with_auto_requeue_never_two_leaders() {
+    let zk = shared_standalone();
+    let cs = zk.connect_string();
+    let path = unique("selector-rotation");
+    let clients = [client(&cs).await, client(&cs).await, client(&cs).await];
+    let (stage, selectors) = staged_selectors(&clients, &path, |lead: Leadership| async move {
+        assert!(lead.is_current());
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    })
+    .await;
     eventually("every participant led at least twice", || async {
         let terms = stage.terms.lock().unwrap();
         ["a", "b", "c"]
@@ -430,28 +448,16 @@ async fn selector_leader_losing_its_session_is_cancelled_and_exactly_one_takes_o
     let zk = shared_standalone();
     let cs = zk.connect_string();
     let path = unique("selector-expiry");
-    let stage = Arc::new(Stage::default());
-    let mut clients = Vec::new();
-    let mut selectors = Vec::new();
-    for id in ["a", "b", "c"] {
-        let c = ending_client(&cs).await;
-        let st = stage.clone();
-        // Leaders lead until something takes it away.
-        let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
-            let st = st.clone();
-            async move {
-                let _on = OnStage::enter(&st, lead.id());
-                std::future::pending::<()>().await;
-            }
-        })
-        .id(id)
-        .auto_requeue(true)
-        .start()
-        .await
-        .expect("the selector starts");
-        selectors.push(s);
-        clients.push(c);
-    }
+    let clients = [
+        ending_client(&cs).await,
+        ending_client(&cs).await,
+        ending_client(&cs).await,
+    ];
+    // Leaders lead until something takes it away.
+    let (stage, selectors) = staged_selectors(&clients, &path, |_lead: Leadership| {
+        std::future::pending::<()>()
+    })
+    .await;
     let first = soon("someone leads", async {
         loop {
             if let Some(i) = (0..3).find(|i| selectors[*i].has_leadership()) {

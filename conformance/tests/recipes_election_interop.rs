@@ -22,7 +22,7 @@ use conformance::{
     peers::{self, JavaProgram, Lines},
     shared_standalone,
 };
-use zk_recipes::{LeaderLatch, LeaderSelector, Leadership, RecipeError};
+use zk_recipes::{LeaderLatch, LeaderSelector, Leadership, Participant, RecipeError};
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 
 /// Generous: a JVM with Curator starts in seconds, but this machine may be busy.
@@ -131,6 +131,11 @@ async fn soon<T>(what: &str, f: impl Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("timed out after {SOON:?}: {what}"))
 }
 
+/// The ids in a recipe's own view of its line (`participants()`), in line order.
+fn ids_in_line(participants: Result<Vec<Participant>, RecipeError>) -> Vec<String> {
+    participants.unwrap().into_iter().map(|p| p.id).collect()
+}
+
 async fn participant_ids(c: &Client, path: &str) -> Vec<String> {
     let mut ids = Vec::new();
     let mut children = match c.get_children(path).await {
@@ -237,13 +242,7 @@ async fn selector_beside_curator_leader_selector() {
     // Curator's ids are visible to ours, and the other way round (same node data format).
     soon("all four in line", async {
         loop {
-            let mut ids: Vec<String> = ours[0]
-                .participants()
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|p| p.id)
-                .collect();
+            let mut ids = ids_in_line(ours[0].participants().await);
             ids.sort();
             if ids == ["curator-1", "curator-2", "rust-1", "rust-2"] {
                 break;
@@ -319,13 +318,7 @@ async fn latch_beside_curator_leader_latch() {
     // Each sees the other, by id, in the same order.
     let ids: Vec<String> = soon("both in line", async {
         loop {
-            let ids: Vec<String> = a
-                .participants()
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|p| p.id)
-                .collect();
+            let ids = ids_in_line(a.participants().await);
             if ids.len() == 2 {
                 return ids;
             }

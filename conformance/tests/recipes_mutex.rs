@@ -16,7 +16,7 @@ use std::{
 use conformance::shared_standalone;
 use recipes_support::*;
 use zk_recipes::{protected::new_protected_id, InterProcessMutex, LostReason, RecipeError};
-use zk_session::{CreateOptions, ErrorCode, Op, Version};
+use zk_session::{Acl, CreateOptions, ErrorCode, Op, Version};
 
 /// Edge case 1: N clients × M tasks, each task with its own handle. An in-memory flag and a
 /// counter in ZooKeeper (written with fenced, versioned writes) both show that no two tasks
@@ -176,6 +176,22 @@ async fn timed_out_acquire_leaves_no_node() {
     assert!(watches_under(shared_standalone(), &path).is_empty());
 }
 
+/// The builder's data and ACL land on the lock node.
+#[tokio::test]
+async fn builder_data_and_acl_are_the_lock_nodes() {
+    let c = client(&shared()).await;
+    let path = unique("builder");
+    let m = InterProcessMutex::builder(c.clone(), &path)
+        .data(b"host-17")
+        .acl(Acl::read_unsafe())
+        .build();
+    let g = m.acquire().await.unwrap();
+    assert_eq!(c.get_data(g.path()).await.unwrap().0, &b"host-17"[..]);
+    assert_eq!(c.get_acl(g.path()).await.unwrap().0, Acl::read_unsafe());
+    g.release().await.unwrap();
+    assert!(children(&c, &path).await.is_empty());
+}
+
 /// The guard notices its node being deleted, and the server refuses fenced writes after.
 #[tokio::test]
 async fn deleted_lock_node_is_lost_and_fenced() {
@@ -325,14 +341,7 @@ async fn foreign_children_and_other_clients_names() {
         format!("_c_{}-lock-", new_protected_id()),
         format!("x-{sid}-"),
     ] {
-        let foreign = other
-            .create(
-                &format!("{path}/{prefix}"),
-                b"",
-                CreateOptions::ephemeral_sequential(),
-            )
-            .await
-            .unwrap();
+        let foreign = ephemeral_sequential(&other, &format!("{path}/{prefix}")).await;
         assert!(m.try_acquire().await.unwrap().is_none(), "{foreign} holds");
         let waiter = spawn_acquire(&m);
         eventually("the waiter queues", || async {

@@ -65,15 +65,7 @@ async fn recovery_deletes_another_sessions_node() {
     zk_recipes::protected::create_parents(&mine, &path)
         .await
         .unwrap();
-    let id = new_protected_id();
-    let stale = other
-        .create(
-            &format!("{path}/_c_{id}-lock-"),
-            b"",
-            CreateOptions::ephemeral_sequential(),
-        )
-        .await
-        .unwrap();
+    let (id, stale) = lock_node_with_new_id(&other, &path).await;
     match create.recover(&mine, &id).await.unwrap() {
         Recovery::Removed(names) => assert_eq!(names, vec![name_of(&stale)]),
         other => panic!("{other:?}"),
@@ -84,15 +76,7 @@ async fn recovery_deletes_another_sessions_node() {
         Recovery::NotFound
     );
 
-    let id = new_protected_id();
-    let own = mine
-        .create(
-            &format!("{path}/_c_{id}-lock-"),
-            b"",
-            CreateOptions::ephemeral_sequential(),
-        )
-        .await
-        .unwrap();
+    let (id, own) = lock_node_with_new_id(&mine, &path).await;
     match create.recover(&mine, &id).await.unwrap() {
         Recovery::Adopted(node) => {
             assert_eq!(node.path, own);
@@ -102,6 +86,14 @@ async fn recovery_deletes_another_sessions_node() {
         other => panic!("{other:?}"),
     }
     mine.delete(&own, Version::Any).await.unwrap();
+}
+
+/// Creates, as `c`, a Curator-style lock node under `path` named with a new protected id
+/// (as a lost create would have left it); returns the id and the node's path.
+async fn lock_node_with_new_id(c: &Client, path: &str) -> (String, String) {
+    let id = new_protected_id();
+    let node = ephemeral_sequential(c, &format!("{path}/_c_{id}-lock-")).await;
+    (id, node)
 }
 
 /// Edge case 5: the holder is cut off (a proxy drops its connection) and its session is
@@ -295,14 +287,7 @@ async fn predecessor_gone_between_list_and_watch() {
         .await
         .unwrap();
     // A Curator-style contender between the holder and the waiter.
-    let middle = admin
-        .create(
-            &format!("{path}/_c_{}-lock-", new_protected_id()),
-            b"",
-            CreateOptions::ephemeral_sequential(),
-        )
-        .await
-        .unwrap();
+    let (_, middle) = lock_node_with_new_id(&admin, &path).await;
     let mut held = proxy.hold_reply(OpCode::GetChildren, &path);
     let mw = Arc::new(InterProcessMutex::new(w.clone(), &path));
     let waiter = spawn_acquire(&mw);

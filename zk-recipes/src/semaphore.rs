@@ -15,11 +15,12 @@
 use std::{sync::Arc, time::Duration};
 
 use tokio::time::{timeout_at, Instant};
-use zk_session::{Acl, Client, CreateOptions, Error, ErrorCode, Op, OpResult};
+use zk_session::{Acl, Client, Error, ErrorCode, Op, OpResult};
 
 use crate::{
     mutex_guard::Holding,
     plumbing::cleanup::Claim,
+    plumbing::hold_options::{hold_setters, HoldOptions},
     plumbing::liveness::SuspendPolicy,
     plumbing::pending::Pending,
     plumbing::protected::{child_path, ProtectedCreate, ProtectedNode},
@@ -76,36 +77,27 @@ pub struct SemaphoreBuilder {
     client: Client,
     path: String,
     max_leases: u32,
-    data: Vec<u8>,
-    acl: Option<Vec<Acl>>,
-    policy: SuspendPolicy,
+    hold: HoldOptions,
 }
 
 impl SemaphoreBuilder {
-    /// The data of each lease node (default empty; Curator writes the host's address).
-    ///
-    /// See the example on [`SemaphoreBuilder`].
-    pub fn data(mut self, data: &[u8]) -> Self {
-        self.data = data.to_vec();
-        self
-    }
+    hold_setters! {
+        /// The data of each lease node (default empty; Curator writes the host's address).
+        ///
+        /// See the example on [`SemaphoreBuilder`].
+        data;
 
-    /// The ACL of the lease and lock nodes (default open).
-    ///
-    /// See the example on [`SemaphoreBuilder`].
-    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
-        self.acl = Some(acl);
-        self
-    }
+        /// The ACL of the lease and lock nodes (default open).
+        ///
+        /// See the example on [`SemaphoreBuilder`].
+        acl;
 
-    /// When a held [`Lease`] stops being trusted on a suspended connection (default
-    /// [`SuspendPolicy::StepDown`], as the mutex): at once, or only once the session is
-    /// presumed lost. An expiry or the deletion of the lease node always ends it.
-    ///
-    /// See the example on [`SemaphoreBuilder`].
-    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
-        self.policy = policy;
-        self
+        /// When a held [`Lease`] stops being trusted on a suspended connection (default
+        /// [`SuspendPolicy::StepDown`], as the mutex): at once, or only once the session is
+        /// presumed lost. An expiry or the deletion of the lease node always ends it.
+        ///
+        /// See the example on [`SemaphoreBuilder`].
+        suspend_policy;
     }
 
     /// The semaphore.
@@ -113,23 +105,21 @@ impl SemaphoreBuilder {
     /// See the example on [`SemaphoreBuilder`].
     pub fn build(self) -> Semaphore {
         let leases_path = child_path(&self.path, "leases");
-        let mut options = CreateOptions::ephemeral_sequential();
         let mut lock =
             InterProcessMutex::builder(self.client.clone(), child_path(&self.path, "locks"));
-        if let Some(acl) = self.acl {
-            options = options.with_acl(acl.clone());
-            lock = lock.acl(acl);
+        // The lock nodes share only the ACL: their data and suspend policy stay the mutex's
+        // defaults.
+        if let Some(acl) = &self.hold.acl {
+            lock = lock.acl(acl.clone());
         }
         Semaphore {
-            create: ProtectedCreate::new(leases_path.clone(), LEASE_NAME)
-                .data(&self.data)
-                .options(options),
+            create: self.hold.protected_create(leases_path.clone(), LEASE_NAME),
             lock: lock.build(),
             client: self.client,
             path: self.path,
             leases_path,
             max_leases: self.max_leases,
-            policy: self.policy,
+            policy: self.hold.policy,
         }
     }
 }
@@ -150,9 +140,7 @@ impl Semaphore {
             client,
             path: path.into(),
             max_leases,
-            data: Vec::new(),
-            acl: None,
-            policy: SuspendPolicy::default(),
+            hold: HoldOptions::default(),
         }
     }
 

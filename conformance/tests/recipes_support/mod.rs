@@ -22,7 +22,7 @@ use conformance::ZkServer;
 use tokio::{sync::oneshot, task::JoinHandle};
 pub use zk_proto::OpCode;
 use zk_recipes::{InterProcessMutex, InterProcessMutexGuard, Participant};
-use zk_session::{Client, SessionState};
+use zk_session::{Client, CreateOptions, SessionState};
 
 /// Generous bound for anything that should happen "soon" on a loaded 2-core machine.
 pub const SOON: Duration = Duration::from_secs(30);
@@ -202,6 +202,14 @@ pub async fn children(c: &Client, path: &str) -> Vec<String> {
         Err(e) if e.code() == Some(zk_session::ErrorCode::NoNode) => Vec::new(),
         Err(e) => panic!("listing {path}: {e}"),
     }
+}
+
+/// Creates an empty ephemeral-sequential node named `prefix…` as `c`, as another contender
+/// would; the node's full path.
+pub async fn ephemeral_sequential(c: &Client, prefix: &str) -> String {
+    c.create(prefix, b"", CreateOptions::ephemeral_sequential())
+        .await
+        .unwrap_or_else(|e| panic!("creating {prefix}…: {e}"))
 }
 
 /// The server's watches by session (`wchc`): session id → watched paths.

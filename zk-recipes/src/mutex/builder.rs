@@ -3,13 +3,16 @@
 
 use std::sync::Arc;
 
-use zk_session::{Acl, Client, CreateOptions};
+use zk_session::{Acl, Client};
 
 use super::{InterProcessMutex, LineRule, LockCore};
 use crate::{
     contender::ContenderNames,
     mutex_guard::Holds,
-    plumbing::{liveness::SuspendPolicy, protected::ProtectedCreate},
+    plumbing::{
+        hold_options::{hold_setters, HoldOptions},
+        liveness::SuspendPolicy,
+    },
 };
 
 /// The node name after the protected prefix, as Curator's InterProcessMutex writes it.
@@ -35,9 +38,7 @@ pub struct InterProcessMutexBuilder {
     fair: bool,
     rule: LineRule,
     lock_name: &'static str,
-    data: Vec<u8>,
-    acl: Option<Vec<Acl>>,
-    policy: SuspendPolicy,
+    hold: HoldOptions,
     names: ContenderNames,
 }
 
@@ -50,9 +51,7 @@ impl InterProcessMutexBuilder {
             fair: true,
             rule: LineRule::Exclusive,
             lock_name: LOCK_NAME,
-            data: Vec::new(),
-            acl: None,
-            policy: SuspendPolicy::StepDown,
+            hold: HoldOptions::default(),
             names: ContenderNames::new(),
         }
     }
@@ -93,31 +92,24 @@ impl InterProcessMutexBuilder {
         self
     }
 
-    /// The data of the lock node (default empty; Curator writes the host's address).
-    ///
-    /// See the example on [`InterProcessMutexBuilder`].
-    pub fn data(mut self, data: &[u8]) -> Self {
-        self.data = data.to_vec();
-        self
-    }
+    hold_setters! {
+        /// The data of the lock node (default empty; Curator writes the host's address).
+        ///
+        /// See the example on [`InterProcessMutexBuilder`].
+        data;
 
-    /// The ACL of the lock node (default open).
-    ///
-    /// See the example on [`unfair`](Self::unfair).
-    pub fn acl(mut self, acl: Vec<Acl>) -> Self {
-        self.acl = Some(acl);
-        self
-    }
+        /// The ACL of the lock node (default open).
+        ///
+        /// See the example on [`unfair`](Self::unfair).
+        acl;
 
-    /// Whether a suspended connection (or a read-only server) means the lock is lost:
-    /// [`SuspendPolicy::StepDown`] (the default, Curator's standard policy) says so; with
-    /// [`SuspendPolicy::WaitForLost`] only a lost or expired session, a closed client or a
-    /// deleted node does.
-    ///
-    /// See the example on [`InterProcessMutexBuilder`].
-    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
-        self.policy = policy;
-        self
+        /// Whether a suspended connection (or a read-only server) means the lock is lost:
+        /// [`SuspendPolicy::StepDown`] (the default, Curator's standard policy) says so; with
+        /// [`SuspendPolicy::WaitForLost`] only a lost or expired session, a closed client or a
+        /// deleted node does.
+        ///
+        /// See the example on [`InterProcessMutexBuilder`].
+        suspend_policy;
     }
 
     /// Also counts children whose name has `marker` before the sequence suffix as contenders
@@ -141,20 +133,16 @@ impl InterProcessMutexBuilder {
     ///
     /// See the example on [`InterProcessMutexBuilder`].
     pub fn build(self) -> InterProcessMutex {
-        let mut options = CreateOptions::ephemeral_sequential();
-        if let Some(acl) = self.acl {
-            options = options.with_acl(acl);
-        }
-        let create = ProtectedCreate::new(self.path.clone(), self.lock_name)
-            .data(&self.data)
-            .options(options);
+        let create = self
+            .hold
+            .protected_create(self.path.clone(), self.lock_name);
         InterProcessMutex {
             core: Arc::new(LockCore {
                 client: self.client,
                 path: self.path,
                 fair: self.fair,
                 rule: self.rule,
-                policy: self.policy,
+                policy: self.hold.policy,
                 names: self.names,
                 create,
                 serial: Arc::new(tokio::sync::Mutex::new(())),

@@ -100,10 +100,12 @@ fn main() {
     let connect = zk.connect_string();
     let tmp = peers::process_dir(&env::temp_dir(), "cache-bench");
     eprintln!("compiling the Curator program…");
-    let curator =
-        peers::write_file(&tmp, "CuratorCacheBench.java", CURATOR_SOURCE).and_then(|src| {
-            JavaProgram::compile(&src, &tmp, peers::CURATOR_JARS, "libcurator-recipes-java")
-        });
+    let curator = JavaProgram::compile_embedded(
+        &[("CuratorCacheBench.java", CURATOR_SOURCE)],
+        &tmp,
+        peers::CURATOR_JARS,
+        "libcurator-recipes-java",
+    );
     let admin = rt.block_on(async {
         Client::builder(&connect)
             .session_timeout(Duration::from_secs(60))

@@ -7,7 +7,7 @@ use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
 use crate::{
     results::{failovers, ElectOutcome, LockOutcome, LockRun},
     settings::Settings,
-    CURATOR_SOURCE, KAZOO_SOURCE,
+    CURATOR_PEERS_SOURCE, CURATOR_SOURCE, KAZOO_SOURCE,
 };
 
 /// What a peer printed: lock runs by contender count, the election, and error lines.
@@ -103,8 +103,17 @@ pub(crate) struct Curator(JavaProgram);
 
 impl Curator {
     pub(crate) fn compile(tmp: &Path) -> Result<Curator, String> {
-        let src = peers::write_file(tmp, "CuratorLockBench.java", CURATOR_SOURCE)?;
-        JavaProgram::compile(&src, tmp, peers::CURATOR_JARS, "libcurator-recipes-java").map(Curator)
+        // CuratorPeers: the connect and say the bench shares with the interop peers.
+        JavaProgram::compile_embedded(
+            &[
+                ("CuratorLockBench.java", CURATOR_SOURCE),
+                ("CuratorPeers.java", CURATOR_PEERS_SOURCE),
+            ],
+            tmp,
+            peers::CURATOR_JARS,
+            "libcurator-recipes-java",
+        )
+        .map(Curator)
     }
 
     /// One JVM for `workloads`; the first lock workload gets the JIT warm-up.

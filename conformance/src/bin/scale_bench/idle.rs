@@ -95,9 +95,8 @@ pub(crate) fn java(
     idle: f64,
     tmp: &Path,
 ) -> Result<Idle, String> {
-    let src = peers::write_file(tmp, "IdleSessions.java", JAVA_SOURCE)?;
-    let java = JavaProgram::compile(
-        &src,
+    let java = JavaProgram::compile_embedded(
+        &[("IdleSessions.java", JAVA_SOURCE)],
         tmp,
         peers::ZOOKEEPER_CLIENT_JARS,
         "libzookeeper-java libslf4j-java",

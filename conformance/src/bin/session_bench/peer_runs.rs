@@ -66,9 +66,8 @@ pub(crate) fn java_run(
     set: &Settings,
     tmp: &Path,
 ) -> Result<HashMap<Workload, Vec<Measure>>, String> {
-    let src = peers::write_file(tmp, "JavaClientBench.java", JAVA_SOURCE)?;
-    let java = JavaProgram::compile(
-        &src,
+    let java = JavaProgram::compile_embedded(
+        &[("JavaClientBench.java", JAVA_SOURCE)],
         tmp,
         peers::ZOOKEEPER_CLIENT_JARS,
         "libzookeeper-java libslf4j-java",
