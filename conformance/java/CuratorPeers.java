@@ -19,9 +19,14 @@ final class CuratorPeers {
     // A started client of `connect` (30 s sessions), once connected; says READY then, or
     // ERROR and exits when it cannot connect within a minute.
     static CuratorFramework connect(String connect) throws InterruptedException {
+        return connect(connect, 30000);
+    }
+
+    // The same with sessions of `sessionMs` (the fault tests want short ones).
+    static CuratorFramework connect(String connect, int sessionMs) throws InterruptedException {
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connect)
-                .sessionTimeoutMs(30000)
+                .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(15000)
                 .retryPolicy(new ExponentialBackoffRetry(100, 10))
                 .build();
