@@ -21,7 +21,12 @@ final class CuratorPeers {
     // A started client of `connect` (30 s sessions), once connected; says READY then, or
     // ERROR and exits when it cannot connect within a minute.
     static CuratorFramework connect(String connect) throws InterruptedException {
-        CuratorFramework client = connectedOrNull(connect);
+        return connect(connect, 30000);
+    }
+
+    // The same with sessions of `sessionMs` (the fault tests want short ones).
+    static CuratorFramework connect(String connect, int sessionMs) throws InterruptedException {
+        CuratorFramework client = connectedOrNull(connect, sessionMs);
         if (client == null) {
             say("ERROR not connected");
             System.exit(1);
@@ -33,7 +38,7 @@ final class CuratorPeers {
     // A started client of `connect` (30 s sessions), once connected; throws when it cannot
     // connect within a minute. Says nothing: the benchmark connects many.
     static CuratorFramework connected(String connect) throws InterruptedException {
-        CuratorFramework client = connectedOrNull(connect);
+        CuratorFramework client = connectedOrNull(connect, 30000);
         if (client == null) {
             throw new IllegalStateException("not connected to " + connect);
         }
@@ -42,10 +47,11 @@ final class CuratorPeers {
 
     // The started client once connected, null when it is not within a minute (left
     // started, as both callers end what they were doing then).
-    private static CuratorFramework connectedOrNull(String connect) throws InterruptedException {
+    private static CuratorFramework connectedOrNull(String connect, int sessionMs)
+            throws InterruptedException {
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connect)
-                .sessionTimeoutMs(30000)
+                .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(15000)
                 .retryPolicy(new ExponentialBackoffRetry(100, 10))
                 .build();

@@ -112,6 +112,13 @@ impl Peer {
         }
     }
 
+    /// SIGKILLs the peer (a crash: it releases nothing and does not close its session) and
+    /// reaps it.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL the peer");
+        let _ = self.child.wait();
+    }
+
     /// Kills the peer and fails the test with `why` and what the peer printed.
     pub async fn fail(&mut self, why: &str) -> ! {
         let _ = self.child.kill();
