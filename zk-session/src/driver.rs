@@ -124,16 +124,9 @@ impl Driver {
             let mut progress = false;
             self.arm(timer.as_mut(), armed, &mut pending);
             if armed.is_some() && !pending.timer {
-                if timer.as_mut().poll(cx).is_ready() {
-                    *armed = None;
-                    let now = Instant::now();
-                    if let Some(c) = self.conn.as_mut() {
-                        c.shrink_if_idle(now);
-                    }
-                    self.in_span(|d| d.core.handle_timeout(now));
-                    progress = true;
-                } else {
-                    pending.timer = true;
+                match self.poll_timer(cx, timer.as_mut(), armed) {
+                    Poll::Ready(()) => progress = true,
+                    Poll::Pending => pending.timer = true,
                 }
             }
             // Actions first: one may end the connection that the sources below would use.
@@ -213,6 +206,23 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// The timer: when it fires, the core's deadlines are handled.
+    fn poll_timer(
+        &mut self,
+        cx: &mut Context<'_>,
+        timer: Pin<&mut Sleep>,
+        armed: &mut Option<Instant>,
+    ) -> Poll<()> {
+        std::task::ready!(timer.poll(cx));
+        *armed = None;
+        let now = Instant::now();
+        if let Some(c) = self.conn.as_mut() {
+            c.shrink_if_idle(now);
+        }
+        self.in_span(|d| d.core.handle_timeout(now));
+        Poll::Ready(())
     }
 
     /// One read: `Some` when the hang-up needs the async part of the loop.
