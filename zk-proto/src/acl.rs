@@ -2,7 +2,7 @@
 
 use std::ops::{BitAnd, BitOr, BitOrAssign};
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{
     jute::{Reader, Record, WriteJute},
@@ -148,7 +148,7 @@ impl Acl {
 
 impl Record for Acl {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.perms.0);
+        buf.put_jute_int(self.perms.0);
         self.id.encode(buf);
     }
 
@@ -163,7 +163,7 @@ impl Record for Acl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
+    use bytes::{BufMut, Bytes};
 
     #[test]
     fn acl_layout() {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 use crate::{
     jute::{Reader, Record, WriteJute},
@@ -64,10 +64,10 @@ impl fmt::Debug for ConnectRequest {
 
 impl Record for ConnectRequest {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.protocol_version);
-        buf.put_i64(self.last_zxid_seen);
-        buf.put_i32(self.timeout);
-        buf.put_i64(self.session_id);
+        buf.put_jute_int(self.protocol_version);
+        buf.put_jute_long(self.last_zxid_seen);
+        buf.put_jute_int(self.timeout);
+        buf.put_jute_long(self.session_id);
         buf.put_jute_buffer(Some(&self.passwd));
         buf.put_jute_bool(self.read_only);
     }
@@ -140,9 +140,9 @@ impl fmt::Debug for ConnectResponse {
 
 impl Record for ConnectResponse {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.protocol_version);
-        buf.put_i32(self.timeout);
-        buf.put_i64(self.session_id);
+        buf.put_jute_int(self.protocol_version);
+        buf.put_jute_int(self.timeout);
+        buf.put_jute_long(self.session_id);
         buf.put_jute_buffer(Some(&self.passwd));
         buf.put_jute_bool(self.read_only);
     }
@@ -175,6 +175,7 @@ fn read_optional_flag(r: &mut Reader, field: &'static str) -> Result<bool, Decod
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::BufMut;
 
     fn request_body(read_only: Option<u8>) -> BytesMut {
         let mut b = BytesMut::new();

@@ -3,7 +3,7 @@
 //!
 //! Keeping null handling and enum checks here means every record treats them the same way.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 use crate::{
     acl::Acl,
@@ -25,7 +25,7 @@ pub(crate) trait Field: Sized {
 impl Field for i32 {
     const MIN_LEN: usize = 4;
     fn put(&self, buf: &mut BytesMut) {
-        buf.put_i32(*self);
+        buf.put_jute_int(*self);
     }
     fn get(r: &mut Reader, field: &'static str) -> Result<Self, DecodeError> {
         r.read_i32(field)
@@ -35,7 +35,7 @@ impl Field for i32 {
 impl Field for i64 {
     const MIN_LEN: usize = 8;
     fn put(&self, buf: &mut BytesMut) {
-        buf.put_i64(*self);
+        buf.put_jute_long(*self);
     }
     fn get(r: &mut Reader, field: &'static str) -> Result<Self, DecodeError> {
         r.read_i64(field)
@@ -142,7 +142,7 @@ fn get_enum<T>(
 impl Field for CreateMode {
     const MIN_LEN: usize = 4;
     fn put(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.flags());
+        buf.put_jute_int(self.flags());
     }
     fn get(r: &mut Reader, field: &'static str) -> Result<Self, DecodeError> {
         get_enum(r, field, CreateMode::from_flags)
@@ -152,7 +152,7 @@ impl Field for CreateMode {
 impl Field for WatcherType {
     const MIN_LEN: usize = 4;
     fn put(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.code());
+        buf.put_jute_int(self.code());
     }
     fn get(r: &mut Reader, field: &'static str) -> Result<Self, DecodeError> {
         get_enum(r, field, WatcherType::from_code)
@@ -162,7 +162,7 @@ impl Field for WatcherType {
 impl Field for AddWatchMode {
     const MIN_LEN: usize = 4;
     fn put(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.code());
+        buf.put_jute_int(self.code());
     }
     fn get(r: &mut Reader, field: &'static str) -> Result<Self, DecodeError> {
         get_enum(r, field, AddWatchMode::from_code)

@@ -5,7 +5,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
 #[cfg(feature = "codec")]
-use crate::jute::Record;
+use crate::jute::{Record, WriteJute};
 use crate::{DecodeError, FrameError};
 
 /// The Java client's and server's default maximum frame length (`jute.maxbuffer`).
@@ -96,7 +96,7 @@ impl FrameCodec {
         body: impl FnOnce(&mut BytesMut),
     ) -> Result<(), FrameError> {
         let start = dst.len();
-        dst.put_i32(0);
+        dst.put_jute_int(0);
         body(dst);
         let len = dst.len() - start - 4;
         if len > self.max_frame_len {

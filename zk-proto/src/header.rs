@@ -1,6 +1,6 @@
 //! The headers in front of requests, replies and multi operations.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{
     jute::{Reader, Record, WriteJute},
@@ -23,8 +23,8 @@ impl RequestHeader {
 
 impl Record for RequestHeader {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.xid);
-        buf.put_i32(self.op);
+        buf.put_jute_int(self.xid);
+        buf.put_jute_int(self.op);
     }
 
     fn decode(r: &mut Reader) -> Result<Self, DecodeError> {
@@ -58,9 +58,9 @@ impl ReplyHeader {
 
 impl Record for ReplyHeader {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.xid);
-        buf.put_i64(self.zxid);
-        buf.put_i32(self.err);
+        buf.put_jute_int(self.xid);
+        buf.put_jute_long(self.zxid);
+        buf.put_jute_int(self.err);
     }
 
     fn decode(r: &mut Reader) -> Result<Self, DecodeError> {
@@ -99,9 +99,9 @@ impl MultiHeader {
 
 impl Record for MultiHeader {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.op);
+        buf.put_jute_int(self.op);
         buf.put_jute_bool(self.done);
-        buf.put_i32(self.err);
+        buf.put_jute_int(self.err);
     }
 
     fn decode(r: &mut Reader) -> Result<Self, DecodeError> {

@@ -107,25 +107,36 @@ pub fn validate_path(path: &str, kind: PathKind) -> Result<(), PathError> {
     };
     let component_ends_after = |i: usize| matches!(next(i), None | Some(b'/'));
 
-    let mut prev = '/';
-    let mut prev2 = '\0';
-    for (i, c) in path.char_indices().skip(1) {
-        match c {
-            '\0' => return Err(PathError::NullCharacter { offset: i }),
-            '/' if prev == '/' => return Err(PathError::EmptyComponent { offset: i }),
-            '.' if prev == '.' && prev2 == '/' && component_ends_after(i) => {
+    // Bytes, not chars, and only the bytes that a rule is about: every path is checked on
+    // every request. Refused characters above U+007F start with a UTF-8 lead byte (0xC2 and
+    // up); a byte before a '/' or '.' is the char before it ('/' and '.' are ASCII, and never
+    // part of a multi-byte char).
+    let special = |b: &u8| *b < 0x20 || *b >= 0x7f || *b == b'/' || *b == b'.';
+    let mut i = 1;
+    while let Some(k) = bytes[i..].iter().position(special) {
+        i += k;
+        let prev = bytes[i - 1];
+        match bytes[i] {
+            0 => return Err(PathError::NullCharacter { offset: i }),
+            b'/' if prev == b'/' => return Err(PathError::EmptyComponent { offset: i }),
+            b'.' if (prev == b'/' || (prev == b'.' && i >= 2 && bytes[i - 2] == b'/'))
+                && component_ends_after(i) =>
+            {
                 return Err(PathError::RelativeComponent { offset: i })
             }
-            '.' if prev == '/' && component_ends_after(i) => {
-                return Err(PathError::RelativeComponent { offset: i })
+            b @ (0x01..=0x1f | 0x7f) => {
+                let ch = char::from(b);
+                return Err(PathError::InvalidCharacter { offset: i, ch });
             }
-            c if is_invalid_char(c) => {
-                return Err(PathError::InvalidCharacter { offset: i, ch: c })
+            0xc2.. => {
+                // A lead byte is a char boundary.
+                if let Some(ch) = path[i..].chars().next().filter(|&c| is_invalid_char(c)) {
+                    return Err(PathError::InvalidCharacter { offset: i, ch });
+                }
             }
             _ => {}
         }
-        prev2 = prev;
-        prev = c;
+        i += 1;
     }
     Ok(())
 }
@@ -267,6 +278,56 @@ mod tests {
             validate_path("/./", Sequential),
             Err(PathError::RelativeComponent { offset: 1 })
         );
+    }
+
+    /// The rules walked char by char, as Java does: the byte walk above must agree with it
+    /// on every path.
+    fn char_walk(path: &str, seq: bool) -> Result<(), PathError> {
+        let chars: Vec<(usize, char)> = path.char_indices().collect();
+        let ends_after = |k: usize| match chars.get(k + 1) {
+            Some(&(_, c)) => c == '/',
+            None => !seq,
+        };
+        let (mut prev, mut prev2) = ('/', '\0');
+        for (k, &(i, c)) in chars.iter().enumerate().skip(1) {
+            match c {
+                '\0' => return Err(PathError::NullCharacter { offset: i }),
+                '/' if prev == '/' => return Err(PathError::EmptyComponent { offset: i }),
+                '.' if prev == '.' && prev2 == '/' && ends_after(k) => {
+                    return Err(PathError::RelativeComponent { offset: i })
+                }
+                '.' if prev == '/' && ends_after(k) => {
+                    return Err(PathError::RelativeComponent { offset: i })
+                }
+                c if is_invalid_char(c) => {
+                    return Err(PathError::InvalidCharacter { offset: i, ch: c })
+                }
+                _ => {}
+            }
+            (prev2, prev) = (prev, c);
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bytes_and_chars_agree(
+            body in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "/", ".", "a", "\0", "\u{1}", "\u{7f}", "\u{80}", "\u{9f}", "\u{a0}",
+                    "é", "\u{d7ff}", "\u{e000}", "\u{f8ff}", "\u{f900}", "\u{ffef}",
+                    "\u{fff0}", "\u{ffff}", "😀", "日",
+                ]),
+                0..12,
+            ),
+            seq in proptest::bool::ANY,
+        ) {
+            let path = format!("/{}", body.concat());
+            let kind = if seq { Sequential } else { Plain };
+            let structural = path.len() > 1 && path.ends_with('/') && !seq;
+            proptest::prop_assume!(!structural);
+            proptest::prop_assert_eq!(validate_path(&path, kind), char_walk(&path, seq));
+        }
     }
 
     #[test]

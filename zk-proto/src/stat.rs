@@ -1,9 +1,9 @@
 //! `Stat`: a znode's metadata.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{
-    jute::{Reader, Record},
+    jute::{Reader, Record, WriteJute},
     DecodeError,
 };
 
@@ -41,17 +41,17 @@ impl Stat {
 
 impl Record for Stat {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i64(self.czxid);
-        buf.put_i64(self.mzxid);
-        buf.put_i64(self.ctime);
-        buf.put_i64(self.mtime);
-        buf.put_i32(self.version);
-        buf.put_i32(self.cversion);
-        buf.put_i32(self.aversion);
-        buf.put_i64(self.ephemeral_owner);
-        buf.put_i32(self.data_length);
-        buf.put_i32(self.num_children);
-        buf.put_i64(self.pzxid);
+        buf.put_jute_long(self.czxid);
+        buf.put_jute_long(self.mzxid);
+        buf.put_jute_long(self.ctime);
+        buf.put_jute_long(self.mtime);
+        buf.put_jute_int(self.version);
+        buf.put_jute_int(self.cversion);
+        buf.put_jute_int(self.aversion);
+        buf.put_jute_long(self.ephemeral_owner);
+        buf.put_jute_int(self.data_length);
+        buf.put_jute_int(self.num_children);
+        buf.put_jute_long(self.pzxid);
     }
 
     fn decode(r: &mut Reader) -> Result<Self, DecodeError> {

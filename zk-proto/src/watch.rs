@@ -1,6 +1,6 @@
 //! Watch notifications and the watch kinds requests refer to.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::{
     jute::{Reader, Record, WriteJute},
@@ -143,8 +143,8 @@ pub struct WatcherEvent {
 
 impl Record for WatcherEvent {
     fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.event_type.code());
-        buf.put_i32(self.state.code());
+        buf.put_jute_int(self.event_type.code());
+        buf.put_jute_int(self.state.code());
         buf.put_jute_string(Some(&self.path));
     }
 
