@@ -215,8 +215,9 @@ impl Supervisor {
             // else lead.
             let _ = job.await;
         }
-        let _ = ended_tx.send(Some(end.reason()));
+        // The flag first: whoever hears that the term ended must not still see it leading.
         self.status.send_modify(|s| s.leading = false);
+        let _ = ended_tx.send(Some(end.reason()));
         // A failed delete is retried in the background until the node or the session is gone.
         let _ = guard.release().await;
         end
