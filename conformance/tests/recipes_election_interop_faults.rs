@@ -76,6 +76,7 @@ async fn latch_curator_leads_when_our_leaders_session_expires() {
     soon("the expiry", expiry).await.unwrap();
     peer.expect("LEADER").await;
     assert!(admin.exists(&our_node).await.unwrap().is_none());
+    let curator_node = until_node_of(admin, path, curator_session).await;
 
     let new = let_back_renewed(&side.proxy, &side.c, old).await;
     let rejoined = until_some("ours takes part again on the new session", || async {
@@ -96,7 +97,7 @@ async fn latch_curator_leads_when_our_leaders_session_expires() {
         l.await_leadership().await?;
         Ok(l)
     });
-    let latch = hand_back(peer, leads).await;
+    let latch = hand_back(peer, admin, &curator_node, leads).await;
     latch.close().await;
     side.clean(path).await;
 }
@@ -147,7 +148,7 @@ async fn selector_curator_leads_when_our_cut_off_leader_times_out() {
     assert!(!peer.has_said("NOTLEADER"), "Curator's term ended");
 
     let next = tokio::spawn(async move { Ok(terms.recv().await.expect("a next term")) });
-    let term = hand_back(peer, next).await;
+    let term = hand_back(peer, admin, &curator_node, next).await;
     assert_eq!(term.node(), rejoined);
     assert_eq!(term.term(), 2);
     ours_alone(admin, path, &rejoined, new).await;

@@ -37,10 +37,14 @@ impl Side {
             "our new session took the lock Curator holds"
         );
         ours.release().await.unwrap();
-        assert_eq!(children(&self.admin, &self.path).await, vec![listed]);
+        assert_eq!(
+            children(&self.admin, &self.path).await,
+            vec![listed.clone()]
+        );
         let again = spawn_acquire(m);
         until_children(&self.admin, &self.path, 2).await;
-        let g = hand_back(peer, again).await;
+        let curators = format!("{}/{listed}", self.path);
+        let g = hand_back(peer, &self.admin, &curators, again).await;
         assert_eq!(owner(&self.admin, g.path()).await, new);
         g
     }
@@ -167,11 +171,12 @@ async fn semaphore_curator_takes_the_lease_when_our_holders_session_expires() {
     assert!(!ours.is_held());
     assert_refused(ours.fenced_multi(side.stale_write()).await);
     ours.release().await.unwrap();
-    assert_eq!(children(admin, &leases).await, vec![listed]);
+    assert_eq!(children(admin, &leases).await, vec![listed.clone()]);
 
     let again = spawn_on(&sem, |s| async move { s.acquire().await });
     until_children(admin, &leases, 2).await;
-    let lease = hand_back(peer, again).await;
+    let curators = format!("{leases}/{listed}");
+    let lease = hand_back(peer, admin, &curators, again).await;
     assert_eq!(owner(admin, lease.path()).await, new);
     assert_eq!(children(admin, &leases).await, vec![name_of(lease.path())]);
     lease.release().await.unwrap();

@@ -87,24 +87,10 @@ impl KillCase {
 
     /// SIGKILLs the peer and waits until the server has removed its node (the peer's
     /// session timed out), failing if `granted` (our side's report that it got what the
-    /// node held) says yes while the node is still there: a grant seen before a later
-    /// sighting of the node would mean two holders.
+    /// node held) says yes while the node is still there (see [`until_gone_ungranted`]).
     pub async fn kill_until_gone(&mut self, granted: impl Fn() -> bool) {
         self.peer.take().expect("a peer to kill").kill9();
-        let node = &self.node;
-        let deadline = Instant::now() + SOON;
-        loop {
-            let granted = granted();
-            if self.admin.exists(node).await.unwrap().is_none() {
-                return;
-            }
-            assert!(!granted, "ours got in while {node} still exists");
-            assert!(
-                Instant::now() < deadline,
-                "the server kept the killed Curator's {node} for {SOON:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until_gone_ungranted(&self.admin, &self.node, granted).await;
     }
 
     /// `ours` is the only node under the parent, and our client's.
@@ -115,6 +101,25 @@ impl KillCase {
     /// Nothing is left under the parent.
     pub async fn all_gone(&self) {
         assert!(children(&self.admin, &self.parent).await.is_empty());
+    }
+}
+
+/// Polls until the server has removed `node`, failing if `granted` (our side's report that
+/// it got what the node held) says yes while the node is still there: a grant seen before a
+/// later sighting of the node would mean two holders.
+pub async fn until_gone_ungranted(admin: &Client, node: &str, granted: impl Fn() -> bool) {
+    let deadline = Instant::now() + SOON;
+    loop {
+        let granted = granted();
+        if admin.exists(node).await.unwrap().is_none() {
+            return;
+        }
+        assert!(!granted, "ours got in while {node} still exists");
+        assert!(
+            Instant::now() < deadline,
+            "the server kept Curator's {node} for {SOON:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -264,10 +269,18 @@ pub fn assert_refused<T: std::fmt::Debug>(r: zk_recipes::Result<T>) {
     assert!(matches!(r, Err(RecipeError::Lost(_))), "{r:?}");
 }
 
-/// Tells the peer to let go, waits until it has and has exited, then for our `waiter` to
-/// get what the peer held.
-pub async fn hand_back<T>(mut peer: Peer, waiter: JoinHandle<zk_recipes::Result<T>>) -> T {
+/// Tells the peer, which holds or leads by `node`, to let go: our `waiter` must not get
+/// what the peer held while `node` is still there. Waits until the peer has let go and
+/// exited, then for the waiter.
+pub async fn hand_back<T>(
+    mut peer: Peer,
+    admin: &Client,
+    node: &str,
+    waiter: JoinHandle<zk_recipes::Result<T>>,
+) -> T {
+    assert!(!waiter.is_finished(), "ours got in while Curator holds");
     peer.send("release").await;
+    until_gone_ungranted(admin, node, || waiter.is_finished()).await;
     peer.expect("RELEASED").await;
     peer.finish().await;
     soon("ours after Curator lets go", waiter)
