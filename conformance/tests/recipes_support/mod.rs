@@ -290,9 +290,14 @@ pub fn participant_ids(participants: Vec<Participant>) -> Vec<String> {
 
 /// A client behind its own fault proxy, with a 10 s session.
 pub async fn proxied() -> (Proxy, Client) {
+    proxied_for(Duration::from_secs(10)).await
+}
+
+/// A client behind its own fault proxy, with a session of `session`.
+pub async fn proxied_for(session: Duration) -> (Proxy, Client) {
     let proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
     let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(10))
+        .session_timeout(session)
         .connect()
         .await
         .expect("connect");

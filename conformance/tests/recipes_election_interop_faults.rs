@@ -1,0 +1,203 @@
+//! zk-recipes' LeaderLatch and LeaderSelector beside real Curator's (5.4, Debian's
+//! libcurator-recipes-java) on one election path of a real server when one side fails: our
+//! leader's session is expired or times out behind a cut connection, or Curator's JVM is
+//! SIGKILLed while it leads. Leadership passes to the other side only once the failed
+//! side's node is gone, ours says it lost leadership before Curator's can take it, and after
+//! our client comes back on a new session ours queues behind Curator's, leading only once
+//! Curator's gives up. Locks and leases under the same faults: recipes_interop_faults.rs.
+
+mod interop_faults_support;
+mod recipes_support;
+
+use std::{sync::Arc, time::Duration};
+
+use interop_faults_support::*;
+use recipes_support::*;
+use tokio::sync::mpsc;
+use zk_recipes::{LeaderLatch, LeaderSelector, Leadership, LeadershipEvent};
+use zk_session::Client;
+
+/// Our LeaderSelector "ours" on `path` with auto-requeue; each term's [`Leadership`] comes
+/// out of the receiver as the term begins, and the term lasts until it is lost.
+async fn reporting_selector(
+    c: &Client,
+    path: &str,
+) -> (LeaderSelector, mpsc::UnboundedReceiver<Leadership>) {
+    let (tx, terms) = mpsc::unbounded_channel();
+    let selector = LeaderSelector::builder(c.clone(), path, move |lead: Leadership| {
+        let _ = tx.send(lead);
+        std::future::pending()
+    })
+    .id("ours")
+    .auto_requeue(true)
+    .start()
+    .await
+    .expect("the selector starts");
+    (selector, terms)
+}
+
+/// 1. Our LeaderLatch leads and Curator's waits; our leader is cut off and its session
+/// expired at once. Ours steps down as soon as it is cut off, without waiting for the
+/// session's end (before Curator's can lead), Curator's takes the lead once our node is
+/// gone, and ours takes part again on its new session behind Curator's, leading only when
+/// Curator's closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latch_curator_leads_when_our_leaders_session_expires() {
+    let side = Side::new("ifault-latch", Duration::from_secs(10)).await;
+    let (path, admin) = (&side.path, &side.admin);
+    let latch = LeaderLatch::builder(side.c.clone(), path)
+        .id("ours")
+        .start()
+        .await
+        .unwrap();
+    soon("ours leads", latch.await_leadership()).await.unwrap();
+    let our_node = latch.our_path().expect("a node while leading");
+    let (mut peer, curator_session) = start_peer("latch", path, CURATOR_SESSION_MS).await;
+    until_children(admin, path, 2).await;
+    until_watching(curator_session, &our_node).await;
+    assert!(!peer.has_said("LEADER"), "two leaders");
+
+    let mut changes = latch.changes();
+    let old = session_of(&side.c);
+    let curator_said = peer.stdout.clone();
+    cut_off(&side.proxy, &side.c).await;
+    // The expiry races our step-down: ours must not wait for the session's end.
+    let victim = side.c.clone();
+    let expiry = tokio::spawn(async move { expire_session(&shared(), &victim).await });
+    assert_eq!(
+        soon("ours steps down", changes.next()).await,
+        Some(LeadershipEvent::NotLeader)
+    );
+    assert!(
+        !curator_said.snapshot().iter().any(|l| l == "LEADER"),
+        "Curator's latch led before ours stepped down"
+    );
+    assert!(!latch.has_leadership());
+    soon("the expiry", expiry).await.unwrap();
+    peer.expect("LEADER").await;
+    assert!(admin.exists(&our_node).await.unwrap().is_none());
+    let curator_node = until_node_of(admin, path, curator_session).await;
+
+    let new = let_back_renewed(&side.proxy, &side.c, old).await;
+    let rejoined = until_some("ours takes part again on the new session", || async {
+        let node = latch.our_path()?;
+        let owner = admin.exists(&node).await.ok()??.ephemeral_owner;
+        (owner == new).then_some(node)
+    })
+    .await;
+    assert_ne!(rejoined, our_node);
+    assert_eq!(
+        participant_ids(latch.participants().await.unwrap()),
+        vec!["curator".to_owned(), "ours".to_owned()]
+    );
+    assert!(!latch.has_leadership(), "ours leads behind Curator's");
+    assert!(!peer.has_said("NOTLEADER"), "Curator's stepped down");
+
+    let leads = spawn_on(&Arc::new(latch), |l| async move {
+        l.await_leadership().await?;
+        Ok(l)
+    });
+    let latch = hand_back(peer, admin, &curator_node, leads).await;
+    latch.close().await;
+    side.clean(path).await;
+}
+
+/// 2. Our LeaderSelector leads and Curator's waits; our leader's connection is cut for
+/// longer than its session. Our term ends (Suspended) as soon as the connection goes, before
+/// Curator's can lead; the server times our session out and Curator's leads alone; once the
+/// cut heals ours queues again on its new session behind Curator's and leads only when
+/// Curator's term ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selector_curator_leads_when_our_cut_off_leader_times_out() {
+    let side = Side::new("ifault-selector-cut", SHORT_SESSION).await;
+    let (path, admin) = (&side.path, &side.admin);
+    let (selector, mut terms) = reporting_selector(&side.c, path).await;
+    let term = soon("ours leads", terms.recv()).await.unwrap();
+    let our_node = term.node().to_owned();
+    let (mut peer, curator_session) = start_peer("selector", path, CURATOR_SESSION_MS).await;
+    until_children(admin, path, 2).await;
+    until_watching(curator_session, &our_node).await;
+    assert!(!peer.has_said("LEADER"), "two leaders");
+
+    let mut leading = selector.watch_leadership();
+    let stepped_down = async {
+        let reason = term.lost().await;
+        // The term's end is published a moment before the selector's flag drops.
+        leading.wait_for(|l| !l).await.unwrap();
+        reason
+    };
+    // No expire_session here: the server times the session out by itself.
+    let (listed, new) = side
+        .cut_until_curator_in(
+            &mut peer,
+            "LEADER",
+            stepped_down,
+            &our_node,
+            curator_session,
+        )
+        .await;
+    let curator_node = format!("{path}/{listed}");
+    let rejoined = until_node_of(admin, path, new).await;
+    until_watching(new, &curator_node).await;
+    assert_eq!(
+        participant_ids(selector.participants().await.unwrap()),
+        vec!["curator".to_owned(), "ours".to_owned()]
+    );
+    assert!(!selector.has_leadership(), "ours leads behind Curator's");
+    assert!(terms.try_recv().is_err(), "a term of ours behind Curator's");
+    assert!(!peer.has_said("NOTLEADER"), "Curator's term ended");
+
+    let next = tokio::spawn(async move { Ok(terms.recv().await.expect("a next term")) });
+    let term = hand_back(peer, admin, &curator_node, next).await;
+    assert_eq!(term.node(), rejoined);
+    assert_eq!(term.term(), 2);
+    ours_alone(admin, path, &rejoined, new).await;
+    selector.close().await;
+    side.clean(path).await;
+}
+
+/// 3. Curator's LeaderSelector leads and ours waits; Curator's JVM is SIGKILLed. Ours leads
+/// once the server has removed Curator's node (its session timed out), never while it is
+/// still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selector_we_lead_when_the_curator_leader_is_killed() {
+    let mut case = KillCase::start("ifault-selector-kill", "selector", "LEADER", "").await;
+    let (selector, mut terms) = reporting_selector(&case.c, &case.path).await;
+    until_watching(session_of(&case.c), &case.node).await;
+    assert!(!selector.has_leadership(), "ours leads beside Curator's");
+
+    case.kill_until_gone(|| selector.has_leadership()).await;
+    let term = soon("ours leads after Curator's session", terms.recv())
+        .await
+        .unwrap();
+    assert!(term.is_current() && selector.has_leadership());
+    case.ours_alone(term.node()).await;
+    selector.close().await;
+    case.all_gone().await;
+}
+
+/// 4. Curator's LeaderLatch leads and ours waits; Curator's JVM is SIGKILLed. Ours leads
+/// once the server has removed Curator's latch node, never while it is still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latch_we_lead_when_the_curator_leader_is_killed() {
+    let mut case = KillCase::start("ifault-latch-kill", "latch", "LEADER", "").await;
+    let latch = LeaderLatch::builder(case.c.clone(), &case.path)
+        .id("ours")
+        .start()
+        .await
+        .unwrap();
+    until_watching(session_of(&case.c), &case.node).await;
+    assert!(!latch.has_leadership(), "ours leads beside Curator's");
+
+    case.kill_until_gone(|| latch.has_leadership()).await;
+    soon(
+        "ours leads after Curator's session",
+        latch.await_leadership(),
+    )
+    .await
+    .unwrap();
+    case.ours_alone(&latch.our_path().expect("a node while leading"))
+        .await;
+    latch.close().await;
+    case.all_gone().await;
+}
