@@ -7,7 +7,7 @@ use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
 use crate::{
     results::{failovers, ElectOutcome, LockOutcome, LockRun},
     settings::Settings,
-    CURATOR_PEERS_SOURCE, CURATOR_SOURCE, KAZOO_SOURCE,
+    CURATOR_SOURCE, KAZOO_SOURCE,
 };
 
 /// What a peer printed: lock runs by contender count, the election, and error lines.
@@ -103,11 +103,13 @@ pub(crate) struct Curator(JavaProgram);
 
 impl Curator {
     pub(crate) fn compile(tmp: &Path) -> Result<Curator, String> {
-        // CuratorPeers: the connect and say the bench shares with the interop peers.
+        // CuratorPeers: the connect and say the bench shares with the interop peers;
+        // BenchArgs: the command line it shares with the session benchmark's Java program.
         JavaProgram::compile_embedded(
             &[
                 ("CuratorLockBench.java", CURATOR_SOURCE),
-                ("CuratorPeers.java", CURATOR_PEERS_SOURCE),
+                peers::CURATOR_PEERS,
+                peers::BENCH_ARGS,
             ],
             tmp,
             peers::CURATOR_JARS,
@@ -151,8 +153,11 @@ pub(crate) struct Kazoo(KazooProgram);
 
 impl Kazoo {
     pub(crate) fn prepare(tmp: &Path) -> Result<Kazoo, String> {
-        let script = peers::write_file(tmp, "kazoo_lock_bench.py", KAZOO_SOURCE)?;
-        KazooProgram::prepare(script).map(Kazoo)
+        KazooProgram::prepare_embedded(
+            &[("kazoo_lock_bench.py", KAZOO_SOURCE), peers::KAZOO_PEERS],
+            tmp,
+        )
+        .map(Kazoo)
     }
 
     pub(crate) fn run(&self, connect: &str, base: &str, set: &Settings, n: usize) -> LockOutcome {

@@ -67,7 +67,7 @@ pub(crate) fn java_run(
     tmp: &Path,
 ) -> Result<HashMap<Workload, Vec<Measure>>, String> {
     let java = JavaProgram::compile_embedded(
-        &[("JavaClientBench.java", JAVA_SOURCE)],
+        &[("JavaClientBench.java", JAVA_SOURCE), peers::BENCH_ARGS],
         tmp,
         peers::ZOOKEEPER_CLIENT_JARS,
         "libzookeeper-java libslf4j-java",
@@ -88,8 +88,8 @@ pub(crate) fn kazoo_run(
     set: &Settings,
     tmp: &Path,
 ) -> Result<HashMap<Workload, Vec<Measure>>, String> {
-    let script = peers::write_file(tmp, "kazoo_bench.py", KAZOO_SOURCE)?;
-    let mut cmd = KazooProgram::prepare(script)?.command();
+    let sources = [("kazoo_bench.py", KAZOO_SOURCE), peers::KAZOO_PEERS];
+    let mut cmd = KazooProgram::prepare_embedded(&sources, tmp)?.command();
     let mut args = peer_args(paths, connect);
     args.extend(timing_args(set));
     args.extend(set.workloads.iter().map(|w| w.spec()));
