@@ -233,15 +233,8 @@ impl Driver<'_> {
             }
             Kind::RestartMember => {
                 self.say(&format!("{}: {}", kind.name(), self.member_label(member)));
-                match self.ens.server(member).restart() {
-                    Ok(_) => true,
-                    Err(e) => {
-                        self.log
-                            .heal_failures
-                            .push(format!("restart of member {member}: {e}"));
-                        false
-                    }
-                }
+                let restarted = self.ens.server(member).restart();
+                self.healed(&format!("restart of member {member}"), restarted)
             }
             Kind::PauseMember => {
                 let frozen = self.ms(500, 2 * timeout_ms);
@@ -315,17 +308,10 @@ impl Driver<'_> {
                 thread::sleep(down);
                 let a = self.ens.server(member).start_no_wait();
                 let b = self.ens.server(other).start_no_wait();
-                let ok = a.is_ok()
-                    && b.is_ok()
-                    && match self.ens.wait_healthy(HEAL_TIMEOUT) {
-                        Ok(_) => true,
-                        Err(e) => {
-                            self.log
-                                .heal_failures
-                                .push(format!("after quorum loss: {e}"));
-                            false
-                        }
-                    };
+                let ok = a.is_ok() && b.is_ok() && {
+                    let healthy = self.ens.wait_healthy(HEAL_TIMEOUT);
+                    self.healed("after quorum loss", healthy)
+                };
                 self.log.quorum_lost_for += lost_at.elapsed();
                 ok
             }
@@ -467,9 +453,7 @@ impl Driver<'_> {
         ));
         thread::sleep(cut);
         let healed = ns.heal();
-        if let Err(e) = &healed {
-            self.log.heal_failures.push(format!("partition heal: {e}"));
-        }
+        let healed = self.healed("partition heal", healed);
         self.log.partitions.push(PauseWindow {
             worker: w.id,
             start_us,
@@ -477,17 +461,22 @@ impl Driver<'_> {
             long,
             held,
         });
-        healed.is_ok()
+        healed
     }
 
     /// Starts a killed member and waits until it serves.
     fn start_member(&mut self, i: usize) -> bool {
-        match self.ens.server(i).start() {
+        let started = self.ens.server(i).start();
+        self.healed(&format!("start of member {i}"), started)
+    }
+
+    /// Whether `result`, a step of healing, succeeded; its error is logged as a heal failure
+    /// of `what`.
+    fn healed<T, E: std::fmt::Display>(&mut self, what: &str, result: Result<T, E>) -> bool {
+        match result {
             Ok(_) => true,
             Err(e) => {
-                self.log
-                    .heal_failures
-                    .push(format!("start of member {i}: {e}"));
+                self.log.heal_failures.push(format!("{what}: {e}"));
                 false
             }
         }
