@@ -38,25 +38,14 @@ public final class JavaClientBench {
     public static void main(String[] args) throws Exception {
         BenchArgs a = new BenchArgs(args, "JavaClientBench",
                 "CONNECT DATA_PATH CD_BASE JIT_WARMUP_S WARMUP_S MEASURE_S REPS", "SPEC...");
-        String connect = a.text("CONNECT");
+        os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         String dataPath = a.text("DATA_PATH");
         String cdBase = a.text("CD_BASE");
         double jitWarmup = a.seconds("JIT_WARMUP_S");
         double warmup = a.seconds("WARMUP_S");
         double measure = a.seconds("MEASURE_S");
         int reps = a.number("REPS");
-        os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-
-        CountDownLatch connected = new CountDownLatch(1);
-        ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
-            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-                connected.countDown();
-            }
-        });
-        if (!connected.await(30, TimeUnit.SECONDS)) {
-            System.err.println("no connection to " + connect);
-            System.exit(1);
-        }
+        ZooKeeper zk = connected(a.text("CONNECT"));
         byte[] payload = new byte[DATA_LEN];
         String[] cdPaths = new String[CD_PATHS];
         for (int i = 0; i < CD_PATHS; i++) {
@@ -74,6 +63,21 @@ public final class JavaClientBench {
                     reps, spec);
         }
         zk.close();
+    }
+
+    // A client of `connect` (30 s sessions), once connected; exits when it is not within 30 s.
+    private static ZooKeeper connected(String connect) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
+            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        if (!connected.await(30, TimeUnit.SECONDS)) {
+            System.err.println("no connection to " + connect);
+            System.exit(1);
+        }
+        return zk;
     }
 
     private static void run(ZooKeeper zk, String kind, int window, String dataPath,
