@@ -11,7 +11,7 @@
 use std::{
     collections::{BTreeMap, HashSet},
     process::Command,
-    sync::{Arc, Mutex as StdMutex},
+    sync::{Arc, Mutex as StdMutex, MutexGuard},
     thread,
     time::{Duration, Instant},
 };
@@ -102,6 +102,21 @@ pub struct WorkerView {
     pub id: usize,
     pub pid: u32,
     pub live: Arc<StdMutex<Live>>,
+}
+
+impl WorkerView {
+    /// Its live state; a reader that panicked while holding it does not take it along.
+    pub fn state(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The workers among `workers` whose live state passes `test`.
+fn workers_where<'a>(
+    workers: impl IntoIterator<Item = &'a WorkerView>,
+    test: impl Fn(&Live) -> bool,
+) -> Vec<&'a WorkerView> {
+    workers.into_iter().filter(|w| test(&w.state())).collect()
 }
 
 /// A client process pause, or a partition of the client in the network namespace.
@@ -338,36 +353,9 @@ impl Driver<'_> {
 
     /// Pauses a client process, preferring one that holds a lock (then one that leads).
     fn pause_client(&mut self, kind: Kind, pick: u64, frozen: Duration, long: bool) -> bool {
-        let live: Vec<&WorkerView> = self
-            .workers
-            .iter()
-            .filter(|w| {
-                let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
-                l.ready && !l.done
-            })
-            .collect();
-        let holders: Vec<&WorkerView> = live
-            .iter()
-            .copied()
-            .filter(|w| {
-                !w.live
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .holds
-                    .is_empty()
-            })
-            .collect();
-        let leaders: Vec<&WorkerView> = live
-            .iter()
-            .copied()
-            .filter(|w| {
-                !w.live
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .leading
-                    .is_empty()
-            })
-            .collect();
+        let live = workers_where(self.workers, |l| l.ready && !l.done);
+        let holders = workers_where(live.iter().copied(), |l| !l.holds.is_empty());
+        let leaders = workers_where(live.iter().copied(), |l| !l.leading.is_empty());
         let pool = if !holders.is_empty() {
             holders
         } else if !leaders.is_empty() {
@@ -387,7 +375,7 @@ impl Driver<'_> {
         }
         // Read right after the stop: what the frozen process believes it holds.
         let (held, leading) = {
-            let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
+            let l = w.state();
             let mut held: Vec<(String, u64)> = l.holds.iter().cloned().collect();
             held.sort();
             (held, l.leading.iter().copied().collect::<Vec<_>>())
@@ -436,7 +424,7 @@ impl Driver<'_> {
         }
         // What the process believes it holds as the cut begins; it runs on, unlike a pause.
         let mut held: Vec<(String, u64)> = {
-            let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
+            let l = w.state();
             let mut held: Vec<(String, u64)> = l.holds.iter().cloned().collect();
             held.sort();
             held.extend(l.leading.iter().map(|t| (crate::LEADER.to_owned(), *t)));
