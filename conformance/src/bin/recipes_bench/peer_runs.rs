@@ -1,6 +1,6 @@
 //! Curator and kazoo, run as child processes; their results read back from stdout.
 
-use std::{path::Path, time::Duration};
+use std::{path::Path, process::Command, time::Duration};
 
 use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
 
@@ -127,10 +127,7 @@ impl Curator {
         workloads: &[String],
     ) -> PeerOutput {
         let mut cmd = self.0.command();
-        cmd.arg(connect)
-            .arg(base)
-            .arg(set.timing.warmup.to_string())
-            .arg(set.timing.secs.to_string())
+        leading_args(&mut cmd, connect, base, set)
             .arg(set.timing.jit_warmup.to_string())
             .args(workloads);
         let limit = Duration::from_secs_f64(
@@ -162,13 +159,22 @@ impl Kazoo {
 
     pub(crate) fn run(&self, connect: &str, base: &str, set: &Settings, n: usize) -> LockOutcome {
         let mut cmd = self.0.command();
-        cmd.arg(connect)
-            .arg(base)
-            .arg(set.timing.warmup.to_string())
-            .arg(set.timing.secs.to_string())
-            .arg(format!("lock:{n}"));
+        leading_args(&mut cmd, connect, base, set).arg(format!("lock:{n}"));
         let limit = Duration::from_secs_f64(90.0 + set.timing.warmup + set.timing.secs);
         let out = run_child(&mut cmd, limit).map_err(|e| format!("kazoo program: {e}"))?;
         PeerOutput::parse(&out).lock(n)
     }
+}
+
+/// `CONNECT BASE WARMUP_S SECS`, the arguments both peer programs take first.
+fn leading_args<'c>(
+    cmd: &'c mut Command,
+    connect: &str,
+    base: &str,
+    set: &Settings,
+) -> &'c mut Command {
+    cmd.arg(connect)
+        .arg(base)
+        .arg(set.timing.warmup.to_string())
+        .arg(set.timing.secs.to_string())
 }
