@@ -1,6 +1,7 @@
 // Curator's InterProcessMutex and LeaderSelector under load, for the recipes benchmark
 // (conformance/src/bin/recipes_bench), which compiles this with CuratorPeers.java (connect,
-// say) with javac against Debian's jars and runs it once for all its workloads:
+// say) and BenchArgs.java (the command line) with javac against Debian's jars and runs it
+// once for all its workloads:
 //
 //   java CuratorLockBench CONNECT BASE WARMUP_S SECS JIT_WARMUP_S WORKLOAD...
 //
@@ -75,32 +76,28 @@ public final class CuratorLockBench {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 6) {
-            System.err.println("usage: CuratorLockBench CONNECT BASE WARMUP_S SECS JIT_WARMUP_S"
-                    + " lock:N... elect:N:TERMS:HOLD_MS...");
-            System.exit(2);
-        }
-        String connect = args[0];
-        String base = args[1];
-        double warmup = Double.parseDouble(args[2]);
-        double secs = Double.parseDouble(args[3]);
-        double jit = Double.parseDouble(args[4]);
-        boolean first = true;
-        for (int i = 5; i < args.length; i++) {
-            String[] w = args[i].split(":");
+        BenchArgs a = new BenchArgs(args, "CuratorLockBench",
+                "CONNECT BASE WARMUP_S SECS JIT_WARMUP_S", "lock:N... elect:N:TERMS:HOLD_MS...");
+        String connect = a.text("CONNECT");
+        String base = a.text("BASE");
+        // Added to the warm-up of the first lock workload that runs.
+        double jit = a.seconds("JIT_WARMUP_S");
+        for (String workload : a.workloads()) {
+            String[] w = workload.split(":");
             try {
                 if (w[0].equals("lock")) {
                     int n = Integer.parseInt(w[1]);
-                    lock(connect, base + "/lock-" + n, n, warmup + (first ? jit : 0), secs);
-                    first = false;
+                    lock(connect, base + "/lock-" + n, n, a.seconds("WARMUP_S") + jit,
+                            a.seconds("SECS"));
+                    jit = 0;
                 } else if (w[0].equals("elect")) {
                     elect(connect, base + "/elect-" + w[1], Integer.parseInt(w[1]),
                             Integer.parseInt(w[2]), Long.parseLong(w[3]));
                 } else {
-                    CuratorPeers.say("ERROR unknown workload " + args[i]);
+                    CuratorPeers.say("ERROR unknown workload " + workload);
                 }
             } catch (Exception e) {
-                CuratorPeers.say("ERROR " + args[i] + ": " + e);
+                CuratorPeers.say("ERROR " + workload + ": " + e);
             }
         }
         CuratorPeers.say("DONE");

@@ -9,7 +9,7 @@
 // END when it ends, VIOLATION if the shared marker node (MARKER_DIR/active, an ephemeral node
 // every leader creates while it leads) already existed. On "stop" (STOPPING) later terms
 // lead without the marker until closed, so closing cannot cut a marked term short.
-// CLOSED after "close"/"quit" on stdin.
+// CLOSED after "close"/"quit" on stdin. javac finds CuratorPeers.java (say) beside it.
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -28,11 +28,6 @@ import org.apache.zookeeper.KeeperException;
 public class ElectionPeer {
     static volatile boolean stopping = false;
 
-    static synchronized void say(String line) {
-        System.out.println(line);
-        System.out.flush();
-    }
-
     public static void main(String[] args) throws Exception {
         String mode = args[0];
         CuratorFramework client = CuratorFrameworkFactory.newClient(
@@ -45,15 +40,15 @@ public class ElectionPeer {
         if (mode.equals("latch")) {
             LeaderLatch latch = new LeaderLatch(client, path, id, LeaderLatch.CloseMode.NOTIFY_LEADER);
             latch.addListener(new LeaderLatchListener() {
-                public void isLeader() { say("LEADER"); }
-                public void notLeader() { say("NOTLEADER"); }
+                public void isLeader() { CuratorPeers.say("LEADER"); }
+                public void notLeader() { CuratorPeers.say("NOTLEADER"); }
             });
             latch.start();
-            say("READY");
+            CuratorPeers.say("READY");
             String line;
             while ((line = in.readLine()) != null) {
                 if (line.equals("status")) {
-                    say("STATUS " + latch.hasLeadership());
+                    CuratorPeers.say("STATUS " + latch.hasLeadership());
                 } else if (line.equals("close")) {
                     break;
                 }
@@ -64,13 +59,13 @@ public class ElectionPeer {
             long holdMs = Long.parseLong(args[5]);
             LeaderSelector selector = new LeaderSelector(client, path, new LeaderSelectorListenerAdapter() {
                 public void takeLeadership(CuratorFramework c) throws Exception {
-                    say("START");
+                    CuratorPeers.say("START");
                     if (stopping) {
                         // Winding down: lead without the marker until closed.
                         try {
                             Thread.sleep(Long.MAX_VALUE);
                         } finally {
-                            say("END");
+                            CuratorPeers.say("END");
                         }
                     }
                     try {
@@ -78,26 +73,26 @@ public class ElectionPeer {
                             c.create().withMode(CreateMode.EPHEMERAL)
                                     .forPath(marker, id.getBytes(StandardCharsets.UTF_8));
                         } catch (KeeperException.NodeExistsException e) {
-                            say("VIOLATION");
+                            CuratorPeers.say("VIOLATION");
                         }
                         // Deleted before the term ends, as the Rust leaders do; ephemeral in
                         // case this process dies meanwhile.
                         Thread.sleep(holdMs);
                         c.delete().forPath(marker);
                     } finally {
-                        say("END");
+                        CuratorPeers.say("END");
                     }
                 }
             });
             selector.setId(id);
             selector.autoRequeue();
             selector.start();
-            say("READY");
+            CuratorPeers.say("READY");
             String line;
             while ((line = in.readLine()) != null) {
                 if (line.equals("stop")) {
                     stopping = true;
-                    say("STOPPING");
+                    CuratorPeers.say("STOPPING");
                 } else if (line.equals("quit")) {
                     break;
                 }
@@ -107,6 +102,6 @@ public class ElectionPeer {
             throw new IllegalArgumentException("mode " + mode);
         }
         client.close();
-        say("CLOSED");
+        CuratorPeers.say("CLOSED");
     }
 }

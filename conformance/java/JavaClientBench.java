@@ -1,7 +1,7 @@
 // The ZooKeeper Java client (3.8, async API) side of the session benchmark.
 //
-// Compiled and run by conformance/src/bin/session_bench.rs with the machine's javac and
-// Debian's jars; see BENCHMARKS.md. Usage:
+// Compiled with BenchArgs.java (the command line) and run by conformance/src/bin/session_bench
+// with the machine's javac and Debian's jars; see BENCHMARKS.md. Usage:
 //
 //   java JavaClientBench CONNECT DATA_PATH CD_BASE JIT_WARMUP_S WARMUP_S MEASURE_S REPS SPEC...
 //
@@ -36,30 +36,16 @@ public final class JavaClientBench {
     private static com.sun.management.OperatingSystemMXBean os;
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 8) {
-            System.err.println("usage: JavaClientBench CONNECT DATA_PATH CD_BASE JIT_WARMUP_S"
-                    + " WARMUP_S MEASURE_S REPS SPEC...");
-            System.exit(2);
-        }
-        String connect = args[0];
-        String dataPath = args[1];
-        String cdBase = args[2];
-        double jitWarmup = Double.parseDouble(args[3]);
-        double warmup = Double.parseDouble(args[4]);
-        double measure = Double.parseDouble(args[5]);
-        int reps = Integer.parseInt(args[6]);
+        BenchArgs a = new BenchArgs(args, "JavaClientBench",
+                "CONNECT DATA_PATH CD_BASE JIT_WARMUP_S WARMUP_S MEASURE_S REPS", "SPEC...");
         os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-
-        CountDownLatch connected = new CountDownLatch(1);
-        ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
-            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-                connected.countDown();
-            }
-        });
-        if (!connected.await(30, TimeUnit.SECONDS)) {
-            System.err.println("no connection to " + connect);
-            System.exit(1);
-        }
+        String dataPath = a.text("DATA_PATH");
+        String cdBase = a.text("CD_BASE");
+        double jitWarmup = a.seconds("JIT_WARMUP_S");
+        double warmup = a.seconds("WARMUP_S");
+        double measure = a.seconds("MEASURE_S");
+        int reps = a.number("REPS");
+        ZooKeeper zk = connected(a.text("CONNECT"));
         byte[] payload = new byte[DATA_LEN];
         String[] cdPaths = new String[CD_PATHS];
         for (int i = 0; i < CD_PATHS; i++) {
@@ -71,13 +57,27 @@ public final class JavaClientBench {
             run(zk, "get", 64, dataPath, cdPaths, payload, jitWarmup / 2, 0, 0, "warmup");
             run(zk, "cd", 64, dataPath, cdPaths, payload, jitWarmup / 2, 0, 0, "warmup");
         }
-        for (int i = 7; i < args.length; i++) {
-            String spec = args[i];
+        for (String spec : a.workloads()) {
             String[] kw = spec.split(":");
             run(zk, kw[0], Integer.parseInt(kw[1]), dataPath, cdPaths, payload, warmup, measure,
                     reps, spec);
         }
         zk.close();
+    }
+
+    // A client of `connect` (30 s sessions), once connected; exits when it is not within 30 s.
+    private static ZooKeeper connected(String connect) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
+            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        if (!connected.await(30, TimeUnit.SECONDS)) {
+            System.err.println("no connection to " + connect);
+            System.exit(1);
+        }
+        return zk;
     }
 
     private static void run(ZooKeeper zk, String kind, int window, String dataPath,

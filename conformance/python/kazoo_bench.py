@@ -15,9 +15,10 @@ with CPU_NANOS the whole process's CPU time (time.process_time_ns: every thread,
 kazoo's connection and callback threads).
 """
 
-import sys
 import threading
 import time
+
+from kazoo_peers import arguments, say
 
 DATA_LEN = 100
 CD_PATHS = 1024
@@ -75,23 +76,18 @@ def run(zk, kind, window, data_path, cd_paths, payload, warmup, measure, reps, s
         cpu1 = time.process_time_ns()
         ops1, err1 = c.done, c.errors
         if rep >= 0:
-            print(
-                f"RESULT {spec} {rep} {ops1 - ops0} {t1 - t0} {cpu1 - cpu0} {err1 - err0}",
-                flush=True,
-            )
+            say(f"RESULT {spec} {rep} {ops1 - ops0} {t1 - t0} {cpu1 - cpu0} {err1 - err0}")
     # Wait for everything in flight before the next workload.
     for _ in range(window):
         permits.acquire()
 
 
 def main():
-    if len(sys.argv) < 8:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    connect, data_path, cd_base = sys.argv[1:4]
-    warmup, measure = float(sys.argv[4]), float(sys.argv[5])
-    reps = int(sys.argv[6])
-    specs = sys.argv[7:]
+    args = arguments(7, __doc__)
+    connect, data_path, cd_base = args[0:3]
+    warmup, measure = float(args[3]), float(args[4])
+    reps = int(args[5])
+    specs = args[6:]
 
     from kazoo.client import KazooClient
 

@@ -22,35 +22,29 @@ import sys
 import threading
 import time
 
-
-def say(line):
-    print(line, flush=True)
+from kazoo_peers import arguments, require_kazoo, say
 
 
 def main():
-    if len(sys.argv) < 5:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    try:
-        import kazoo
-        from kazoo.client import KazooClient
-        from kazoo.exceptions import NodeExistsError
-        from kazoo.recipe.lock import Lock
-    except ImportError as e:
-        say("ERROR kazoo is not installed (pip install kazoo): %s" % e)
-        sys.exit(3)
+    args = arguments(4, __doc__)
+    require_kazoo()
+    import kazoo
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NodeExistsError
+    from kazoo.recipe.lock import Lock
+
     if "extra_lock_patterns" not in inspect.signature(Lock.__init__).parameters:
         say("ERROR kazoo %s has no extra_lock_patterns (needs 2.7.1 or later)"
             % getattr(kazoo, "__version__", "?"))
         sys.exit(3)
 
-    mode, connect, path = sys.argv[1], sys.argv[2], sys.argv[3]
+    mode, connect, path = args[0:3]
     client = KazooClient(hosts=connect, timeout=30.0)
     client.start(timeout=60)
     lock = client.Lock(path, "kazoo", extra_lock_patterns=["-lock-"])
     say("READY")
     if mode == "hold":
-        hold_ms = int(sys.argv[4])
+        hold_ms = int(args[3])
         lock.acquire()
         say("ACQUIRED")
         released = threading.Event()
@@ -66,7 +60,7 @@ def main():
         lock.release()
         say("RELEASED")
     else:
-        flag, rounds = sys.argv[4], int(sys.argv[5])
+        flag, rounds = args[3], int(args[4])
         for i in range(rounds):
             lock.acquire()
             try:

@@ -23,13 +23,10 @@ Exits with status 3 and an ERROR line when kazoo is missing.
 """
 
 import socket
-import sys
 import threading
 import time
 
-
-def say(line):
-    print(line, flush=True)
+from kazoo_peers import arguments, require_kazoo, say
 
 
 def server_received(connect):
@@ -133,17 +130,13 @@ def run_lock(KazooClient, connect, path, n, warmup, secs):
 
 
 def main():
-    if len(sys.argv) < 6:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    try:
-        from kazoo.client import KazooClient
-    except ImportError as e:
-        say("ERROR kazoo is not installed (pip install kazoo): %s" % e)
-        sys.exit(3)
-    connect, base = sys.argv[1], sys.argv[2]
-    warmup, secs = float(sys.argv[3]), float(sys.argv[4])
-    for spec in sys.argv[5:]:
+    args = arguments(5, __doc__)
+    require_kazoo()
+    from kazoo.client import KazooClient
+
+    connect, base = args[0], args[1]
+    warmup, secs = float(args[2]), float(args[3])
+    for spec in args[4:]:
         kind, _, n = spec.partition(":")
         try:
             if kind != "lock":

@@ -1,6 +1,7 @@
-//! What the benchmark programs (`recipes_bench`, `session_bench`) share: the timing settings
-//! and their command-line flags, the loop over the command line, and the start of a run (a
-//! standalone server, the wall clock and the load average printed beside the tables).
+//! What the benchmark programs (`recipes_bench`, `session_bench`, `scale_bench`) share: the
+//! timing settings and their command-line flags, the loop over the command line, the start of
+//! a run (a standalone server, the wall clock and the load average printed beside the
+//! tables), and a measured stretch of throughput.
 //!
 //! ```no_run
 //! use conformance::{bench, Standalone};
@@ -14,7 +15,7 @@
 //! start.print_load();
 //! ```
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::{load_average, Standalone, StandaloneBuilder};
 
@@ -139,5 +140,41 @@ impl RunStart {
             load_average(),
             self.at.elapsed().as_secs_f64()
         );
+    }
+}
+
+/// One measured stretch of a throughput workload: the ops completed, in how long, the client
+/// process's CPU time over the same interval, and how many of the ops failed.
+///
+/// ```
+/// use std::time::Duration;
+/// use conformance::bench::Throughput;
+///
+/// let t = Throughput {
+///     ops: 2000,
+///     elapsed: Duration::from_secs(2),
+///     cpu: Duration::from_millis(100),
+///     errors: 0,
+/// };
+/// assert_eq!(t.ops_per_sec(), 1000.0);
+/// assert_eq!(t.cpu_us_per_op(), 50.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Throughput {
+    pub ops: u64,
+    pub elapsed: Duration,
+    pub cpu: Duration,
+    pub errors: u64,
+}
+
+impl Throughput {
+    /// Ops per second of `elapsed`.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// Microseconds of CPU time per op (all of it, when there was no op).
+    pub fn cpu_us_per_op(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
     }
 }

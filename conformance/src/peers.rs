@@ -4,8 +4,9 @@
 //!
 //! The programs live in `conformance/java` and `conformance/python`. Tests use those files
 //! in place; the benchmark binaries embed them (`include_str!`) and write them out with
-//! [`write_file`] (Java: [`JavaProgram::compile_embedded`]), so that a release binary runs
-//! from anywhere.
+//! [`JavaProgram::compile_embedded`] and [`KazooProgram::prepare_embedded`], so that a
+//! release binary runs from anywhere. The helpers the programs share ([`CURATOR_PEERS`],
+//! [`BENCH_ARGS`], [`KAZOO_PEERS`]) are written beside them.
 //!
 //! Everything here reports a failure as a `String` that says what to install or what the
 //! child printed last: the benchmarks show it as "n/a: …" in their tables, the tests panic
@@ -77,6 +78,21 @@ pub const NETTY_JARS: &[&str] = &[
     "netty-transport-native-unix-common.jar",
 ];
 
+/// `CuratorPeers.java`, the connect and line printer of the Curator programs, for
+/// [`JavaProgram::compile_embedded`] beside the program that uses it.
+pub const CURATOR_PEERS: (&str, &str) = (
+    "CuratorPeers.java",
+    include_str!("../java/CuratorPeers.java"),
+);
+
+/// `BenchArgs.java`, the command line of the Java benchmark programs, for
+/// [`JavaProgram::compile_embedded`] beside the program that uses it.
+pub const BENCH_ARGS: (&str, &str) = ("BenchArgs.java", include_str!("../java/BenchArgs.java"));
+
+/// `kazoo_peers.py`, what the kazoo programs share, for [`KazooProgram::prepare_embedded`]
+/// beside the program that imports it.
+pub const KAZOO_PEERS: (&str, &str) = ("kazoo_peers.py", include_str!("../python/kazoo_peers.py"));
+
 /// How long `javac` may take: a few seconds normally, much more on a loaded machine.
 const JAVAC_LIMIT: Duration = Duration::from_secs(120);
 /// How long `python -c "import kazoo.client"` may take.
@@ -100,6 +116,19 @@ pub fn write_file(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, Str
     let path = dir.join(name);
     fs::write(&path, contents).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
+}
+
+/// Writes `files` (name and text: the program first, then what it uses) into `dir`; the
+/// path of the first (an error saying "no `what`" when there is none).
+fn write_files(files: &[(&str, &str)], dir: &Path, what: &str) -> Result<PathBuf, String> {
+    let mut written = Vec::with_capacity(files.len());
+    for (name, text) in files {
+        written.push(write_file(dir, name, text)?);
+    }
+    written
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("no {what}"))
 }
 
 // ----- child processes -----
@@ -390,14 +419,8 @@ impl JavaProgram {
         jars: &[&str],
         packages: &str,
     ) -> Result<JavaProgram, String> {
-        let mut written = Vec::with_capacity(sources.len());
-        for (name, text) in sources {
-            written.push(write_file(dir, name, text)?);
-        }
-        let main = written
-            .first()
-            .ok_or_else(|| "no Java source to compile".to_owned())?;
-        JavaProgram::compile(main, dir, jars, packages)
+        let main = write_files(sources, dir, "Java source to compile")?;
+        JavaProgram::compile(&main, dir, jars, packages)
     }
 
     /// `java -cp CLASSPATH MAIN`; the program's arguments go after it.
@@ -460,10 +483,19 @@ impl KazooProgram {
         Ok(KazooProgram { python, script })
     }
 
+    /// [`prepare`](Self::prepare) for a benchmark binary's embedded Python: writes `sources`
+    /// (file name and text: the script first, then the modules it imports, which Python finds
+    /// beside it) into `dir` and prepares the first.
+    pub fn prepare_embedded(sources: &[(&str, &str)], dir: &Path) -> Result<KazooProgram, String> {
+        KazooProgram::prepare(write_files(sources, dir, "Python script to run")?)
+    }
+
     /// `python SCRIPT`; the script's arguments go after it.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.python);
-        cmd.arg(&self.script);
+        // The scripts import kazoo_peers from beside them, which is the source tree when the
+        // tests run them in place: no __pycache__ there.
+        cmd.env("PYTHONDONTWRITEBYTECODE", "1").arg(&self.script);
         cmd
     }
 }

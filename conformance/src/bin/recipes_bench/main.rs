@@ -17,9 +17,9 @@
 //! - **ours**: `zk_recipes::InterProcessMutex`, one `zk_session::Client` per contender, as tasks on a
 //!   multi-threaded tokio runtime (one worker per core);
 //! - **Curator**: `conformance/java/CuratorLockBench.java` (InterProcessMutex, one
-//!   CuratorFramework and thread per contender), compiled here with `CuratorPeers.java` by
-//!   `javac` against Debian's jars; one JVM per contender count and round, with an extra JIT
-//!   warm-up;
+//!   CuratorFramework and thread per contender), compiled here with `CuratorPeers.java` and
+//!   `BenchArgs.java` by `javac` against Debian's jars; one JVM per contender count and round,
+//!   with an extra JIT warm-up;
 //! - **kazoo**: `conformance/python/kazoo_lock_bench.py` (Lock with its default node names,
 //!   one KazooClient and thread per contender).
 //!
@@ -66,7 +66,6 @@ use crate::{
 };
 
 const CURATOR_SOURCE: &str = include_str!("../../../java/CuratorLockBench.java");
-const CURATOR_PEERS_SOURCE: &str = include_str!("../../../java/CuratorPeers.java");
 const KAZOO_SOURCE: &str = include_str!("../../../python/kazoo_lock_bench.py");
 
 const SESSION_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,13 +1,13 @@
 //! Curator and kazoo, run as child processes; their results read back from stdout.
 
-use std::{path::Path, time::Duration};
+use std::{path::Path, process::Command, time::Duration};
 
 use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
 
 use crate::{
     results::{failovers, ElectOutcome, LockOutcome, LockRun},
     settings::Settings,
-    CURATOR_PEERS_SOURCE, CURATOR_SOURCE, KAZOO_SOURCE,
+    CURATOR_SOURCE, KAZOO_SOURCE,
 };
 
 /// What a peer printed: lock runs by contender count, the election, and error lines.
@@ -103,11 +103,13 @@ pub(crate) struct Curator(JavaProgram);
 
 impl Curator {
     pub(crate) fn compile(tmp: &Path) -> Result<Curator, String> {
-        // CuratorPeers: the connect and say the bench shares with the interop peers.
+        // CuratorPeers: the connect and say the bench shares with the interop peers;
+        // BenchArgs: the command line it shares with the session benchmark's Java program.
         JavaProgram::compile_embedded(
             &[
                 ("CuratorLockBench.java", CURATOR_SOURCE),
-                ("CuratorPeers.java", CURATOR_PEERS_SOURCE),
+                peers::CURATOR_PEERS,
+                peers::BENCH_ARGS,
             ],
             tmp,
             peers::CURATOR_JARS,
@@ -125,10 +127,7 @@ impl Curator {
         workloads: &[String],
     ) -> PeerOutput {
         let mut cmd = self.0.command();
-        cmd.arg(connect)
-            .arg(base)
-            .arg(set.timing.warmup.to_string())
-            .arg(set.timing.secs.to_string())
+        leading_args(&mut cmd, connect, base, set)
             .arg(set.timing.jit_warmup.to_string())
             .args(workloads);
         let limit = Duration::from_secs_f64(
@@ -151,19 +150,31 @@ pub(crate) struct Kazoo(KazooProgram);
 
 impl Kazoo {
     pub(crate) fn prepare(tmp: &Path) -> Result<Kazoo, String> {
-        let script = peers::write_file(tmp, "kazoo_lock_bench.py", KAZOO_SOURCE)?;
-        KazooProgram::prepare(script).map(Kazoo)
+        KazooProgram::prepare_embedded(
+            &[("kazoo_lock_bench.py", KAZOO_SOURCE), peers::KAZOO_PEERS],
+            tmp,
+        )
+        .map(Kazoo)
     }
 
     pub(crate) fn run(&self, connect: &str, base: &str, set: &Settings, n: usize) -> LockOutcome {
         let mut cmd = self.0.command();
-        cmd.arg(connect)
-            .arg(base)
-            .arg(set.timing.warmup.to_string())
-            .arg(set.timing.secs.to_string())
-            .arg(format!("lock:{n}"));
+        leading_args(&mut cmd, connect, base, set).arg(format!("lock:{n}"));
         let limit = Duration::from_secs_f64(90.0 + set.timing.warmup + set.timing.secs);
         let out = run_child(&mut cmd, limit).map_err(|e| format!("kazoo program: {e}"))?;
         PeerOutput::parse(&out).lock(n)
     }
+}
+
+/// `CONNECT BASE WARMUP_S SECS`, the arguments both peer programs take first.
+fn leading_args<'c>(
+    cmd: &'c mut Command,
+    connect: &str,
+    base: &str,
+    set: &Settings,
+) -> &'c mut Command {
+    cmd.arg(connect)
+        .arg(base)
+        .arg(set.timing.warmup.to_string())
+        .arg(set.timing.secs.to_string())
 }

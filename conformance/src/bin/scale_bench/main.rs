@@ -31,12 +31,12 @@ mod window;
 use std::{env, time::Duration};
 
 use conformance::{
-    bench::{self, RunStart},
+    bench::{self, RunStart, Throughput},
     peers, Ensemble, Standalone,
 };
 use zk_session::{Client, CreateOptions};
 
-use crate::{idle::Idle, watches::Watches, window::Throughput};
+use crate::{idle::Idle, watches::Watches};
 
 const USAGE: &str = "usage: scale_bench [--only idle,java,window,watches] \
                      [--sessions 100,1000,10000] [--java-sessions N] [--settle S] [--idle S] \

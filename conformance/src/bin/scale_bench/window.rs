@@ -9,31 +9,13 @@ use std::{
     time::{Duration, Instant},
 };
 
+use conformance::bench::Throughput;
 use tokio::task::JoinSet;
 use zk_session::Client;
 
 use crate::procstat::sample;
 
 pub(crate) const DATA_LEN: usize = 100;
-
-/// One measured stretch at one window.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Throughput {
-    pub(crate) ops: u64,
-    pub(crate) elapsed: Duration,
-    pub(crate) cpu: Duration,
-    pub(crate) errors: u64,
-}
-
-impl Throughput {
-    pub(crate) fn ops_per_sec(&self) -> f64 {
-        self.ops as f64 / self.elapsed.as_secs_f64()
-    }
-
-    pub(crate) fn cpu_us_per_op(&self) -> f64 {
-        self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
-    }
-}
 
 /// Warms up for `warmup`, then measures `secs`.
 pub(crate) async fn run(

@@ -47,7 +47,7 @@ mod workloads;
 use std::{collections::HashMap, env, fs, thread, time::Duration};
 
 use conformance::{
-    bench::{self, RunStart, Timing},
+    bench::{self, RunStart, Throughput, Timing},
     peers, ServerTls, Standalone, TestCerts,
 };
 use zk_session::{Client, CreateOptions};
@@ -58,7 +58,7 @@ use crate::{
     raw::raw_run,
     report::{report, report_tls},
     settings::{Paths, Settings},
-    workloads::{best, Measure, Outcome, Peer, Workload, WORKLOADS},
+    workloads::{best, Outcome, Peer, Workload, WORKLOADS},
 };
 
 const JAVA_SOURCE: &str = include_str!("../../../java/JavaClientBench.java");
@@ -146,9 +146,9 @@ fn main() {
     }
     // Raw and ours alternate, round after round, so that both see the same background load;
     // each keeps its best repetition over all rounds.
-    let mut raw_reps: HashMap<Workload, Result<Vec<Measure>, String>> = HashMap::new();
-    let mut ours_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
-    let mut tls_reps: HashMap<Workload, Vec<Measure>> = HashMap::new();
+    let mut raw_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
+    let mut ours_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
+    let mut tls_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
     for round in 0..set.timing.rounds {
         for w in set.workloads.iter().copied() {
             if peers.contains(&Peer::Raw) {

@@ -8,13 +8,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{Standalone, TestCerts};
+use conformance::{bench::Throughput, Standalone, TestCerts};
 use zk_session::{Client, CreateOptions, TlsConfig, Version};
 
 use crate::{
     cpu::process_cpu,
     settings::{Paths, Settings},
-    workloads::{Kind, Measure, Workload},
+    workloads::{Kind, Workload},
     DATA_LEN, SESSION_TIMEOUT,
 };
 
@@ -23,7 +23,7 @@ pub(crate) async fn ours_run(
     w: Workload,
     paths: &Paths,
     set: &Settings,
-) -> Vec<Measure> {
+) -> Vec<Throughput> {
     let done = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -72,7 +72,7 @@ pub(crate) async fn ours_run(
         let a = snapshot();
         tokio::time::sleep(Duration::from_secs_f64(set.timing.secs)).await;
         let b = snapshot();
-        out.push(Measure {
+        out.push(Throughput {
             ops: b.0 - a.0,
             elapsed: b.2 - a.2,
             cpu: b.3 - a.3,

@@ -2,17 +2,20 @@
 
 use std::{collections::HashMap, path::Path, time::Duration};
 
-use conformance::peers::{self, run_child, JavaProgram, KazooProgram};
+use conformance::{
+    bench::Throughput,
+    peers::{self, run_child, JavaProgram, KazooProgram},
+};
 
 use crate::{
     settings::{Paths, Settings},
-    workloads::{Measure, Workload, WORKLOADS},
+    workloads::{Workload, WORKLOADS},
     JAVA_SOURCE, KAZOO_SOURCE,
 };
 
 /// `RESULT SPEC REP OPS NANOS CPU_NANOS ERRORS` lines, per workload.
-pub(crate) fn parse_results(stdout: &str) -> HashMap<Workload, Vec<Measure>> {
-    let mut map: HashMap<Workload, Vec<Measure>> = HashMap::new();
+pub(crate) fn parse_results(stdout: &str) -> HashMap<Workload, Vec<Throughput>> {
+    let mut map: HashMap<Workload, Vec<Throughput>> = HashMap::new();
     for line in stdout.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() != 7 || f[0] != "RESULT" {
@@ -25,7 +28,7 @@ pub(crate) fn parse_results(stdout: &str) -> HashMap<Workload, Vec<Measure>> {
         if let (Some(ops), Some(ns), Some(cpu), Some(errors)) =
             (num(f[3]), num(f[4]), num(f[5]), num(f[6]))
         {
-            map.entry(w).or_default().push(Measure {
+            map.entry(w).or_default().push(Throughput {
                 ops,
                 elapsed: Duration::from_nanos(ns),
                 cpu: Duration::from_nanos(cpu),
@@ -58,16 +61,16 @@ pub(crate) fn timing_args(set: &Settings) -> Vec<String> {
 
 /// [`java_run`] or [`kazoo_run`]: the repetitions of every workload, by workload.
 pub(crate) type PeerRun =
-    fn(&str, &Paths, &Settings, &Path) -> Result<HashMap<Workload, Vec<Measure>>, String>;
+    fn(&str, &Paths, &Settings, &Path) -> Result<HashMap<Workload, Vec<Throughput>>, String>;
 
 pub(crate) fn java_run(
     connect: &str,
     paths: &Paths,
     set: &Settings,
     tmp: &Path,
-) -> Result<HashMap<Workload, Vec<Measure>>, String> {
+) -> Result<HashMap<Workload, Vec<Throughput>>, String> {
     let java = JavaProgram::compile_embedded(
-        &[("JavaClientBench.java", JAVA_SOURCE)],
+        &[("JavaClientBench.java", JAVA_SOURCE), peers::BENCH_ARGS],
         tmp,
         peers::ZOOKEEPER_CLIENT_JARS,
         "libzookeeper-java libslf4j-java",
@@ -87,9 +90,9 @@ pub(crate) fn kazoo_run(
     paths: &Paths,
     set: &Settings,
     tmp: &Path,
-) -> Result<HashMap<Workload, Vec<Measure>>, String> {
-    let script = peers::write_file(tmp, "kazoo_bench.py", KAZOO_SOURCE)?;
-    let mut cmd = KazooProgram::prepare(script)?.command();
+) -> Result<HashMap<Workload, Vec<Throughput>>, String> {
+    let sources = [("kazoo_bench.py", KAZOO_SOURCE), peers::KAZOO_PEERS];
+    let mut cmd = KazooProgram::prepare_embedded(&sources, tmp)?.command();
     let mut args = peer_args(paths, connect);
     args.extend(timing_args(set));
     args.extend(set.workloads.iter().map(|w| w.spec()));

@@ -8,6 +8,7 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
+use conformance::bench::Throughput;
 use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest, DeleteRequest,
@@ -17,7 +18,7 @@ use zk_proto::{
 use crate::{
     cpu::process_cpu,
     settings::{Paths, Settings},
-    workloads::{Kind, Measure, Workload},
+    workloads::{Kind, Workload},
     DATA_LEN, RING_FRAMES, SESSION_TIMEOUT,
 };
 
@@ -120,7 +121,7 @@ pub(crate) fn raw_run(
     w: Workload,
     paths: &Paths,
     set: &Settings,
-) -> io::Result<Vec<Measure>> {
+) -> io::Result<Vec<Throughput>> {
     let ring = Ring::new(w.kind, paths);
     let frames_per_op = match w.kind {
         Kind::Get => 1,
@@ -168,7 +169,7 @@ pub(crate) fn raw_run(
         let now = Instant::now();
         if !stopping && now >= phase_end {
             if rep >= 0 {
-                out.push(Measure {
+                out.push(Throughput {
                     ops: (replies - mark.0) / frames_per_op,
                     elapsed: now - mark.2,
                     cpu: process_cpu() - mark.3,

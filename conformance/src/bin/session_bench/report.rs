@@ -2,7 +2,9 @@
 
 use std::{collections::HashMap, fmt};
 
-use crate::workloads::{best, Measure, Outcome, Peer, Workload};
+use conformance::bench::Throughput;
+
+use crate::workloads::{best, Outcome, Peer, Workload};
 
 pub(crate) struct Cell<'a>(&'a Outcome);
 
@@ -15,7 +17,7 @@ impl fmt::Display for Cell<'_> {
     }
 }
 
-pub(crate) fn ratio(a: &Outcome, b: &Outcome, value: fn(&Measure) -> f64) -> Option<f64> {
+pub(crate) fn ratio(a: &Outcome, b: &Outcome, value: fn(&Throughput) -> f64) -> Option<f64> {
     match (a, b) {
         (Ok(a), Ok(b)) => Some(value(a) / value(b)),
         _ => None,
@@ -57,8 +59,8 @@ pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[
             get(w, Peer::Kazoo),
         )
     };
-    let tput = |m: &Measure| m.ops_per_sec();
-    let cpu = |m: &Measure| m.cpu_us_per_op();
+    let tput = |m: &Throughput| m.ops_per_sec();
+    let cpu = |m: &Throughput| m.cpu_us_per_op();
 
     println!();
     println!(
@@ -141,7 +143,7 @@ pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[
 /// zk-session over plain TCP and over TLS, from the same run.
 pub(crate) fn report_tls(
     results: &HashMap<(Workload, Peer), Outcome>,
-    tls_reps: &HashMap<Workload, Vec<Measure>>,
+    tls_reps: &HashMap<Workload, Vec<Throughput>>,
     workloads: &[Workload],
 ) {
     println!();

@@ -1,6 +1,7 @@
-//! The workloads (getData, create+delete at a window), the clients measured and a measurement.
+//! The workloads (getData, create+delete at a window), the clients measured and the best of
+//! their repetitions.
 
-use std::time::Duration;
+use conformance::bench::Throughput;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Kind {
@@ -73,30 +74,10 @@ impl Peer {
     }
 }
 
-/// One timed repetition.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Measure {
-    pub(crate) ops: u64,
-    pub(crate) elapsed: Duration,
-    /// Client process CPU time over the same interval.
-    pub(crate) cpu: Duration,
-    pub(crate) errors: u64,
-}
-
-impl Measure {
-    pub(crate) fn ops_per_sec(&self) -> f64 {
-        self.ops as f64 / self.elapsed.as_secs_f64()
-    }
-
-    pub(crate) fn cpu_us_per_op(&self) -> f64 {
-        self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
-    }
-}
-
 /// The best repetition, or why there is none.
-pub(crate) type Outcome = Result<Measure, String>;
+pub(crate) type Outcome = Result<Throughput, String>;
 
-pub(crate) fn best(reps: &[Measure]) -> Outcome {
+pub(crate) fn best(reps: &[Throughput]) -> Outcome {
     reps.iter()
         .copied()
         .max_by(|a, b| a.ops_per_sec().total_cmp(&b.ops_per_sec()))

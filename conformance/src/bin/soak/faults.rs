@@ -11,7 +11,7 @@
 use std::{
     collections::{BTreeMap, HashSet},
     process::Command,
-    sync::{Arc, Mutex as StdMutex},
+    sync::{Arc, Mutex as StdMutex, MutexGuard},
     thread,
     time::{Duration, Instant},
 };
@@ -102,6 +102,21 @@ pub struct WorkerView {
     pub id: usize,
     pub pid: u32,
     pub live: Arc<StdMutex<Live>>,
+}
+
+impl WorkerView {
+    /// Its live state; a reader that panicked while holding it does not take it along.
+    pub fn state(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The workers among `workers` whose live state passes `test`.
+fn workers_where<'a>(
+    workers: impl IntoIterator<Item = &'a WorkerView>,
+    test: impl Fn(&Live) -> bool,
+) -> Vec<&'a WorkerView> {
+    workers.into_iter().filter(|w| test(&w.state())).collect()
 }
 
 /// A client process pause, or a partition of the client in the network namespace.
@@ -233,15 +248,8 @@ impl Driver<'_> {
             }
             Kind::RestartMember => {
                 self.say(&format!("{}: {}", kind.name(), self.member_label(member)));
-                match self.ens.server(member).restart() {
-                    Ok(_) => true,
-                    Err(e) => {
-                        self.log
-                            .heal_failures
-                            .push(format!("restart of member {member}: {e}"));
-                        false
-                    }
-                }
+                let restarted = self.ens.server(member).restart();
+                self.healed(&format!("restart of member {member}"), restarted)
             }
             Kind::PauseMember => {
                 let frozen = self.ms(500, 2 * timeout_ms);
@@ -315,17 +323,10 @@ impl Driver<'_> {
                 thread::sleep(down);
                 let a = self.ens.server(member).start_no_wait();
                 let b = self.ens.server(other).start_no_wait();
-                let ok = a.is_ok()
-                    && b.is_ok()
-                    && match self.ens.wait_healthy(HEAL_TIMEOUT) {
-                        Ok(_) => true,
-                        Err(e) => {
-                            self.log
-                                .heal_failures
-                                .push(format!("after quorum loss: {e}"));
-                            false
-                        }
-                    };
+                let ok = a.is_ok() && b.is_ok() && {
+                    let healthy = self.ens.wait_healthy(HEAL_TIMEOUT);
+                    self.healed("after quorum loss", healthy)
+                };
                 self.log.quorum_lost_for += lost_at.elapsed();
                 ok
             }
@@ -352,36 +353,9 @@ impl Driver<'_> {
 
     /// Pauses a client process, preferring one that holds a lock (then one that leads).
     fn pause_client(&mut self, kind: Kind, pick: u64, frozen: Duration, long: bool) -> bool {
-        let live: Vec<&WorkerView> = self
-            .workers
-            .iter()
-            .filter(|w| {
-                let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
-                l.ready && !l.done
-            })
-            .collect();
-        let holders: Vec<&WorkerView> = live
-            .iter()
-            .copied()
-            .filter(|w| {
-                !w.live
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .holds
-                    .is_empty()
-            })
-            .collect();
-        let leaders: Vec<&WorkerView> = live
-            .iter()
-            .copied()
-            .filter(|w| {
-                !w.live
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .leading
-                    .is_empty()
-            })
-            .collect();
+        let live = workers_where(self.workers, |l| l.ready && !l.done);
+        let holders = workers_where(live.iter().copied(), |l| !l.holds.is_empty());
+        let leaders = workers_where(live.iter().copied(), |l| !l.leading.is_empty());
         let pool = if !holders.is_empty() {
             holders
         } else if !leaders.is_empty() {
@@ -401,7 +375,7 @@ impl Driver<'_> {
         }
         // Read right after the stop: what the frozen process believes it holds.
         let (held, leading) = {
-            let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
+            let l = w.state();
             let mut held: Vec<(String, u64)> = l.holds.iter().cloned().collect();
             held.sort();
             (held, l.leading.iter().copied().collect::<Vec<_>>())
@@ -450,7 +424,7 @@ impl Driver<'_> {
         }
         // What the process believes it holds as the cut begins; it runs on, unlike a pause.
         let mut held: Vec<(String, u64)> = {
-            let l = w.live.lock().unwrap_or_else(|e| e.into_inner());
+            let l = w.state();
             let mut held: Vec<(String, u64)> = l.holds.iter().cloned().collect();
             held.sort();
             held.extend(l.leading.iter().map(|t| (crate::LEADER.to_owned(), *t)));
@@ -467,9 +441,7 @@ impl Driver<'_> {
         ));
         thread::sleep(cut);
         let healed = ns.heal();
-        if let Err(e) = &healed {
-            self.log.heal_failures.push(format!("partition heal: {e}"));
-        }
+        let healed = self.healed("partition heal", healed);
         self.log.partitions.push(PauseWindow {
             worker: w.id,
             start_us,
@@ -477,17 +449,22 @@ impl Driver<'_> {
             long,
             held,
         });
-        healed.is_ok()
+        healed
     }
 
     /// Starts a killed member and waits until it serves.
     fn start_member(&mut self, i: usize) -> bool {
-        match self.ens.server(i).start() {
+        let started = self.ens.server(i).start();
+        self.healed(&format!("start of member {i}"), started)
+    }
+
+    /// Whether `result`, a step of healing, succeeded; its error is logged as a heal failure
+    /// of `what`.
+    fn healed<T, E: std::fmt::Display>(&mut self, what: &str, result: Result<T, E>) -> bool {
+        match result {
             Ok(_) => true,
             Err(e) => {
-                self.log
-                    .heal_failures
-                    .push(format!("start of member {i}: {e}"));
+                self.log.heal_failures.push(format!("{what}: {e}"));
                 false
             }
         }

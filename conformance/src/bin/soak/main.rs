@@ -413,11 +413,7 @@ fn start_workers(
         procs.push(spawn_worker(o, id, &hosts, dir, ns)?);
     }
     let ready_by = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < ready_by
-        && procs
-            .iter()
-            .any(|p| !p.view.live.lock().unwrap_or_else(|e| e.into_inner()).ready)
-    {
+    while Instant::now() < ready_by && procs.iter().any(|p| !p.view.state().ready) {
         thread::sleep(Duration::from_millis(100));
     }
     Ok(procs)
