@@ -87,7 +87,7 @@ impl Driver {
     async fn run(mut self: Box<Self>) {
         let timer = sleep_until(Instant::now());
         tokio::pin!(timer);
-        let mut armed: Option<Instant> = None;
+        let mut armed: Option<Armed> = None;
         loop {
             self.run_actions().await;
             if self.core.is_ended() && !self.rx_open {
@@ -117,12 +117,11 @@ impl Driver {
         &mut self,
         cx: &mut Context<'_>,
         mut timer: Pin<&mut Sleep>,
-        armed: &mut Option<Instant>,
+        armed: &mut Option<Armed>,
     ) -> Poll<Step> {
         let mut pending = Registered::default();
         loop {
             let mut progress = false;
-            self.arm(timer.as_mut(), armed, &mut pending);
             if armed.is_some() && !pending.timer {
                 match self.poll_timer(cx, timer.as_mut(), armed) {
                     Poll::Ready(()) => progress = true,
@@ -182,6 +181,12 @@ impl Driver {
             if self.core.has_actions() || (self.core.is_ended() && !self.rx_open) {
                 return Poll::Ready(Step::Again);
             }
+            // Armed once the pass has settled, not after each source: a ping written in the
+            // pass would otherwise re-arm the timer twice (the read deadline, then the ping's).
+            if !progress && self.arm(timer.as_mut(), armed) {
+                pending.timer = false;
+                progress = true;
+            }
             if !progress {
                 return Poll::Pending;
             }
@@ -194,15 +199,29 @@ impl Driver {
 
     /// An earlier deadline re-arms the timer; a later one waits for it to fire (the core
     /// ignores early calls), which spares a reset per write. Far deadlines wake on a grid
-    /// that idle sessions share.
-    fn arm(&self, timer: Pin<&mut Sleep>, armed: &mut Option<Instant>, pending: &mut Registered) {
-        if let Some(t) = self.core.poll_timeout() {
-            if armed.is_none_or(|a| t < a) {
+    /// that idle sessions share. Returns whether it re-armed: the timer must then be polled,
+    /// so that it holds the task's waker.
+    fn arm(&self, timer: Pin<&mut Sleep>, armed: &mut Option<Armed>) -> bool {
+        let Some(t) = self.core.poll_timeout() else {
+            return false;
+        };
+        match armed {
+            // The timer wakes at or before `t`; or `t` is the deadline it was armed for (most
+            // passes find the same one), which then needs no clock or grid again.
+            Some(a) if t >= a.at || t == a.deadline => false,
+            _ => {
                 let at = deadline_grid::wake_at(t, Instant::now());
-                if armed.is_none_or(|a| at < a) {
-                    timer.reset(at);
-                    *armed = Some(at);
-                    pending.timer = false;
+                match armed {
+                    // The timer wakes at or before `at` already.
+                    Some(a) if at >= a.at => {
+                        a.deadline = t;
+                        false
+                    }
+                    _ => {
+                        timer.reset(at);
+                        *armed = Some(Armed { deadline: t, at });
+                        true
+                    }
                 }
             }
         }
@@ -213,7 +232,7 @@ impl Driver {
         &mut self,
         cx: &mut Context<'_>,
         timer: Pin<&mut Sleep>,
-        armed: &mut Option<Instant>,
+        armed: &mut Option<Armed>,
     ) -> Poll<()> {
         std::task::ready!(timer.poll(cx));
         *armed = None;
@@ -263,17 +282,21 @@ impl Driver {
     /// Returns whether it took any, and whether the queue was found empty (holding the
     /// task's waker).
     fn poll_commands(&mut self, cx: &mut Context<'_>) -> (bool, bool) {
-        let now = Instant::now();
+        // Read from the clock only if a command came: most wake-ups bring none.
+        let mut now = None;
+        let mut now = || *now.get_or_insert_with(Instant::now);
         let mut taken = 0;
         loop {
             match self.rx.poll_recv(cx) {
                 Poll::Ready(None) => {
                     self.rx_open = false;
                     self.gathering = false;
+                    let now = now();
                     self.in_span(|d| d.core.handle_handles_gone(now));
                     return (true, false);
                 }
                 Poll::Ready(Some(cmd)) => {
+                    let now = now();
                     self.in_span(|d| d.core.handle_command(cmd, now));
                     if self.gathering {
                         self.gathering = false;
@@ -426,6 +449,14 @@ enum Step {
     HungUp(Instant),
     Attempted(Result<Connection, ConnectFailure>),
     Probed(usize),
+}
+
+/// What the timer is armed for: the core's deadline, and when the timer wakes for it (on the
+/// grid for far deadlines).
+#[derive(Clone, Copy)]
+struct Armed {
+    deadline: Instant,
+    at: Instant,
 }
 
 /// The sources found pending in this call of `poll_step`: each holds the task's waker.
