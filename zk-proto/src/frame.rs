@@ -5,8 +5,8 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
 #[cfg(feature = "codec")]
-use crate::jute::{Record, WriteJute};
-use crate::{DecodeError, FrameError};
+use crate::jute::Record;
+use crate::{jute::WriteJute, DecodeError, FrameError};
 
 /// The Java client's and server's default maximum frame length (`jute.maxbuffer`).
 pub const DEFAULT_MAX_FRAME_LEN: usize = 0xfffff;
