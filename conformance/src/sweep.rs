@@ -156,6 +156,23 @@ pub struct SweepReport {
     pub violations: Vec<String>,
 }
 
+/// Prints what a sweep found, and fails the test on any violation, or when a future that
+/// `must_complete` never did.
+pub fn assert_swept(what: &str, report: &SweepReport, must_complete: bool) {
+    println!(
+        "{what}: dropped {} times, completed at k={:?}",
+        report.drops, report.completed_at
+    );
+    assert!(
+        report.violations.is_empty(),
+        "{what}: {:#?}",
+        report.violations
+    );
+    if must_complete {
+        assert!(report.completed_at.is_some(), "{what} never completed");
+    }
+}
+
 /// Runs `step(k)` for each k of `plan` until a step reports that its future completed
 /// (`Ok(true)`); `Ok(false)` means dropped and checked, `Err` a violation found after the
 /// drop at k (the sweep goes on, to find them all).
