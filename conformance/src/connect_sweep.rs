@@ -32,8 +32,23 @@ use zk_session::ClientBuilder;
 
 use crate::{
     four_letter_word,
-    sweep::{poll_then_drop, settle, sweep, SweepPlan, SweepReport},
+    sweep::{poll_then_drop, settle, sweep, Pause, SweepPlan, SweepReport},
 };
+
+/// The two sweeps of a connect: with a 1 ms sleep between polls (replies arrive between
+/// them; k = 0..=24, then every 6th k up to 120), and with a yield, which stops the
+/// handshake at many more points (k = 0..=24, then every 16th k up to 800).
+pub fn plans() -> [SweepPlan; 2] {
+    [
+        SweepPlan::default(),
+        SweepPlan {
+            pause: Pause::Yield,
+            stride: 16,
+            max: 800,
+            ..SweepPlan::default()
+        },
+    ]
+}
 
 /// What a server holds for its clients.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use conformance::{
-    connect_sweep::sweep_connect,
-    sweep::{assert_swept, Pause, SweepPlan},
+    connect_sweep::{plans, sweep_connect},
+    sweep::assert_swept,
     SaslServer, Standalone,
 };
 use zk_session::{Client, SaslConfig};
@@ -23,20 +23,6 @@ use zk_session::{Client, SaslConfig};
 /// Far longer than [`SETTLE`]: the server does not expire a session left behind meanwhile.
 const SESSION: Duration = Duration::from_secs(30);
 const SETTLE: Duration = Duration::from_secs(5);
-
-/// The two sweeps: sleeps let replies arrive between polls, yields stop the future at many
-/// more points of its own work.
-fn plans() -> [SweepPlan; 2] {
-    [
-        SweepPlan::default(),
-        SweepPlan {
-            pause: Pause::Yield,
-            stride: 16,
-            max: 800,
-            ..SweepPlan::default()
-        },
-    ]
-}
 
 #[tokio::test]
 async fn a_dropped_connect_leaves_no_session_and_no_connection() {

@@ -10,7 +10,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{shared_kdc, Ensemble, Kdc, KerberosServer, ServerOptions, Standalone};
+use conformance::{
+    connect_sweep::sweep_connect,
+    shared_kdc,
+    sweep::{assert_swept, polls_to_complete, Pause, SweepPlan},
+    Ensemble, Kdc, KerberosServer, ServerOptions, Standalone,
+};
 use recipes_support::{assert_no_auth, kill_and_reconnect, sasl_ids, soon, unique_under, Proxy};
 use zk_session::{
     Acl, Client, ConnectError, CreateOptions, EndReason, Error, ErrorCode, EventType, GssapiConfig,
@@ -287,4 +292,37 @@ async fn authentication_survives_failovers_between_members_with_their_own_princi
     let event = soon("the watch", watch).await.unwrap();
     assert_eq!(event.event_type(), EventType::NodeDataChanged);
     c.delete(&path, Version::Any).await.unwrap();
+}
+
+/// The cancellation sweep of a GSSAPI connect (see connect_sweep.rs, and
+/// `conformance::connect_sweep`): after each drop the server holds no session and no
+/// connection of the dropped client within the settle time (5 s, the session timeout
+/// being 20 s), and a new connect works. On a multi-thread runtime, where the mechanism's
+/// calls into the C library run in `block_in_place` in the session task while the test's
+/// task polls and drops the connect on another worker: a drop then lands while the call
+/// runs, and the session task finds every handle gone once it returns. A server of its
+/// own, so that the other tests' sessions do not move its lists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_gssapi_connect_leaves_no_session_and_no_connection() {
+    let login = KerberosServer::create(shared_kdc(), &["zookeeper/localhost"]).unwrap();
+    let zk = Standalone::builder()
+        .options(login.apply(ServerOptions::default()))
+        .start()
+        .expect("a Kerberos server");
+    let cs = zk.connect_string();
+    // Yields on this runtime take far less time than the handshake, which the session task
+    // runs on the other worker: the yield sweep is fitted to a whole connect (the quickest
+    // of three: the first also fetches the service ticket).
+    let mut polls = u32::MAX;
+    for _ in 0..3 {
+        let (c, n) = polls_to_complete(builder(&cs, alice()).connect(), Pause::Yield).await;
+        c.expect("connect").close().await.unwrap();
+        polls = polls.min(n);
+    }
+    println!("a GSSAPI connect took {polls} polls a yield apart");
+    for plan in [SweepPlan::default(), SweepPlan::fitted(polls, Pause::Yield)] {
+        let builder = || builder(&cs, alice());
+        let report = sweep_connect(zk.client_addr(), &plan, Duration::from_secs(5), builder).await;
+        assert_swept(&format!("GSSAPI connect ({:?})", plan.pause), &report, true);
+    }
 }
