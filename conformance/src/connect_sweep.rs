@@ -32,7 +32,7 @@ use zk_session::ClientBuilder;
 
 use crate::{
     four_letter_word,
-    sweep::{poll_then_drop, settle, sweep, Pause, SweepPlan, SweepReport},
+    sweep::{poll_then_drop, polls_to_complete, settle, sweep, Pause, SweepPlan, SweepReport},
 };
 
 /// The two sweeps of a connect: with a 1 ms sleep between polls (replies arrive between
@@ -115,6 +115,26 @@ pub fn parse_cons(text: &str) -> Vec<String> {
         .filter(|l| l.starts_with('/'))
         .map(str::to_owned)
         .collect()
+}
+
+/// The two sweeps for a multi-thread runtime, where the session task runs on another worker
+/// than the test's: 800 yields take far less time than a handshake there, so the yield
+/// sweep is fitted to the polls a whole connect takes (the fewest of three: the first may
+/// do more, such as fetch a Kerberos service ticket).
+pub async fn fitted_plans<B>(builder: B) -> [SweepPlan; 2]
+where
+    B: Fn() -> ClientBuilder,
+{
+    let mut polls = u32::MAX;
+    for _ in 0..3 {
+        let (c, n) = polls_to_complete(builder().connect(), Pause::Yield).await;
+        if let Ok(c) = c {
+            let _ = c.close().await;
+        }
+        polls = polls.min(n);
+    }
+    println!("a connect took {polls} polls a yield apart");
+    [SweepPlan::default(), SweepPlan::fitted(polls, Pause::Yield)]
 }
 
 /// Settles, for at most `within`, until `server` holds nothing beyond `before`.

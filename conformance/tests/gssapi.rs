@@ -11,9 +11,9 @@ use std::{
 };
 
 use conformance::{
-    connect_sweep::sweep_connect,
+    connect_sweep::{fitted_plans, sweep_connect},
     shared_kdc,
-    sweep::{assert_swept, polls_to_complete, Pause, SweepPlan},
+    sweep::assert_swept,
     Ensemble, Kdc, KerberosServer, ServerOptions, Standalone,
 };
 use recipes_support::{assert_no_auth, kill_and_reconnect, sasl_ids, soon, unique_under, Proxy};
@@ -310,17 +310,8 @@ async fn a_dropped_gssapi_connect_leaves_no_session_and_no_connection() {
         .start()
         .expect("a Kerberos server");
     let cs = zk.connect_string();
-    // Yields on this runtime take far less time than the handshake, which the session task
-    // runs on the other worker: the yield sweep is fitted to a whole connect (the quickest
-    // of three: the first also fetches the service ticket).
-    let mut polls = u32::MAX;
-    for _ in 0..3 {
-        let (c, n) = polls_to_complete(builder(&cs, alice()).connect(), Pause::Yield).await;
-        c.expect("connect").close().await.unwrap();
-        polls = polls.min(n);
-    }
-    println!("a GSSAPI connect took {polls} polls a yield apart");
-    for plan in [SweepPlan::default(), SweepPlan::fitted(polls, Pause::Yield)] {
+    let plans = fitted_plans(|| builder(&cs, alice())).await;
+    for plan in plans {
         let builder = || builder(&cs, alice());
         let report = sweep_connect(zk.client_addr(), &plan, Duration::from_secs(5), builder).await;
         assert_swept(&format!("GSSAPI connect ({:?})", plan.pause), &report, true);
