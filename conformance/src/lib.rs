@@ -7,7 +7,7 @@
 //! - [`bench`](mod@bench) holds what the benchmark programs share;
 //! - [`peers`] compiles and runs the other clients the tests and benchmarks compare with
 //!   (Curator and the ZooKeeper Java client, kazoo);
-//! - [`sweep`] drives the cancellation sweep.
+//! - [`sweep`] drives the cancellation sweep, and [`connect_sweep`] sweeps `connect` with it.
 //!
 //! ```no_run
 //! use conformance::{Ensemble, Mode, Standalone};
@@ -20,6 +20,7 @@
 //! ```
 
 pub mod bench;
+pub mod connect_sweep;
 pub mod ephemeral_owner;
 pub mod load_average;
 pub mod peers;

@@ -113,6 +113,23 @@ impl Default for SweepPlan {
 }
 
 impl SweepPlan {
+    /// A plan for a future that took `polls` polls to complete with `pause`: every k up
+    /// to 24, then some 40 more up to twice `polls` (it may take longer when swept).
+    ///
+    /// ```
+    /// use conformance::sweep::{Pause, SweepPlan};
+    /// let plan = SweepPlan::fitted(4000, Pause::Yield);
+    /// assert_eq!((plan.dense, plan.stride, plan.max), (24, 100, 8000));
+    /// ```
+    pub fn fitted(polls: u32, pause: Pause) -> SweepPlan {
+        SweepPlan {
+            stride: (polls / 40).max(1),
+            max: polls.saturating_mul(2).max(24),
+            pause,
+            ..SweepPlan::default()
+        }
+    }
+
     /// The k of this plan, in order.
     ///
     /// ```
@@ -124,6 +141,24 @@ impl SweepPlan {
         let sparse =
             (self.dense + self.stride.max(1)..=self.max).step_by(self.stride.max(1) as usize);
         dense.chain(sparse)
+    }
+}
+
+/// Polls `fut` to the end, with `pause` before each poll after the first: its output, and
+/// how many polls it took (to fit a [`SweepPlan`] to a future whose length in polls is not
+/// known, such as one that another worker's task completes).
+pub async fn polls_to_complete<F: Future>(fut: F, pause: Pause) -> (F::Output, u32) {
+    let mut fut = pin!(fut);
+    let mut polls = 0;
+    loop {
+        if polls > 0 {
+            pause.wait().await;
+        }
+        polls += 1;
+        let polled = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        if let Poll::Ready(v) = polled {
+            return (v, polls);
+        }
     }
 }
 
@@ -154,6 +189,23 @@ pub struct SweepReport {
     pub completed_at: Option<u32>,
     /// What the step's checks found, prefixed with the k.
     pub violations: Vec<String>,
+}
+
+/// Prints what a sweep found, and fails the test on any violation, or when a future that
+/// `must_complete` never did.
+pub fn assert_swept(what: &str, report: &SweepReport, must_complete: bool) {
+    println!(
+        "{what}: dropped {} times, completed at k={:?}",
+        report.drops, report.completed_at
+    );
+    assert!(
+        report.violations.is_empty(),
+        "{what}: {:#?}",
+        report.violations
+    );
+    if must_complete {
+        assert!(report.completed_at.is_some(), "{what} never completed");
+    }
 }
 
 /// Runs `step(k)` for each k of `plan` until a step reports that its future completed

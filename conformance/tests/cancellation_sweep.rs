@@ -25,8 +25,8 @@ use std::{any::Any, cell::RefCell, net::SocketAddr, time::Duration};
 use conformance::{
     shared_standalone,
     sweep::{
-        child_watches, expect_clean, poll_then_drop, sweep, watches_of, Pause, SweepPlan,
-        SweepReport,
+        assert_swept, child_watches, expect_clean, poll_then_drop, sweep, watches_of, Pause,
+        SweepPlan,
     },
 };
 use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acquire_and_release};
@@ -108,21 +108,6 @@ impl Env {
             .await
             .map_err(|e| format!("another contender could not take the lock: {e}"))?;
         g.release().await.map_err(|e| format!("release: {e}"))
-    }
-}
-
-fn assert_swept(what: &str, report: &SweepReport, must_complete: bool) {
-    println!(
-        "{what}: dropped {} times, completed at k={:?}",
-        report.drops, report.completed_at
-    );
-    assert!(
-        report.violations.is_empty(),
-        "{what}: {:#?}",
-        report.violations
-    );
-    if must_complete {
-        assert!(report.completed_at.is_some(), "{what} never completed");
     }
 }
 

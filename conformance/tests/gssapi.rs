@@ -10,7 +10,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use conformance::{shared_kdc, Ensemble, Kdc, KerberosServer, ServerOptions, Standalone};
+use conformance::{
+    connect_sweep::{fitted_plans, sweep_connect},
+    shared_kdc,
+    sweep::assert_swept,
+    Ensemble, Kdc, KerberosServer, ServerOptions, Standalone,
+};
 use recipes_support::{assert_no_auth, kill_and_reconnect, sasl_ids, soon, unique_under, Proxy};
 use zk_session::{
     Acl, Client, ConnectError, CreateOptions, EndReason, Error, ErrorCode, EventType, GssapiConfig,
@@ -287,4 +292,28 @@ async fn authentication_survives_failovers_between_members_with_their_own_princi
     let event = soon("the watch", watch).await.unwrap();
     assert_eq!(event.event_type(), EventType::NodeDataChanged);
     c.delete(&path, Version::Any).await.unwrap();
+}
+
+/// The cancellation sweep of a GSSAPI connect (see connect_sweep.rs, and
+/// `conformance::connect_sweep`): after each drop the server holds no session and no
+/// connection of the dropped client within the settle time (5 s, the session timeout
+/// being 20 s), and a new connect works. On a multi-thread runtime, where the mechanism's
+/// calls into the C library run in `block_in_place` in the session task while the test's
+/// task polls and drops the connect on another worker: a drop then lands while the call
+/// runs, and the session task finds every handle gone once it returns. A server of its
+/// own, so that the other tests' sessions do not move its lists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_gssapi_connect_leaves_no_session_and_no_connection() {
+    let login = KerberosServer::create(shared_kdc(), &["zookeeper/localhost"]).unwrap();
+    let zk = Standalone::builder()
+        .options(login.apply(ServerOptions::default()))
+        .start()
+        .expect("a Kerberos server");
+    let cs = zk.connect_string();
+    let plans = fitted_plans(|| builder(&cs, alice())).await;
+    for plan in plans {
+        let builder = || builder(&cs, alice());
+        let report = sweep_connect(zk.client_addr(), &plan, Duration::from_secs(5), builder).await;
+        assert_swept(&format!("GSSAPI connect ({:?})", plan.pause), &report, true);
+    }
 }

@@ -472,6 +472,10 @@ impl ClientBuilder {
 
     /// Starts the session and waits until it is connected.
     ///
+    /// Dropping the future before it completes stops the session: a session the server
+    /// already made for it (the connect request went out) is closed as soon as its
+    /// handshake is over, rather than left on the server until it expires.
+    ///
     /// ```no_run
     /// # async fn example() -> zk_session::Result<()> {
     /// use std::time::Duration;

@@ -5,13 +5,13 @@
 
 use std::{future::Future, time::Duration};
 
-use conformance::sweep::{poll_then_drop, sweep, Pause, SweepPlan};
+use conformance::sweep::{assert_swept, poll_then_drop, sweep, Pause, SweepPlan};
 use zk_recipes::{
     DistributedAtomicLong, DoubleBarrier, GroupMember, PersistentNode, ReadWriteLock, RecipeError,
     Semaphore, SharedCount,
 };
 
-use super::{assert_swept, Env, SETTLE};
+use super::{Env, SETTLE};
 
 /// What the session may own under the path after a drop: these nodes, watches on these
 /// paths.

@@ -26,13 +26,15 @@ impl SessionCore {
     }
 
     /// Every handle is gone: close the session politely if connected, end it otherwise.
+    /// During a handshake the connect request may already have made a session on the
+    /// server, which would live there until it expires: the handshake goes on, and the
+    /// session is closed as soon as it is over (see `handshake_done`).
     pub fn handle_handles_gone(&mut self, now: Instant) {
         match self.phase {
             Phase::Connected { .. } if !self.closing => self.send_close(now),
+            Phase::Handshaking { .. } => self.closing = true,
             Phase::Connected { .. } | Phase::Ended(_) => {}
-            Phase::Backoff { .. } | Phase::Connecting { .. } | Phase::Handshaking { .. } => {
-                self.end(End::Closed)
-            }
+            Phase::Backoff { .. } | Phase::Connecting { .. } => self.end(End::Closed),
         }
     }
 
@@ -93,7 +95,7 @@ impl SessionCore {
         }
     }
 
-    fn send_close(&mut self, now: Instant) {
+    pub(super) fn send_close(&mut self, now: Instant) {
         self.closing = true;
         self.send_internal(Request::CloseSession);
         let wait = self.timers.read_timeout.max(Duration::from_millis(100));

@@ -112,7 +112,7 @@ impl SessionCore {
             );
             // The server hangs up after the response; an expired session gets no SASL.
             self.timers.attempt_until = None;
-            if self.cfg.new_session_on_expiry && self.ever_connected {
+            if self.cfg.new_session_on_expiry && self.ever_connected && !self.closing {
                 self.actions.push_back(Action::Disconnect);
                 self.wbuf.clear();
                 self.session_expired(now);
@@ -150,10 +150,14 @@ impl SessionCore {
             .map_err(ConnectFailure::from)
     }
 
-    /// The handshake is over: connected; auth, watches and waiting requests go out.
+    /// The handshake is over: connected; auth, watches and waiting requests go out, or,
+    /// when every handle went during the handshake, the close.
     fn handshake_done(&mut self, response: &ConnectResponse, host: usize, now: Instant) {
         self.timers.attempt_until = None;
         self.established(response, host, now);
+        if self.closing {
+            return self.send_close(now);
+        }
         self.replay();
         if response.read_only && self.cfg.hosts.len() > 1 {
             self.actions

@@ -154,6 +154,10 @@ impl SessionCore {
             );
             return self.end(End::AuthFailed);
         }
+        // Every handle went during the handshake: nobody waits for another attempt.
+        if self.closing {
+            return self.end(End::Closed);
+        }
         trace::debug!(server = %trace::Server(&self.cfg.hosts[host]), reason, "connect failed");
         self.actions.push_back(Action::Disconnect);
         let c = &mut self.reconnect;

@@ -293,3 +293,56 @@ fn the_session_is_lost_while_every_handshake_times_out() {
     assert_eq!(h.accept_as(SESSION, TIMEOUT_MS), Some(SESSION));
     assert_eq!(h.shared.publisher.state(), SessionState::Connected);
 }
+
+/// The connect request may already have made a session on the server: when every handle
+/// goes during the handshake, the session is closed once the handshake is over, rather
+/// than left on the server until it expires.
+#[test]
+fn handles_gone_during_the_handshake_close_the_session_it_makes() {
+    let mut h = Harness::new(config(3));
+    let _ = h.open().unwrap();
+    h.core.handle_handles_gone(h.now);
+    assert!(matches!(h.core.phase(), Phase::Handshaking { .. }));
+    assert_eq!(actions(&mut h), []);
+    h.respond(&response(SESSION, TIMEOUT_MS, false));
+    h.take_written();
+    let sent: Vec<_> = h.pending.iter().map(|w| w.op).collect();
+    assert_eq!(sent, [OpCode::CloseSession], "the close and nothing else");
+    h.serve_all();
+    assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+    assert_eq!(actions(&mut h), [Action::Disconnect]);
+}
+
+/// A handshake that fails after every handle went ends the session: no other server is
+/// tried for nobody.
+#[test]
+fn handles_gone_then_a_failed_handshake_end_the_session_without_another_attempt() {
+    for fail in ["hang-up", "timeout", "expired"] {
+        let mut h = Harness::new(config(3));
+        let _ = h.open().unwrap();
+        h.core.handle_handles_gone(h.now);
+        match fail {
+            "hang-up" => h.core.handle_disconnected(h.now),
+            "timeout" => {
+                h.advance(Duration::from_secs(10));
+            }
+            _ => h.respond(&response(SESSION, 0, false)),
+        }
+        assert!(h.core.is_ended(), "{fail}: {:?}", h.core.phase());
+        assert_no_attempt(&mut h);
+    }
+}
+
+/// Before any connect request went out there is no session to close: the session ends at
+/// once.
+#[test]
+fn handles_gone_before_the_stream_opens_end_the_session_at_once() {
+    let mut h = Harness::new(config(3));
+    let (host, _) = h.connect_action().unwrap();
+    h.core.handle_handles_gone(h.now);
+    assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+    assert_eq!(actions(&mut h), [Action::Disconnect]);
+    // The stream that opens late carries nothing.
+    h.core.handle_stream_opened(host, h.now);
+    assert!(h.core.transmit().is_empty());
+}

@@ -237,3 +237,22 @@ fn an_expired_session_gets_no_sasl() {
     );
     assert_eq!(h.shared.publisher.state(), SessionState::Expired);
 }
+
+/// The server made the session with its ConnectResponse: when every handle goes during the
+/// exchange, the exchange ends and the session is closed, not left to expire.
+#[test]
+fn handles_gone_during_the_exchange_close_the_session_after_it() {
+    let mut h = sasl_harness(3);
+    open_and_respond(&mut h);
+    let (xid, _) = sasl_packet(&mut h);
+    h.core.handle_handles_gone(h.now);
+    assert!(matches!(h.core.phase(), Phase::Handshaking { .. }));
+    answer(&mut h, xid, 0, Some(b"challenge"));
+    let (xid, _) = sasl_packet(&mut h);
+    answer(&mut h, xid, 0, None);
+    h.take_written();
+    let sent: Vec<_> = h.pending.iter().map(|w| w.op).collect();
+    assert_eq!(sent, [OpCode::CloseSession]);
+    h.serve_all();
+    assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+}
