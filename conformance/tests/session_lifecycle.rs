@@ -157,3 +157,28 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     }
     assert!(ok);
 }
+
+/// A client whose last handle goes while it reconnects does not leave its session, and its
+/// ephemerals, on the server until the session expires: it goes on reconnecting only to
+/// close it. (The Java client and kazoo leave it to expire.)
+#[tokio::test]
+async fn a_client_dropped_while_reconnecting_closes_its_session_once_back() {
+    let (proxy, c) = proxied_client(30, |b| b).await;
+    let watcher = client().await;
+    let b = base(&watcher, "dropreconnect").await;
+    let e = format!("{b}/e");
+    c.create(&e, b"", CreateOptions::ephemeral()).await.unwrap();
+    proxy.partition(true);
+    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
+    drop(c);
+    // Refused meanwhile: the client keeps trying rather than give up on the first refusal.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, gone) = watcher.exists_watch(&e).await.unwrap();
+    proxy.partition(false);
+    // Far sooner than the 30 s session timeout.
+    let ev = tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .expect("the ephemeral goes with the closed session")
+        .unwrap();
+    assert_eq!(ev.event_type(), EventType::NodeDeleted);
+}

@@ -40,7 +40,9 @@ const CONFIG_NODE: &str = "/zookeeper/config";
 ///
 /// The session lives in a background task that owns the connection: it pipelines requests,
 /// sends heartbeats, reconnects to other servers with the same session, and re-registers
-/// watches. When the last handle is dropped the session is closed.
+/// watches. When the last handle is dropped the session is closed, and its ephemerals go
+/// with it: if the client is reconnecting then, the task goes on reconnecting only to
+/// close the session, until the session would have expired (then the server expires it).
 ///
 /// ```no_run
 /// # async fn f() -> zk_session::Result<()> {

@@ -26,16 +26,26 @@ impl SessionCore {
     }
 
     /// Every handle is gone: close the session politely if connected, end it otherwise.
-    /// During a handshake the connect request may already have made a session on the
-    /// server, which would live there until it expires: the handshake goes on, and the
-    /// session is closed as soon as it is over (see `handshake_done`).
+    /// A session that is on the server would live there until it expires, its ephemerals
+    /// with it: the handshake under way goes on only to close it (a connect request went
+    /// out: see `handshake_done`), and a session that was connected before this reconnect
+    /// is reconnected only to close it, until it would have expired (`closes_on_reconnect`).
     pub fn handle_handles_gone(&mut self, now: Instant) {
         match self.phase {
             Phase::Connected { .. } if !self.closing => self.send_close(now),
             Phase::Handshaking { .. } => self.closing = true,
+            Phase::Backoff { .. } | Phase::Connecting { .. } if self.closes_on_reconnect() => {
+                self.closing = true
+            }
             Phase::Connected { .. } | Phase::Ended(_) => {}
             Phase::Backoff { .. } | Phase::Connecting { .. } => self.end(End::Closed),
         }
+    }
+
+    /// The session is known to the server (connected before, not yet presumed lost): worth
+    /// reconnecting to, only to close it.
+    pub(super) fn closes_on_reconnect(&self) -> bool {
+        self.ever_connected && self.session_id != 0 && self.away != Away::Lost
     }
 
     fn command_connected(&mut self, cmd: Command, now: Instant) {

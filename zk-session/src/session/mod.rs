@@ -418,7 +418,8 @@ impl SessionCore {
             }
             Phase::Backoff { host, until } => {
                 self.check_lost(now);
-                if now >= until {
+                // Lost may end a session that only waited to be closed.
+                if now >= until && !self.is_ended() {
                     self.start_attempt(host, now);
                 }
             }

@@ -154,8 +154,8 @@ impl SessionCore {
             );
             return self.end(End::AuthFailed);
         }
-        // Every handle went during the handshake: nobody waits for another attempt.
-        if self.closing {
+        // Every handle went: another attempt only for a session there is to close.
+        if self.closing && !self.closes_on_reconnect() {
             return self.end(End::Closed);
         }
         trace::debug!(server = %trace::Server(&self.cfg.hosts[host]), reason, "connect failed");
@@ -328,6 +328,11 @@ impl SessionCore {
             return;
         }
         self.timers.lost_at = None;
+        if self.closing {
+            // Nobody is left to hear of it, and the session that was to be closed has
+            // expired by now, or is about to.
+            return self.end(End::Closed);
+        }
         self.away = Away::Lost;
         self.publish(SessionEvent::Lost);
         // The wait for a reconnect ends here: without it, a request with no timeout would

@@ -7,7 +7,7 @@ use bytes::{BufMut, BytesMut};
 use tokio::sync::oneshot;
 use zk_proto::{jute::Record, OpCode};
 
-use super::harness::{config, frame, get_data, response, Harness, SESSION, TIMEOUT_MS};
+use super::harness::{config, frame, get_data, refused, response, Harness, SESSION, TIMEOUT_MS};
 use super::sasl::{assert_no_attempt, events};
 use crate::{
     command::Command,
@@ -304,13 +304,19 @@ fn handles_gone_during_the_handshake_close_the_session_it_makes() {
     h.core.handle_handles_gone(h.now);
     assert!(matches!(h.core.phase(), Phase::Handshaking { .. }));
     assert_eq!(actions(&mut h), []);
+    handshake_then_only_the_close(&mut h);
+    assert_eq!(actions(&mut h), [Action::Disconnect]);
+}
+
+/// The server accepts the session: the client sends the close and nothing else, and ends
+/// when it is answered.
+fn handshake_then_only_the_close(h: &mut Harness) {
     h.respond(&response(SESSION, TIMEOUT_MS, false));
     h.take_written();
     let sent: Vec<_> = h.pending.iter().map(|w| w.op).collect();
     assert_eq!(sent, [OpCode::CloseSession], "the close and nothing else");
     h.serve_all();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
-    assert_eq!(actions(&mut h), [Action::Disconnect]);
 }
 
 /// A handshake that fails after every handle went ends the session: no other server is
@@ -345,4 +351,54 @@ fn handles_gone_before_the_stream_opens_end_the_session_at_once() {
     // The stream that opens late carries nothing.
     h.core.handle_stream_opened(host, h.now);
     assert!(h.core.transmit().is_empty());
+}
+
+/// A session that was connected is still on the server while the client reconnects: when
+/// every handle goes then, one more attempt is made, only to close it.
+#[test]
+fn handles_gone_while_reconnecting_reconnect_only_to_close_the_session() {
+    let mut h = Harness::connected();
+    h.cut();
+    h.core.handle_handles_gone(h.now);
+    assert!(!h.core.is_ended(), "{:?}", h.core.phase());
+    let (_, request) = h.open().expect("one more attempt");
+    assert_eq!(request.session_id, SESSION, "for the session that is there");
+    handshake_then_only_the_close(&mut h);
+}
+
+/// A server that does not answer is tried again, for as long as the session could still be
+/// there: once it would have expired, the session ends without another attempt.
+#[test]
+fn handles_gone_while_reconnecting_retry_until_the_session_would_have_expired() {
+    let mut h = Harness::connected();
+    h.cut();
+    h.core.handle_handles_gone(h.now);
+    let gone_at = h.now;
+    let (mut attempts, mut last_attempt) = (0, h.now);
+    while let Some((host, _)) = h.connect_action() {
+        (attempts, last_attempt) = (attempts + 1, h.now);
+        h.core.handle_connect_failed(host, refused(), h.now);
+        assert!(attempts < 1_000, "still trying at {:?}", h.now - gone_at);
+    }
+    assert!(attempts > 1, "tried again after a failure");
+    assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+    // The session timeout counts from the cut, which came just before the handles went.
+    let timeout = Duration::from_millis(TIMEOUT_MS as u64);
+    assert!(
+        last_attempt - gone_at < timeout,
+        "an attempt after the session expired"
+    );
+    assert_no_attempt(&mut h);
+}
+
+/// A session the ensemble expired is not on the server: nothing to close, the new one the
+/// client was making is not made.
+#[test]
+fn handles_gone_while_replacing_an_expired_session_end_it_at_once() {
+    let mut h = Harness::connected();
+    h.cut();
+    assert_eq!(h.accept_as(0, 0), Some(SESSION), "the server says: expired");
+    h.core.handle_handles_gone(h.now);
+    assert!(h.core.is_ended(), "{:?}", h.core.phase());
+    assert_no_attempt(&mut h);
 }
