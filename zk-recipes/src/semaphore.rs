@@ -285,6 +285,9 @@ impl Semaphore {
             }
             Err(e) => {
                 pending.remove_now().await;
+                // Released before the answer, not by the guard's drop in the background: a
+                // caller who gave up finds no node of its own left.
+                let _ = guard.release().await;
                 Err(e)
             }
         }

@@ -391,10 +391,12 @@ impl DistributedAtomicLong {
             Err(RecipeError::Timeout) => return Ok(out),
             Err(e) => return Err(e),
         };
-        let (promoted_tries, r) = self.tries(&p.retry, &f).await?;
+        let tried = self.tries(&p.retry, &f).await;
         // The lock only ordered the tries; a failed release is the lock's business (its
-        // node is deleted in the background), not the counter's.
+        // node is deleted in the background), not the counter's. Released before a failed
+        // try's error too, so that no lock node is left when the caller hears of it.
         let _ = guard.release().await;
+        let (promoted_tries, r) = tried?;
         out = outcome(r, optimistic_tries, promoted_tries);
         Ok(out)
     }
