@@ -295,9 +295,10 @@ pub(crate) struct SessionCore {
     seen_rw_server: bool,
     /// Answered once the session is closed.
     close_waiters: Vec<oneshot::Sender<()>>,
-    /// A closeSession was sent, or is due once the handshake under way is over: a
-    /// connection that drops now ends the session instead of resuming it, as the Java client
-    /// does (the server expires it if the close never came).
+    /// A closeSession was sent, or is due once a handshake is over (every handle went during
+    /// it, or while the client reconnected): a connection that drops after the close went
+    /// out ends the session instead of resuming it, as the Java client does (the server
+    /// expires it if the close never came).
     closing: bool,
     /// Callers answered whose next request has not been taken yet (an estimate the driver
     /// asks for through [`SessionCore::expects_commands`] to batch writes).
