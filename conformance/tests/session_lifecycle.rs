@@ -182,3 +182,29 @@ async fn a_client_dropped_while_reconnecting_closes_its_session_once_back() {
         .unwrap();
     assert_eq!(ev.event_type(), EventType::NodeDeleted);
 }
+
+/// The close of a dropped client is lost with its connection (the proxy cuts it before the
+/// server has it): the client sends it again on a new connection rather than leave the
+/// session, and its ephemerals, until it expires.
+#[tokio::test]
+async fn a_dropped_clients_close_lost_with_its_connection_is_sent_again() {
+    let (proxy, c) = proxied_client(30, |b| b).await;
+    let watcher = client().await;
+    let b = base(&watcher, "droplostclose").await;
+    let e = format!("{b}/e");
+    c.create(&e, b"", CreateOptions::ephemeral()).await.unwrap();
+    let (_, gone) = watcher.exists_watch(&e).await.unwrap();
+    proxy.cut_request(OpCode::CloseSession, "");
+    drop(c);
+    // Far sooner than the 30 s session timeout.
+    let ev = tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .expect("the ephemeral goes with the closed session")
+        .unwrap();
+    assert_eq!(ev.event_type(), EventType::NodeDeleted);
+    assert_eq!(
+        proxy.count(OpCode::CloseSession),
+        2,
+        "the cut close, then the one sent again"
+    );
+}

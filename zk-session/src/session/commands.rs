@@ -28,9 +28,11 @@ impl SessionCore {
     /// Every handle is gone: close the session politely if connected, end it otherwise.
     /// A session that is on the server would live there until it expires, its ephemerals
     /// with it: the handshake under way goes on only to close it (a connect request went
-    /// out: see `handshake_done`), and a session that was connected before this reconnect
-    /// is reconnected only to close it, until it would have expired (`closes_on_reconnect`).
+    /// out: see `handshake_done`), and a session that was connected before this reconnect,
+    /// or whose close a dropped connection kept from the server, is reconnected only to
+    /// close it, until it would have expired (`closes_on_reconnect`).
     pub fn handle_handles_gone(&mut self, now: Instant) {
+        self.handles_gone = true;
         match self.phase {
             Phase::Connected { .. } if !self.closing => self.send_close(now),
             Phase::Handshaking { .. } => self.closing = true,

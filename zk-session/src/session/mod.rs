@@ -300,6 +300,9 @@ pub(crate) struct SessionCore {
     /// out ends the session instead of resuming it, as the Java client does (the server
     /// expires it if the close never came).
     closing: bool,
+    /// Every handle is gone: nobody waits for a close, so one that a dropped connection
+    /// kept from the server is tried again on a new one (`closes_on_reconnect`).
+    handles_gone: bool,
     /// Callers answered whose next request has not been taken yet (an estimate the driver
     /// asks for through [`SessionCore::expects_commands`] to batch writes).
     owed: usize,
@@ -336,6 +339,7 @@ impl SessionCore {
             ever_connected: false,
             close_waiters: Vec::new(),
             closing: false,
+            handles_gone: false,
             owed: 0,
         };
         core.next_attempt(now);

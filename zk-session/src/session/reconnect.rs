@@ -291,7 +291,12 @@ impl SessionCore {
         );
         let _ = host; // Only the log reads it (none without the `tracing` feature).
         let why = match why {
-            Drop_::Reconnect if self.closing => Drop_::End(End::Closed),
+            // A close of the user's is not retried (they wait for it); with every handle
+            // gone, the close goes out again on the next connection.
+            Drop_::Reconnect if self.closing && !self.handles_gone => Drop_::End(End::Closed),
+            Drop_::Reconnect if self.closing && !self.closes_on_reconnect() => {
+                Drop_::End(End::Closed)
+            }
             w => w,
         };
         if let Drop_::End(e) = why {

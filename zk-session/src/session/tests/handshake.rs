@@ -402,3 +402,20 @@ fn handles_gone_while_replacing_an_expired_session_end_it_at_once() {
     assert!(h.core.is_ended(), "{:?}", h.core.phase());
     assert_no_attempt(&mut h);
 }
+
+/// The close of a client whose handles are gone goes out, and the connection drops before
+/// the server has it: the session is still there, so the close goes out again on the next
+/// connection. (A close the user waits for is not retried: they hear the end at once.)
+#[test]
+fn a_close_lost_with_its_connection_is_sent_again_when_every_handle_is_gone() {
+    let mut h = Harness::connected();
+    h.core.handle_handles_gone(h.now);
+    h.take_written();
+    let sent: Vec<_> = h.pending.iter().map(|w| w.op).collect();
+    assert_eq!(sent, [OpCode::CloseSession]);
+    h.cut();
+    assert!(!h.core.is_ended(), "{:?}", h.core.phase());
+    let (_, request) = h.open().expect("one more attempt");
+    assert_eq!(request.session_id, SESSION);
+    handshake_then_only_the_close(&mut h);
+}
