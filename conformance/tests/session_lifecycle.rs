@@ -6,10 +6,10 @@ mod recipes_support;
 
 use std::time::Duration;
 
-use conformance::{shared_standalone, Standalone};
+use conformance::{fault_proxy::FaultProxy, shared_standalone, Standalone};
 use ops_support::{base, client, proxied_client, wait_for_state, within_secs};
 use zk_proto::OpCode;
-use zk_session::{Client, CreateOptions, Error, ErrorCode, EventType, SessionState};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, EventType, OneshotWatch, SessionState};
 
 /// A caller whose request fails with ConnectionLoss finds the state already Suspended: the
 /// state changes before the in-flight requests are failed. (The old order, fail then publish,
@@ -158,24 +158,19 @@ async fn request_timeout_fails_requests_made_while_disconnected() {
     assert!(ok);
 }
 
-/// A client whose last handle goes while it reconnects does not leave its session, and its
-/// ephemerals, on the server until the session expires: it goes on reconnecting only to
-/// close it. (The Java client and kazoo leave it to expire.)
-#[tokio::test]
-async fn a_client_dropped_while_reconnecting_closes_its_session_once_back() {
+/// A client behind its own fault proxy (30 s session) with an ephemeral znode, and another
+/// client (kept, or its watch ends) with a watch on that znode.
+async fn proxied_with_ephemeral(tag: &str) -> (FaultProxy, Client, (Client, OneshotWatch)) {
     let (proxy, c) = proxied_client(30, |b| b).await;
     let watcher = client().await;
-    let b = base(&watcher, "dropreconnect").await;
-    let e = format!("{b}/e");
+    let e = format!("{}/e", base(&watcher, tag).await);
     c.create(&e, b"", CreateOptions::ephemeral()).await.unwrap();
-    proxy.partition(true);
-    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
-    drop(c);
-    // Refused meanwhile: the client keeps trying rather than give up on the first refusal.
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, gone) = watcher.exists_watch(&e).await.unwrap();
-    proxy.partition(false);
-    // Far sooner than the 30 s session timeout.
+    (proxy, c, (watcher, gone))
+}
+
+/// The ephemeral goes with the closed session, far sooner than the 30 s session timeout.
+async fn deleted_soon((_watcher, gone): (Client, OneshotWatch)) {
     let ev = tokio::time::timeout(Duration::from_secs(10), gone)
         .await
         .expect("the ephemeral goes with the closed session")
@@ -183,25 +178,30 @@ async fn a_client_dropped_while_reconnecting_closes_its_session_once_back() {
     assert_eq!(ev.event_type(), EventType::NodeDeleted);
 }
 
+/// A client whose last handle goes while it reconnects does not leave its session, and its
+/// ephemerals, on the server until the session expires: it goes on reconnecting only to
+/// close it. (The Java client and kazoo leave it to expire.)
+#[tokio::test]
+async fn a_client_dropped_while_reconnecting_closes_its_session_once_back() {
+    let (proxy, c, gone) = proxied_with_ephemeral("dropreconnect").await;
+    proxy.partition(true);
+    within_secs(10, wait_for_state(&c, SessionState::Suspended)).await;
+    drop(c);
+    // Refused meanwhile: the client keeps trying rather than give up on the first refusal.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    proxy.partition(false);
+    deleted_soon(gone).await;
+}
+
 /// The close of a dropped client is lost with its connection (the proxy cuts it before the
 /// server has it): the client sends it again on a new connection rather than leave the
 /// session, and its ephemerals, until it expires.
 #[tokio::test]
 async fn a_dropped_clients_close_lost_with_its_connection_is_sent_again() {
-    let (proxy, c) = proxied_client(30, |b| b).await;
-    let watcher = client().await;
-    let b = base(&watcher, "droplostclose").await;
-    let e = format!("{b}/e");
-    c.create(&e, b"", CreateOptions::ephemeral()).await.unwrap();
-    let (_, gone) = watcher.exists_watch(&e).await.unwrap();
+    let (proxy, c, gone) = proxied_with_ephemeral("droplostclose").await;
     proxy.cut_request(OpCode::CloseSession, "");
     drop(c);
-    // Far sooner than the 30 s session timeout.
-    let ev = tokio::time::timeout(Duration::from_secs(10), gone)
-        .await
-        .expect("the ephemeral goes with the closed session")
-        .unwrap();
-    assert_eq!(ev.event_type(), EventType::NodeDeleted);
+    deleted_soon(gone).await;
     assert_eq!(
         proxy.count(OpCode::CloseSession),
         2,

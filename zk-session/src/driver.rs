@@ -205,26 +205,20 @@ impl Driver {
         let Some(t) = self.core.poll_timeout() else {
             return false;
         };
-        match armed {
-            // The timer wakes at or before `t`; or `t` is the deadline it was armed for (most
-            // passes find the same one), which then needs no clock or grid again.
-            Some(a) if t >= a.at || t == a.deadline => false,
-            _ => {
-                let at = deadline_grid::wake_at(t, Instant::now());
-                match armed {
-                    // The timer wakes at or before `at` already.
-                    Some(a) if at >= a.at => {
-                        a.deadline = t;
-                        false
-                    }
-                    _ => {
-                        timer.reset(at);
-                        *armed = Some(Armed { deadline: t, at });
-                        true
-                    }
-                }
-            }
+        // The timer wakes at or before `t`; or `t` is the deadline it was armed for (most
+        // passes find the same one), which then needs no clock or grid again.
+        if armed.is_some_and(|a| t >= a.at || t == a.deadline) {
+            return false;
         }
+        let at = deadline_grid::wake_at(t, Instant::now());
+        if let Some(a) = armed.as_mut().filter(|a| at >= a.at) {
+            // The timer wakes at or before `at` already.
+            a.deadline = t;
+            return false;
+        }
+        timer.reset(at);
+        *armed = Some(Armed { deadline: t, at });
+        true
     }
 
     /// The timer: when it fires, the core's deadlines are handled.

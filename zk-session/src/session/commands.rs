@@ -44,10 +44,11 @@ impl SessionCore {
         }
     }
 
-    /// The session is known to the server (connected before, not yet presumed lost): worth
-    /// reconnecting to, only to close it.
+    /// Every handle is gone (nobody waits for a close) and the session is known to the
+    /// server (connected before, not yet presumed lost): worth reconnecting to, only to
+    /// close it.
     pub(super) fn closes_on_reconnect(&self) -> bool {
-        self.ever_connected && self.session_id != 0 && self.away != Away::Lost
+        self.handles_gone && self.ever_connected && self.session_id != 0 && self.away != Away::Lost
     }
 
     fn command_connected(&mut self, cmd: Command, now: Instant) {

@@ -293,7 +293,6 @@ impl SessionCore {
         let why = match why {
             // A close of the user's is not retried (they wait for it); with every handle
             // gone, the close goes out again on the next connection.
-            Drop_::Reconnect if self.closing && !self.handles_gone => Drop_::End(End::Closed),
             Drop_::Reconnect if self.closing && !self.closes_on_reconnect() => {
                 Drop_::End(End::Closed)
             }
