@@ -5,6 +5,7 @@
 //! cargo run --release -p conformance --bin session_bench
 //! cargo run --release -p conformance --bin session_bench -- --secs 2 --reps 2 --only raw,ours
 //! cargo run --release -p conformance --bin session_bench -- --tls --only raw,ours --workloads get:1,get:64
+//! cargo run --release -p conformance --bin session_bench -- --only raw,tokio,mux,direct,ours --current-thread
 //! ```
 //!
 //! `--tls` gives the server a TLS port beside the plain one (so both are served by the Netty
@@ -20,6 +21,12 @@
 //!   `window` pre-encoded request frames in flight and counts reply frames by their length
 //!   prefix without decoding them (it only looks at the error field of each reply header, so
 //!   that a run of error replies cannot pass for throughput). The server-bound limit.
+//! - **tokio**: the raw loop on a tokio `TcpStream`, one task on the same runtime as ours:
+//!   what the runtime itself costs (its readiness waits and wake-ups), no client work.
+//! - **mux**: the smallest multiplexed client on tokio: one I/O task, `window` caller tasks
+//!   handing it pre-encoded frames and oneshots; the cost of ours' shape without its work.
+//! - **direct**: as mux, but each caller writes its own frame to the socket (under a lock)
+//!   and the I/O task only reads: what the hop from caller to session task costs.
 //! - **ours**: a zk-session `Client` on a multi-threaded tokio runtime; `window` tasks, each
 //!   awaiting one request after another on a clone of the client.
 //! - **Java**: `conformance/java/JavaClientBench.java`, compiled here with the machine's
@@ -37,11 +44,14 @@
 //! most half of Java's CPU time per op.
 
 mod cpu;
+mod direct;
+mod mux;
 mod ours;
 mod peer_runs;
 mod raw;
 mod report;
 mod settings;
+mod tokio_raw;
 mod workloads;
 
 use std::{collections::HashMap, env, fs, thread, time::Duration};
@@ -53,11 +63,14 @@ use conformance::{
 use zk_session::{Client, CreateOptions};
 
 use crate::{
+    direct::direct_run,
+    mux::mux_run,
     ours::{ours_run, tls_connect},
     peer_runs::{java_run, kazoo_run, PeerRun},
     raw::raw_run,
-    report::{report, report_tls},
+    report::{report, report_runtime, report_tls},
     settings::{Paths, Settings},
+    tokio_raw::tokio_raw_run,
     workloads::{best, Outcome, Peer, Workload, WORKLOADS},
 };
 
@@ -147,19 +160,39 @@ fn main() {
     // Raw and ours alternate, round after round, so that both see the same background load;
     // each keeps its best repetition over all rounds.
     let mut raw_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
+    let mut tokio_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
+    let mut mux_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
+    let mut direct_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
     let mut ours_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
     let mut tls_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
     for round in 0..set.timing.rounds {
         for w in set.workloads.iter().copied() {
             if peers.contains(&Peer::Raw) {
                 eprintln!("round {round}: raw  {} window {}", w.label(), w.window);
-                let entry = raw_reps.entry(w).or_insert_with(|| Ok(Vec::new()));
-                if let Ok(v) = entry {
-                    match raw_run(addr, w, &paths, &set) {
-                        Ok(m) => v.extend(m),
-                        Err(e) => *entry = Err(format!("raw loop: {e}")),
-                    }
-                }
+                keep(&mut raw_reps, w, "raw loop", || {
+                    raw_run(addr, w, &paths, &set)
+                });
+            }
+            if peers.contains(&Peer::Tokio) {
+                eprintln!("round {round}: tokio {} window {}", w.label(), w.window);
+                keep(&mut tokio_reps, w, "raw loop on tokio", || {
+                    rt.block_on(tokio_raw_run(addr, w, &paths, &set))
+                });
+            }
+            if peers.contains(&Peer::Mux) {
+                eprintln!("round {round}: mux  {} window {}", w.label(), w.window);
+                keep(&mut mux_reps, w, "smallest multiplexed client", || {
+                    rt.block_on(mux_run(addr, w, &paths, &set))
+                });
+            }
+            if peers.contains(&Peer::Direct) {
+                eprintln!("round {round}: direct {} window {}", w.label(), w.window);
+                keep(
+                    &mut direct_reps,
+                    w,
+                    "callers writing their own requests",
+                    || rt.block_on(direct_run(addr, w, &paths, &set)),
+                );
             }
             if peers.contains(&Peer::Ours) {
                 eprintln!("round {round}: ours {} window {}", w.label(), w.window);
@@ -177,8 +210,15 @@ fn main() {
             }
         }
     }
-    for (w, r) in raw_reps {
-        results.insert((w, Peer::Raw), r.and_then(|v| best(&v)));
+    for (peer, reps) in [
+        (Peer::Raw, raw_reps),
+        (Peer::Tokio, tokio_reps),
+        (Peer::Mux, mux_reps),
+        (Peer::Direct, direct_reps),
+    ] {
+        for (w, r) in reps {
+            results.insert((w, peer), r.and_then(|v| best(&v)));
+        }
     }
     for (w, v) in ours_reps {
         results.insert((w, Peer::Ours), best(&v));
@@ -234,8 +274,31 @@ fn main() {
     );
     start.print_load();
     report(&results, &set.workloads);
+    if [Peer::Tokio, Peer::Mux, Peer::Direct]
+        .iter()
+        .any(|p| peers.contains(p))
+    {
+        report_runtime(&results, &set.workloads);
+    }
     if set.tls {
         report_tls(&results, &tls_reps, &set.workloads);
     }
     drop(zk);
+}
+
+/// Adds one run's repetitions to a workload's, or keeps its first failure (the workload is
+/// then not run again for that client).
+fn keep(
+    reps: &mut HashMap<Workload, Result<Vec<Throughput>, String>>,
+    w: Workload,
+    what: &str,
+    run: impl FnOnce() -> std::io::Result<Vec<Throughput>>,
+) {
+    let entry = reps.entry(w).or_insert_with(|| Ok(Vec::new()));
+    if let Ok(v) = entry {
+        match run() {
+            Ok(m) => v.extend(m),
+            Err(e) => *entry = Err(format!("{what}: {e}")),
+        }
+    }
 }

@@ -58,6 +58,19 @@ pub(crate) async fn ours_run(
             }
         });
     }
+    let out = measure(&done, &errors, set).await;
+    stop.store(true, Ordering::Relaxed);
+    while workers.join_next().await.is_some() {}
+    out
+}
+
+/// Samples the ops and errors counted by running callers: a warm-up, then `set.reps`
+/// repetitions.
+pub(crate) async fn measure(
+    done: &AtomicU64,
+    errors: &AtomicU64,
+    set: &Settings,
+) -> Vec<Throughput> {
     let snapshot = || {
         (
             done.load(Ordering::Relaxed),
@@ -79,8 +92,6 @@ pub(crate) async fn ours_run(
             errors: b.1 - a.1,
         });
     }
-    stop.store(true, Ordering::Relaxed);
-    while workers.join_next().await.is_some() {}
     out
 }
 

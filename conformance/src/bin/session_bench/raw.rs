@@ -4,6 +4,7 @@
 use std::{
     io::{self, Read, Write},
     net::{SocketAddr, TcpStream},
+    ops::Range,
     time::{Duration, Instant},
 };
 
@@ -71,9 +72,10 @@ impl Ring {
         Ring { bytes, offsets }
     }
 
-    /// `n` frames from frame `at` (`at < RING_FRAMES`, `n <= RING_FRAMES`).
-    pub(crate) fn frames(&self, at: usize, n: usize) -> &[u8] {
-        &self.bytes[self.offsets[at]..self.offsets[at + n]]
+    /// Where `n` frames from frame `at` lie in `bytes` (`at < RING_FRAMES`,
+    /// `n <= RING_FRAMES`).
+    pub(crate) fn range(&self, at: usize, n: usize) -> Range<usize> {
+        self.offsets[at]..self.offsets[at + n]
     }
 }
 
@@ -114,39 +116,106 @@ pub(crate) fn raw_handshake(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(s)
 }
 
-/// The raw loop: `window` frames in flight, refilled with as many frames as replies came in
-/// each read.
-pub(crate) fn raw_run(
-    addr: SocketAddr,
-    w: Workload,
-    paths: &Paths,
-    set: &Settings,
-) -> io::Result<Vec<Throughput>> {
-    let ring = Ring::new(w.kind, paths);
-    let frames_per_op = match w.kind {
-        Kind::Get => 1,
-        Kind::CreateDelete => 2,
-    };
-    let mut s = raw_handshake(addr)?;
-    let mut buf = vec![0u8; 4 << 20];
-    let mut filled = 0;
-    let mut cursor = 0;
-    s.write_all(ring.frames(cursor, w.window))?;
-    cursor = w.window % RING_FRAMES;
-    let mut in_flight = w.window;
-    let mut replies: u64 = 0;
-    let mut errors: u64 = 0;
-    let mut stopping = false;
-    let mut rep: isize = -1;
-    let mut phase_end = Instant::now() + Duration::from_secs_f64(set.timing.warmup);
-    let mut mark = (0u64, 0u64, Instant::now(), process_cpu());
-    let mut out = Vec::new();
-    loop {
-        let n = s.read(&mut buf[filled..])?;
+/// The raw loop's bookkeeping, apart from its socket: `window` frames in flight, refilled
+/// with as many frames as replies came in each read, repetitions timed by the reads' clock.
+/// Shared by the blocking loop and the one on a tokio socket, so that the two differ only in
+/// how they wait.
+pub(crate) struct RawLoop<'a> {
+    ring: Ring,
+    set: &'a Settings,
+    frames_per_op: u64,
+    buf: Vec<u8>,
+    filled: usize,
+    cursor: usize,
+    in_flight: usize,
+    replies: u64,
+    errors: u64,
+    stopping: bool,
+    rep: isize,
+    phase_end: Instant,
+    mark: (u64, u64, Instant, Duration),
+    out: Vec<Throughput>,
+}
+
+/// What the loop does after a read.
+pub(crate) enum Next {
+    Read,
+    /// Write these frames of the ring (`RawLoop::frames`), then read.
+    Write(Range<usize>),
+    /// Every repetition is done and every reply in: close the session.
+    Close,
+}
+
+impl<'a> RawLoop<'a> {
+    pub(crate) fn new(w: Workload, paths: &Paths, set: &'a Settings) -> RawLoop<'a> {
+        RawLoop {
+            ring: Ring::new(w.kind, paths),
+            set,
+            frames_per_op: match w.kind {
+                Kind::Get => 1,
+                Kind::CreateDelete => 2,
+            },
+            buf: vec![0u8; 4 << 20],
+            filled: 0,
+            cursor: w.window % RING_FRAMES,
+            in_flight: w.window,
+            replies: 0,
+            errors: 0,
+            stopping: false,
+            rep: -1,
+            phase_end: Instant::now() + Duration::from_secs_f64(set.timing.warmup),
+            mark: (0, 0, Instant::now(), process_cpu()),
+            out: Vec::new(),
+        }
+    }
+
+    /// The first `window` frames, written before the first read.
+    pub(crate) fn first(&self) -> Range<usize> {
+        self.ring.range(0, self.in_flight)
+    }
+
+    pub(crate) fn frames(&self, r: Range<usize>) -> &[u8] {
+        &self.ring.bytes[r]
+    }
+
+    /// Where the next read goes.
+    pub(crate) fn space(&mut self) -> &mut [u8] {
+        &mut self.buf[self.filled..]
+    }
+
+    /// `n` more bytes were read (0: the server hung up).
+    pub(crate) fn read(&mut self, n: usize) -> io::Result<Next> {
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        filled += n;
+        self.filled += n;
+        let got = self.count_replies();
+        let now = Instant::now();
+        let mut next = Next::Read;
+        if !self.stopping && now >= self.phase_end {
+            next = self.phase_over(now);
+        }
+        if self.stopping {
+            return Ok(if self.in_flight == 0 {
+                Next::Close
+            } else {
+                next
+            });
+        }
+        if got > 0 {
+            next = Next::Write(self.take(got));
+        }
+        Ok(next)
+    }
+
+    /// The measured repetitions.
+    pub(crate) fn into_results(self) -> Vec<Throughput> {
+        self.out
+    }
+
+    /// Counts the complete reply frames in the buffer and drops them.
+    fn count_replies(&mut self) -> usize {
+        let (buf, filled) = (&self.buf, self.filled);
         let mut pos = 0;
         let mut got = 0;
         while filled - pos >= 4 {
@@ -156,55 +225,80 @@ pub(crate) fn raw_run(
             }
             // Reply header: xid (4), zxid (8), err (4).
             if len < 16 || buf[pos + 16..pos + 20] != [0; 4] {
-                errors += 1;
+                self.errors += 1;
             }
             pos += 4 + len;
             got += 1;
         }
-        buf.copy_within(pos..filled, 0);
-        filled -= pos;
-        replies += got as u64;
-        in_flight -= got;
+        self.buf.copy_within(pos..filled, 0);
+        self.filled -= pos;
+        self.replies += got as u64;
+        self.in_flight -= got;
+        got
+    }
 
-        let now = Instant::now();
-        if !stopping && now >= phase_end {
-            if rep >= 0 {
-                out.push(Throughput {
-                    ops: (replies - mark.0) / frames_per_op,
-                    elapsed: now - mark.2,
-                    cpu: process_cpu() - mark.3,
-                    errors: errors - mark.1,
-                });
-            }
-            rep += 1;
-            if rep as usize == set.reps {
-                stopping = true;
-                // End on a whole pair, so no node is left behind.
-                if cursor % frames_per_op as usize != 0 {
-                    s.write_all(ring.frames(cursor, 1))?;
-                    cursor = (cursor + 1) % RING_FRAMES;
-                    in_flight += 1;
-                }
-            } else {
-                mark = (replies, errors, now, process_cpu());
-                phase_end = now + Duration::from_secs_f64(set.timing.secs);
-            }
+    /// A warm-up or a repetition ended: records it, and starts the next or stops.
+    fn phase_over(&mut self, now: Instant) -> Next {
+        if self.rep >= 0 {
+            self.out.push(Throughput {
+                ops: (self.replies - self.mark.0) / self.frames_per_op,
+                elapsed: now - self.mark.2,
+                cpu: process_cpu() - self.mark.3,
+                errors: self.errors - self.mark.1,
+            });
         }
-        if stopping {
-            if in_flight == 0 {
-                // Close the session rather than leave it to expire.
-                let mut close = BytesMut::new();
-                FrameCodec::new()
-                    .encode_with(&mut close, |b| Request::CloseSession.encode(2_000_000, b))
-                    .expect("small frame");
-                let _ = s.write_all(&close);
+        self.rep += 1;
+        if self.rep as usize == self.set.reps {
+            self.stopping = true;
+            // End on a whole pair, so no node is left behind.
+            if self.cursor % self.frames_per_op as usize != 0 {
+                return Next::Write(self.take(1));
+            }
+        } else {
+            self.mark = (self.replies, self.errors, now, process_cpu());
+            self.phase_end = now + Duration::from_secs_f64(self.set.timing.secs);
+        }
+        Next::Read
+    }
+
+    /// The next `n` frames of the ring, counted in flight.
+    fn take(&mut self, n: usize) -> Range<usize> {
+        let r = self.ring.range(self.cursor, n);
+        self.cursor = (self.cursor + n) % RING_FRAMES;
+        self.in_flight += n;
+        r
+    }
+}
+
+/// The closeSession frame the loops end with, rather than leave the session to expire.
+pub(crate) fn close_frame() -> BytesMut {
+    let mut close = BytesMut::new();
+    FrameCodec::new()
+        .encode_with(&mut close, |b| Request::CloseSession.encode(2_000_000, b))
+        .expect("small frame");
+    close
+}
+
+/// The raw loop on a blocking socket.
+pub(crate) fn raw_run(
+    addr: SocketAddr,
+    w: Workload,
+    paths: &Paths,
+    set: &Settings,
+) -> io::Result<Vec<Throughput>> {
+    let mut s = raw_handshake(addr)?;
+    let mut run = RawLoop::new(w, paths, set);
+    s.write_all(run.frames(run.first()))?;
+    loop {
+        let n = s.read(run.space())?;
+        match run.read(n)? {
+            Next::Read => {}
+            Next::Write(r) => s.write_all(run.frames(r))?,
+            Next::Close => {
+                let _ = s.write_all(&close_frame());
                 break;
             }
-        } else if got > 0 {
-            s.write_all(ring.frames(cursor, got))?;
-            cursor = (cursor + got) % RING_FRAMES;
-            in_flight += got;
         }
     }
-    Ok(out)
+    Ok(run.into_results())
 }

@@ -43,13 +43,16 @@ pub(crate) fn verdict(r: Option<f64>, ok: impl Fn(f64) -> bool) -> String {
     }
 }
 
+/// One client's outcome on one workload ("not run" if it was not).
+fn outcome(results: &HashMap<(Workload, Peer), Outcome>, w: Workload, p: Peer) -> Outcome {
+    results
+        .get(&(w, p))
+        .cloned()
+        .unwrap_or_else(|| Err("not run".to_owned()))
+}
+
 pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[Workload]) {
-    let get = |w: Workload, p: Peer| -> Outcome {
-        results
-            .get(&(w, p))
-            .cloned()
-            .unwrap_or_else(|| Err("not run".to_owned()))
-    };
+    let get = |w, p| outcome(results, w, p);
     // Raw, ours, Java and kazoo on one workload: a row of each table.
     let row = |w: Workload| {
         (
@@ -140,6 +143,55 @@ pub(crate) fn report(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[
     }
 }
 
+/// The raw loop, the same loop on a tokio socket, the smallest multiplexed client and ours,
+/// side by side: how much of ours' cost over the raw loop the runtime and the design take
+/// before any client work.
+pub(crate) fn report_runtime(results: &HashMap<(Workload, Peer), Outcome>, workloads: &[Workload]) {
+    let get = |w, p| outcome(results, w, p);
+    let tput = |m: &Throughput| m.ops_per_sec();
+    let cpu = |m: &Throughput| m.cpu_us_per_op();
+    println!();
+    println!(
+        "The raw loop on a tokio socket (tokio: one task), the smallest multiplexed client \
+         (mux: an I/O task and a task per request in flight) and the same with callers \
+         writing their own requests (direct), on the same runtime as ours:"
+    );
+    println!();
+    println!(
+        "| workload | window | raw ops/s | tokio x raw | mux x raw | direct x raw | ours x raw \
+         | CPU µs/op raw | tokio | mux | direct | ours | CPU tokio x raw | mux x raw \
+         | direct x raw | ours x raw | ours x mux |"
+    );
+    println!(
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for &w in workloads {
+        let [raw, tokio, mux, direct, ours] =
+            [Peer::Raw, Peer::Tokio, Peer::Mux, Peer::Direct, Peer::Ours].map(|p| get(w, p));
+        let x_raw = |o: &Outcome, value| show(ratio(o, &raw, value));
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            w.label(),
+            w.window,
+            Cell(&raw),
+            x_raw(&tokio, tput),
+            x_raw(&mux, tput),
+            x_raw(&direct, tput),
+            x_raw(&ours, tput),
+            cpu_cell(&raw),
+            cpu_cell(&tokio),
+            cpu_cell(&mux),
+            cpu_cell(&direct),
+            cpu_cell(&ours),
+            x_raw(&tokio, cpu),
+            x_raw(&mux, cpu),
+            x_raw(&direct, cpu),
+            x_raw(&ours, cpu),
+            show(ratio(&ours, &mux, cpu)),
+        );
+    }
+}
+
 /// zk-session over plain TCP and over TLS, from the same run.
 pub(crate) fn report_tls(
     results: &HashMap<(Workload, Peer), Outcome>,
@@ -155,10 +207,7 @@ pub(crate) fn report_tls(
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for &w in workloads {
-        let plain = results
-            .get(&(w, Peer::Ours))
-            .cloned()
-            .unwrap_or_else(|| Err("not run".to_owned()));
+        let plain = outcome(results, w, Peer::Ours);
         let tls = tls_reps
             .get(&w)
             .map_or_else(|| Err("not run".to_owned()), |v| best(v));

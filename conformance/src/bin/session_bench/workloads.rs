@@ -56,17 +56,34 @@ pub(crate) const WORKLOADS: [Workload; 4] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Peer {
     Raw,
+    /// The raw loop on a tokio socket.
+    Tokio,
+    /// The smallest multiplexed client on tokio.
+    Mux,
+    /// The smallest multiplexed client whose callers write their own requests.
+    Direct,
     Ours,
     Java,
     Kazoo,
 }
 
 impl Peer {
-    pub(crate) const ALL: [Peer; 4] = [Peer::Raw, Peer::Ours, Peer::Java, Peer::Kazoo];
+    pub(crate) const ALL: [Peer; 7] = [
+        Peer::Raw,
+        Peer::Tokio,
+        Peer::Mux,
+        Peer::Direct,
+        Peer::Ours,
+        Peer::Java,
+        Peer::Kazoo,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
             Peer::Raw => "raw",
+            Peer::Tokio => "tokio",
+            Peer::Mux => "mux",
+            Peer::Direct => "direct",
             Peer::Ours => "ours",
             Peer::Java => "java",
             Peer::Kazoo => "kazoo",
