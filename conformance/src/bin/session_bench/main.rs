@@ -5,7 +5,7 @@
 //! cargo run --release -p conformance --bin session_bench
 //! cargo run --release -p conformance --bin session_bench -- --secs 2 --reps 2 --only raw,ours
 //! cargo run --release -p conformance --bin session_bench -- --tls --only raw,ours --workloads get:1,get:64
-//! cargo run --release -p conformance --bin session_bench -- --only raw,tokio,mux,direct,ours --current-thread
+//! cargo run --release -p conformance --bin session_bench -- --only raw,tokio,mux,direct,ours,ours1
 //! ```
 //!
 //! `--tls` gives the server a TLS port beside the plain one (so both are served by the Netty
@@ -27,6 +27,8 @@
 //!   handing it pre-encoded frames and oneshots; the cost of ours' shape without its work.
 //! - **direct**: as mux, but each caller writes its own frame to the socket (under a lock)
 //!   and the I/O task only reads: what the hop from caller to session task costs.
+//! - **ours1**: ours with its `window` requests polled by one task (each woken on its own)
+//!   instead of a task each: what a task per request costs on the multi-thread runtime.
 //! - **ours**: a zk-session `Client` on a multi-threaded tokio runtime; `window` tasks, each
 //!   awaiting one request after another on a clone of the client.
 //! - **Java**: `conformance/java/JavaClientBench.java`, compiled here with the machine's
@@ -46,6 +48,7 @@
 mod cpu;
 mod direct;
 mod mux;
+mod one_task;
 mod ours;
 mod peer_runs;
 mod raw;
@@ -65,6 +68,7 @@ use zk_session::{Client, CreateOptions};
 use crate::{
     direct::direct_run,
     mux::mux_run,
+    one_task::ours_one_task_run,
     ours::{ours_run, tls_connect},
     peer_runs::{java_run, kazoo_run, PeerRun},
     raw::raw_run,
@@ -164,6 +168,7 @@ fn main() {
     let mut mux_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
     let mut direct_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
     let mut ours_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
+    let mut one_task_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
     let mut tls_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
     for round in 0..set.timing.rounds {
         for w in set.workloads.iter().copied() {
@@ -208,6 +213,15 @@ fn main() {
                     tls_reps.entry(w).or_default().extend(m);
                 }
             }
+            if peers.contains(&Peer::OursOneTask) {
+                eprintln!(
+                    "round {round}: ours, one task {} window {}",
+                    w.label(),
+                    w.window
+                );
+                let m = rt.block_on(ours_one_task_run(&client, w, &paths, &set));
+                one_task_reps.entry(w).or_default().extend(m);
+            }
         }
     }
     for (peer, reps) in [
@@ -220,8 +234,10 @@ fn main() {
             results.insert((w, peer), r.and_then(|v| best(&v)));
         }
     }
-    for (w, v) in ours_reps {
-        results.insert((w, Peer::Ours), best(&v));
+    for (peer, reps) in [(Peer::Ours, ours_reps), (Peer::OursOneTask, one_task_reps)] {
+        for (w, v) in reps {
+            results.insert((w, peer), best(&v));
+        }
     }
     // The peers in other processes, one run each for all the workloads.
     for (peer, label, run) in [
@@ -274,7 +290,7 @@ fn main() {
     );
     start.print_load();
     report(&results, &set.workloads);
-    if [Peer::Tokio, Peer::Mux, Peer::Direct]
+    if [Peer::Tokio, Peer::Mux, Peer::Direct, Peer::OursOneTask]
         .iter()
         .any(|p| peers.contains(p))
     {

@@ -154,23 +154,30 @@ pub(crate) fn report_runtime(results: &HashMap<(Workload, Peer), Outcome>, workl
     println!(
         "The raw loop on a tokio socket (tokio: one task), the smallest multiplexed client \
          (mux: an I/O task and a task per request in flight) and the same with callers \
-         writing their own requests (direct), on the same runtime as ours:"
+         writing their own requests (direct), on the same runtime as ours (ours1: ours with \
+         its requests in flight polled by one task):"
     );
     println!();
     println!(
         "| workload | window | raw ops/s | tokio x raw | mux x raw | direct x raw | ours x raw \
-         | CPU µs/op raw | tokio | mux | direct | ours | CPU tokio x raw | mux x raw \
-         | direct x raw | ours x raw | ours x mux |"
+         | ours1 x raw | CPU µs/op raw | tokio | mux | direct | ours | ours1 | CPU tokio x raw \
+         | mux x raw | direct x raw | ours x raw | ours1 x raw | ours x mux |"
     );
-    println!(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    println!("|---|---:{}|", "|---:".repeat(18));
     for &w in workloads {
-        let [raw, tokio, mux, direct, ours] =
-            [Peer::Raw, Peer::Tokio, Peer::Mux, Peer::Direct, Peer::Ours].map(|p| get(w, p));
+        let [raw, tokio, mux, direct, ours, ours1] = [
+            Peer::Raw,
+            Peer::Tokio,
+            Peer::Mux,
+            Peer::Direct,
+            Peer::Ours,
+            Peer::OursOneTask,
+        ]
+        .map(|p| get(w, p));
         let x_raw = |o: &Outcome, value| show(ratio(o, &raw, value));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} \
+             | {} | {} | {} |",
             w.label(),
             w.window,
             Cell(&raw),
@@ -178,15 +185,18 @@ pub(crate) fn report_runtime(results: &HashMap<(Workload, Peer), Outcome>, workl
             x_raw(&mux, tput),
             x_raw(&direct, tput),
             x_raw(&ours, tput),
+            x_raw(&ours1, tput),
             cpu_cell(&raw),
             cpu_cell(&tokio),
             cpu_cell(&mux),
             cpu_cell(&direct),
             cpu_cell(&ours),
+            cpu_cell(&ours1),
             x_raw(&tokio, cpu),
             x_raw(&mux, cpu),
             x_raw(&direct, cpu),
             x_raw(&ours, cpu),
+            x_raw(&ours1, cpu),
             show(ratio(&ours, &mux, cpu)),
         );
     }

@@ -23,7 +23,7 @@ pub(crate) struct Settings {
 }
 
 const USAGE: &str = "usage: session_bench [--secs S] [--warmup S] [--jit-warmup S] \
-                     [--reps N] [--rounds N] [--only raw,tokio,mux,direct,ours,java,kazoo] \
+                     [--reps N] [--rounds N] [--only raw,tokio,mux,direct,ours,ours1,java,kazoo] \
                      [--workloads get:1,get:64,get:512,cd:64] [--current-thread] [--tls]";
 
 impl Settings {

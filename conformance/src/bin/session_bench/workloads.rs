@@ -63,17 +63,20 @@ pub(crate) enum Peer {
     /// The smallest multiplexed client whose callers write their own requests.
     Direct,
     Ours,
+    /// Ours, its requests in flight polled by one task instead of a task each.
+    OursOneTask,
     Java,
     Kazoo,
 }
 
 impl Peer {
-    pub(crate) const ALL: [Peer; 7] = [
+    pub(crate) const ALL: [Peer; 8] = [
         Peer::Raw,
         Peer::Tokio,
         Peer::Mux,
         Peer::Direct,
         Peer::Ours,
+        Peer::OursOneTask,
         Peer::Java,
         Peer::Kazoo,
     ];
@@ -85,6 +88,7 @@ impl Peer {
             Peer::Mux => "mux",
             Peer::Direct => "direct",
             Peer::Ours => "ours",
+            Peer::OursOneTask => "ours1",
             Peer::Java => "java",
             Peer::Kazoo => "kazoo",
         }

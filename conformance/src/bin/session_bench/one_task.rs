@@ -1,0 +1,165 @@
+//! Ours driven from one task: `window` requests in flight as futures polled by one task
+//! (each woken on its own, as a `FuturesUnordered` would), instead of a task per request.
+//! On the multi-thread runtime this keeps the callers off the second worker: it shows what
+//! the task per request of the `ours` run costs there.
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    task::{Context, Poll, Wake, Waker},
+};
+
+use conformance::bench::Throughput;
+use zk_session::{Client, CreateOptions, Version};
+
+use crate::{
+    ours::measure,
+    settings::{Paths, Settings},
+    workloads::{Kind, Workload},
+    DATA_LEN,
+};
+
+type Op = Pin<Box<dyn Future<Output = bool> + Send>>;
+
+pub(crate) async fn ours_one_task_run(
+    client: &Client,
+    w: Workload,
+    paths: &Paths,
+    set: &Settings,
+) -> Vec<Throughput> {
+    let done = Arc::new(AtomicU64::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (client, data, cd_base) = (client.clone(), paths.data.clone(), paths.cd_base.clone());
+    let new_op = move |i: usize| -> Op {
+        let client = client.clone();
+        match w.kind {
+            Kind::Get => {
+                let data = data.clone();
+                Box::pin(async move {
+                    matches!(client.get_data(&data).await, Ok((d, _)) if d.len() == DATA_LEN)
+                })
+            }
+            Kind::CreateDelete => {
+                let path = format!("{cd_base}/one-{i}");
+                Box::pin(async move {
+                    let c = client
+                        .create(&path, &[0u8; DATA_LEN], CreateOptions::persistent())
+                        .await
+                        .is_ok();
+                    c & client.delete(&path, Version::Any).await.is_ok()
+                })
+            }
+        }
+    };
+    let (d, e, s) = (done.clone(), errors.clone(), stop.clone());
+    let task = tokio::spawn(InFlight::new(w.window, new_op, d, e, s));
+    let out = measure(&done, &errors, set).await;
+    stop.store(true, Ordering::Relaxed);
+    let _ = task.await;
+    out
+}
+
+/// `window` slots, each an op in flight; a finished op counts and is replaced until stop.
+struct InFlight<F> {
+    slots: Vec<Option<Op>>,
+    wakers: Vec<Waker>,
+    ready: Arc<Ready>,
+    new_op: F,
+    done: Arc<AtomicU64>,
+    errors: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+/// The slots woken since the task last ran, and the task's waker.
+#[derive(Default)]
+struct Ready {
+    slots: Mutex<Vec<usize>>,
+    task: Mutex<Option<Waker>>,
+}
+
+struct SlotWaker {
+    slot: usize,
+    ready: Arc<Ready>,
+}
+
+impl Wake for SlotWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.ready.slots.lock().unwrap().push(self.slot);
+        if let Some(w) = self.ready.task.lock().unwrap().as_ref() {
+            w.wake_by_ref();
+        }
+    }
+}
+
+impl<F: Fn(usize) -> Op + Unpin> InFlight<F> {
+    fn new(
+        window: usize,
+        new_op: F,
+        done: Arc<AtomicU64>,
+        errors: Arc<AtomicU64>,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        let ready = Arc::new(Ready::default());
+        let wakers = (0..window)
+            .map(|slot| {
+                Waker::from(Arc::new(SlotWaker {
+                    slot,
+                    ready: ready.clone(),
+                }))
+            })
+            .collect();
+        *ready.slots.lock().unwrap() = (0..window).collect();
+        InFlight {
+            slots: (0..window).map(|i| Some(new_op(i))).collect(),
+            wakers,
+            ready,
+            new_op,
+            done,
+            errors,
+            stop,
+        }
+    }
+}
+
+impl<F: Fn(usize) -> Op + Unpin> Future for InFlight<F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        *this.ready.task.lock().unwrap() = Some(cx.waker().clone());
+        loop {
+            let woken = std::mem::take(&mut *this.ready.slots.lock().unwrap());
+            if woken.is_empty() {
+                break;
+            }
+            for i in woken {
+                while let Some(op) = this.slots[i].as_mut() {
+                    let Poll::Ready(ok) =
+                        op.as_mut().poll(&mut Context::from_waker(&this.wakers[i]))
+                    else {
+                        break;
+                    };
+                    if !ok {
+                        this.errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                    this.done.fetch_add(1, Ordering::Relaxed);
+                    this.slots[i] = (!this.stop.load(Ordering::Relaxed)).then(|| (this.new_op)(i));
+                }
+            }
+        }
+        if this.slots.iter().all(Option::is_none) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
