@@ -5,15 +5,7 @@
 //! its lowest cost. Between the raw loop on tokio and ours it tells the design's share of
 //! ours' cost from the client's own work.
 
-use std::{
-    collections::VecDeque,
-    io,
-    net::SocketAddr,
-    sync::{
-        atomic::{AtomicBool, AtomicU64, Ordering},
-        Arc,
-    },
-};
+use std::{collections::VecDeque, io, net::SocketAddr};
 
 use bytes::{Bytes, BytesMut};
 use conformance::bench::Throughput;
@@ -26,7 +18,7 @@ use zk_proto::{
 };
 
 use crate::{
-    ours::measure,
+    ours::Counters,
     raw::close_frame,
     settings::{Paths, Settings},
     tokio_raw::tokio_handshake,
@@ -68,15 +60,13 @@ pub(crate) async fn run_callers<S>(
 where
     S: Fn(&Bytes, oneshot::Sender<bool>) -> bool + Clone + Send + 'static,
 {
-    let done = Arc::new(AtomicU64::new(0));
-    let errors = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
+    let counters = Counters::default();
     let mut callers = tokio::task::JoinSet::new();
     for i in 0..w.window {
-        let (send, done, errors, stop) = (send.clone(), done.clone(), errors.clone(), stop.clone());
+        let (send, counters) = (send.clone(), counters.clone());
         let frames = caller_frames(w.kind, paths, i);
         callers.spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
+            while !counters.stopped() {
                 let mut failed = false;
                 for f in &frames {
                     let (reply, rx) = oneshot::channel();
@@ -85,16 +75,12 @@ where
                     }
                     failed |= rx.await.unwrap_or(true);
                 }
-                if failed {
-                    errors.fetch_add(1, Ordering::Relaxed);
-                }
-                done.fetch_add(1, Ordering::Relaxed);
+                counters.count(!failed);
             }
         });
     }
     drop(send);
-    let out = measure(&done, &errors, set).await;
-    stop.store(true, Ordering::Relaxed);
+    let out = counters.measure(set).await;
     while callers.join_next().await.is_some() {}
     out
 }

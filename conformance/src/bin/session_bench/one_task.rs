@@ -6,21 +6,17 @@
 use std::{
     future::Future,
     pin::Pin,
-    sync::{
-        atomic::{AtomicBool, AtomicU64, Ordering},
-        Arc, Mutex,
-    },
+    sync::{Arc, Mutex},
     task::{Context, Poll, Wake, Waker},
 };
 
 use conformance::bench::Throughput;
-use zk_session::{Client, CreateOptions, Version};
+use zk_session::Client;
 
 use crate::{
-    ours::measure,
+    ours::{one_op, Counters},
     settings::{Paths, Settings},
-    workloads::{Kind, Workload},
-    DATA_LEN,
+    workloads::Workload,
 };
 
 type Op = Pin<Box<dyn Future<Output = bool> + Send>>;
@@ -31,35 +27,16 @@ pub(crate) async fn ours_one_task_run(
     paths: &Paths,
     set: &Settings,
 ) -> Vec<Throughput> {
-    let done = Arc::new(AtomicU64::new(0));
-    let errors = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (client, data, cd_base) = (client.clone(), paths.data.clone(), paths.cd_base.clone());
+    let counters = Counters::default();
+    let (client, data) = (client.clone(), paths.data.clone());
+    let cd_base = paths.cd_base.clone();
     let new_op = move |i: usize| -> Op {
-        let client = client.clone();
-        match w.kind {
-            Kind::Get => {
-                let data = data.clone();
-                Box::pin(async move {
-                    matches!(client.get_data(&data).await, Ok((d, _)) if d.len() == DATA_LEN)
-                })
-            }
-            Kind::CreateDelete => {
-                let path = format!("{cd_base}/one-{i}");
-                Box::pin(async move {
-                    let c = client
-                        .create(&path, &[0u8; DATA_LEN], CreateOptions::persistent())
-                        .await
-                        .is_ok();
-                    c & client.delete(&path, Version::Any).await.is_ok()
-                })
-            }
-        }
+        let (client, data) = (client.clone(), data.clone());
+        let cd_path = format!("{cd_base}/one-{i}");
+        Box::pin(async move { one_op(&client, w.kind, &data, &cd_path).await })
     };
-    let (d, e, s) = (done.clone(), errors.clone(), stop.clone());
-    let task = tokio::spawn(InFlight::new(w.window, new_op, d, e, s));
-    let out = measure(&done, &errors, set).await;
-    stop.store(true, Ordering::Relaxed);
+    let task = tokio::spawn(InFlight::new(w.window, new_op, counters.clone()));
+    let out = counters.measure(set).await;
     let _ = task.await;
     out
 }
@@ -70,9 +47,7 @@ struct InFlight<F> {
     wakers: Vec<Waker>,
     ready: Arc<Ready>,
     new_op: F,
-    done: Arc<AtomicU64>,
-    errors: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
+    counters: Counters,
 }
 
 /// The slots woken since the task last ran, and the task's waker.
@@ -101,13 +76,7 @@ impl Wake for SlotWaker {
 }
 
 impl<F: Fn(usize) -> Op + Unpin> InFlight<F> {
-    fn new(
-        window: usize,
-        new_op: F,
-        done: Arc<AtomicU64>,
-        errors: Arc<AtomicU64>,
-        stop: Arc<AtomicBool>,
-    ) -> Self {
+    fn new(window: usize, new_op: F, counters: Counters) -> Self {
         let ready = Arc::new(Ready::default());
         let wakers = (0..window)
             .map(|slot| {
@@ -123,9 +92,7 @@ impl<F: Fn(usize) -> Op + Unpin> InFlight<F> {
             wakers,
             ready,
             new_op,
-            done,
-            errors,
-            stop,
+            counters,
         }
     }
 }
@@ -148,11 +115,8 @@ impl<F: Fn(usize) -> Op + Unpin> Future for InFlight<F> {
                     else {
                         break;
                     };
-                    if !ok {
-                        this.errors.fetch_add(1, Ordering::Relaxed);
-                    }
-                    this.done.fetch_add(1, Ordering::Relaxed);
-                    this.slots[i] = (!this.stop.load(Ordering::Relaxed)).then(|| (this.new_op)(i));
+                    this.counters.count(ok);
+                    this.slots[i] = (!this.counters.stopped()).then(|| (this.new_op)(i));
                 }
             }
         }

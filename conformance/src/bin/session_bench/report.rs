@@ -165,15 +165,7 @@ pub(crate) fn report_runtime(results: &HashMap<(Workload, Peer), Outcome>, workl
     );
     println!("|---|---:{}|", "|---:".repeat(18));
     for &w in workloads {
-        let [raw, tokio, mux, direct, ours, ours1] = [
-            Peer::Raw,
-            Peer::Tokio,
-            Peer::Mux,
-            Peer::Direct,
-            Peer::Ours,
-            Peer::OursOneTask,
-        ]
-        .map(|p| get(w, p));
+        let [raw, tokio, mux, direct, ours, ours1, ..] = Peer::ALL.map(|p| get(w, p));
         let x_raw = |o: &Outcome, value| show(ratio(o, &raw, value));
         println!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} \
