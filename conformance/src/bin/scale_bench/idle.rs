@@ -17,7 +17,7 @@ use conformance::peers::{self, JavaProgram};
 use tokio::{sync::Semaphore, task::JoinSet};
 use zk_session::{Client, SessionState};
 
-use crate::procstat::sample;
+use crate::procstat::{sample, Sample};
 
 /// The session timeout of every idle session: a ping every ~3.3 s.
 pub(crate) const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -47,7 +47,7 @@ impl Idle {
         self.cpu.as_secs_f64() * 1e6 / self.sessions as f64 / self.idle.as_secs_f64()
     }
 
-    fn parse(stdout: &str) -> Result<Idle, String> {
+    pub(crate) fn parse(stdout: &str) -> Result<Idle, String> {
         let line = stdout
             .lines()
             .find(|l| l.starts_with("RESULT "))
@@ -74,12 +74,24 @@ impl Idle {
 
 /// Runs this program as `--child-idle N CONNECT SETTLE IDLE` and reads its result.
 pub(crate) fn ours(connect: &str, n: usize, settle: f64, idle: f64) -> Result<Idle, String> {
+    run_child("--child-idle", n, connect, settle, idle)
+}
+
+/// Runs this program as `FLAG N TARGET SETTLE IDLE` (a child of each kind holds `n`
+/// sessions to `TARGET`) and reads its result.
+pub(crate) fn run_child(
+    flag: &str,
+    n: usize,
+    target: &str,
+    settle: f64,
+    idle: f64,
+) -> Result<Idle, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     cmd.args([
-        "--child-idle",
+        flag,
         &n.to_string(),
-        connect,
+        target,
         &settle.to_string(),
         &idle.to_string(),
     ]);
@@ -115,44 +127,95 @@ pub(crate) fn java(
 
 /// The child's side: connect, settle, measure, print, close.
 pub(crate) fn child(args: &[String]) -> Result<(), String> {
-    let [n, connect, settle, idle] = args else {
-        return Err("--child-idle N CONNECT SETTLE IDLE".to_owned());
-    };
-    let n: usize = n.parse().map_err(|e| format!("{n}: {e}"))?;
-    let settle = Duration::from_secs_f64(conformance::bench::seconds(settle)?);
-    let idle = Duration::from_secs_f64(conformance::bench::seconds(idle)?);
+    let a = ChildArgs::parse(args, "--child-idle N CONNECT SETTLE IDLE")?;
     // The runtime users run: multi-thread, one worker per core.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = runtime()?;
     rt.block_on(async {
         let before = sample();
         let start = Instant::now();
-        let clients = connect_all(connect, n).await?;
+        let clients = connect_all(&a.target, a.n).await?;
         let connect_time = start.elapsed();
-        tokio::time::sleep(settle).await;
-        let mid = sample();
-        let t = Instant::now();
-        tokio::time::sleep(idle).await;
-        let after = sample();
-        let idle = t.elapsed();
+        let m = a.measure(before, connect_time).await;
         let connected = clients
             .iter()
             .filter(|c| c.state() == SessionState::Connected)
             .count();
-        println!(
-            "RESULT {n} {} {} {} {} {} {} {connected}",
-            connect_time.as_nanos(),
-            before.rss_kib,
-            after.rss_kib,
-            (after.cpu - mid.cpu).as_nanos(),
-            idle.as_nanos(),
-            after.threads,
-        );
+        m.print(connected);
         close_all(clients).await;
         Ok(())
     })
+}
+
+/// What a child is told: how many sessions, to where, and how long to settle and to measure.
+pub(crate) struct ChildArgs {
+    pub(crate) n: usize,
+    pub(crate) target: String,
+    settle: Duration,
+    idle: Duration,
+}
+
+impl ChildArgs {
+    pub(crate) fn parse(args: &[String], usage: &str) -> Result<ChildArgs, String> {
+        let [n, target, settle, idle] = args else {
+            return Err(usage.to_owned());
+        };
+        Ok(ChildArgs {
+            n: n.parse().map_err(|e| format!("{n}: {e}"))?,
+            target: target.clone(),
+            settle: Duration::from_secs_f64(conformance::bench::seconds(settle)?),
+            idle: Duration::from_secs_f64(conformance::bench::seconds(idle)?),
+        })
+    }
+
+    /// Settles, then samples the process over the idle time.
+    pub(crate) async fn measure(&self, before: Sample, connect_time: Duration) -> Measured {
+        tokio::time::sleep(self.settle).await;
+        let mid = sample();
+        let t = Instant::now();
+        tokio::time::sleep(self.idle).await;
+        let after = sample();
+        Measured {
+            n: self.n,
+            connect_time,
+            before,
+            mid,
+            after,
+            idle: t.elapsed(),
+        }
+    }
+}
+
+/// A child's samples, printed as its `RESULT` line.
+pub(crate) struct Measured {
+    n: usize,
+    connect_time: Duration,
+    before: Sample,
+    mid: Sample,
+    after: Sample,
+    idle: Duration,
+}
+
+impl Measured {
+    pub(crate) fn print(&self, connected: usize) {
+        println!(
+            "RESULT {} {} {} {} {} {} {} {connected}",
+            self.n,
+            self.connect_time.as_nanos(),
+            self.before.rss_kib,
+            self.after.rss_kib,
+            (self.after.cpu - self.mid.cpu).as_nanos(),
+            self.idle.as_nanos(),
+            self.after.threads,
+        );
+    }
+}
+
+/// The runtime users run: multi-thread, one worker per core.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 async fn connect_all(connect: &str, n: usize) -> Result<Vec<Client>, String> {

@@ -13,6 +13,9 @@
 //!   `--java-sessions` sessions in one JVM (`conformance/java/IdleSessions.java`).
 //!   Ours and the server each need a file descriptor per session: run under
 //!   `ulimit -n`/`prlimit --nofile` of at least sessions + 1,000 (the server inherits it).
+//! - **rawidle**: the floor for the idle sessions: as many sessions made by hand (the test
+//!   kit's raw connection), each then a tokio task that pings every third of the session
+//!   timeout and reads the reply, in a child process of its own (`--child-idle-raw`).
 //! - **window**: getData of a 100-byte znode with `--windows` requests in flight on one
 //!   session; ops/s and CPU per op, best of `--rounds` rounds of `--secs` seconds. The
 //!   server's `zookeeper.globalOutstandingLimit` is raised from 1,000 to 100,000: past it the
@@ -24,6 +27,7 @@
 //! Figures are printed, never asserted.
 
 mod idle;
+mod idle_raw;
 mod procstat;
 mod watches;
 mod window;
@@ -38,7 +42,7 @@ use zk_session::{Client, CreateOptions};
 
 use crate::{idle::Idle, watches::Watches};
 
-const USAGE: &str = "usage: scale_bench [--only idle,java,window,watches] \
+const USAGE: &str = "usage: scale_bench [--only idle,rawidle,java,window,watches] \
                      [--sessions 100,1000,10000] [--java-sessions N] [--settle S] [--idle S] \
                      [--windows 512,1024,2048,4096] [--secs S] [--warmup S] [--rounds N] \
                      [--watches N]";
@@ -62,7 +66,7 @@ fn list(v: &str) -> Result<Vec<usize>, String> {
 impl Settings {
     fn from_args() -> Result<Settings, String> {
         let mut s = Settings {
-            only: ["idle", "java", "window", "watches"]
+            only: ["idle", "rawidle", "java", "window", "watches"]
                 .map(str::to_owned)
                 .to_vec(),
             sessions: vec![100, 1000, 10000],
@@ -108,6 +112,13 @@ fn main() {
         }
         return;
     }
+    if args.get(1).map(String::as_str) == Some("--child-idle-raw") {
+        if let Err(e) = idle_raw::child(&args[2..]) {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let set = bench::or_exit(Settings::from_args());
     let start = RunStart::now();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -118,7 +129,10 @@ fn main() {
 
     let mut idle_rows: Vec<(String, Result<Idle, String>)> = Vec::new();
     let mut window_rows: Vec<(usize, Throughput)> = Vec::new();
-    if set.runs("idle") || set.runs("java") || set.runs("window") {
+    if ["idle", "rawidle", "java", "window"]
+        .iter()
+        .any(|p| set.runs(p))
+    {
         let zk = bench::start_server(
             Standalone::builder()
                 .config("maxClientCnxns", "0")
@@ -127,12 +141,19 @@ fn main() {
                 .max_heap_mb(1024),
         );
         let connect = zk.connect_string();
-        for &n in set.sessions.iter().filter(|_| set.runs("idle")) {
-            eprintln!("idle: {n} sessions of ours");
-            idle_rows.push((
-                "ours".to_owned(),
-                idle::ours(&connect, n, set.settle, set.idle),
-            ));
+        for &n in &set.sessions {
+            if set.runs("idle") {
+                eprintln!("idle: {n} sessions of ours");
+                idle_rows.push((
+                    "ours".to_owned(),
+                    idle::ours(&connect, n, set.settle, set.idle),
+                ));
+            }
+            if set.runs("rawidle") {
+                eprintln!("idle: {n} sessions made by hand, a tokio task each");
+                let r = idle_raw::raw(zk.client_addr(), n, set.settle, set.idle);
+                idle_rows.push(("raw tokio".to_owned(), r));
+            }
         }
         if set.runs("java") {
             eprintln!("idle: {} sessions of the Java client", set.java_sessions);
