@@ -129,6 +129,7 @@ async fn mutex_curator_takes_over_when_our_cut_off_holder_times_out() {
             ours.lost(),
             ours.path(),
             curator_session,
+            SessionEnd::TimesOut,
         )
         .await;
     let g = side.mutex_after_loss(&m, ours, listed, peer, new).await;
