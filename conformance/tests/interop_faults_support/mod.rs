@@ -214,11 +214,13 @@ impl Side {
     }
 
     /// Cuts our client off and expires its session while Curator waits; once Curator says
-    /// ACQUIRED, checks that it got in alone under `parent` (see [`only_curators`]), lets our
-    /// client back and waits for its new session. Curator's node and our new session id.
+    /// `said` (ACQUIRED, LEADER), checks that it got in alone under `parent` (see
+    /// [`only_curators`]), lets our client back and waits for its new session. Curator's node
+    /// and our new session id.
     pub async fn expire_until_curator_in(
         &self,
         peer: &mut Peer,
+        said: &str,
         parent: &str,
         ours: &str,
         curator: i64,
@@ -226,7 +228,7 @@ impl Side {
         let old = session_of(&self.c);
         self.proxy.partition(true);
         expire_session(&shared(), &self.c).await;
-        let listed = peer.answer("ACQUIRED").await;
+        let listed = peer.answer(said).await;
         only_curators(&self.admin, parent, &listed, ours, curator).await;
         (listed, let_back_renewed(&self.proxy, &self.c, old).await)
     }
