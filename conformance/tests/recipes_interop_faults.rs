@@ -70,7 +70,7 @@ async fn mutex_curator_takes_over_when_our_holders_session_expires() {
     assert!(!peer.has_said("ACQUIRED"), "Curator got in while we hold");
 
     let (listed, new) = side
-        .expire_until_curator_in(&mut peer, path, ours.path(), curator_session)
+        .expire_until_curator_in(&mut peer, "ACQUIRED", path, ours.path(), curator_session)
         .await;
     assert_eq!(
         soon("our holder hears", ours.lost()).await,
@@ -129,6 +129,7 @@ async fn mutex_curator_takes_over_when_our_cut_off_holder_times_out() {
             ours.lost(),
             ours.path(),
             curator_session,
+            SessionEnd::TimesOut,
         )
         .await;
     let g = side.mutex_after_loss(&m, ours, listed, peer, new).await;
@@ -162,7 +163,7 @@ async fn semaphore_curator_takes_the_lease_when_our_holders_session_expires() {
     assert!(!peer.has_said("ACQUIRED"), "Curator got a second lease");
 
     let (listed, new) = side
-        .expire_until_curator_in(&mut peer, &leases, ours.path(), curator_session)
+        .expire_until_curator_in(&mut peer, "ACQUIRED", &leases, ours.path(), curator_session)
         .await;
     assert_eq!(
         soon("our lease holder hears", ours.lost()).await,

@@ -174,6 +174,15 @@ pub async fn only_curators(admin: &Client, parent: &str, listed: &str, ours: &st
     );
 }
 
+/// How our side's session ends while it is cut off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The server times it out by itself: the side's session must be short.
+    TimesOut,
+    /// It is expired at once: taken over and closed from a second connection.
+    Expired,
+}
+
 /// Our side of a test: a client behind its own fault proxy, an admin client that looks on,
 /// the recipe's path and a persistent data node beside it for fenced writes.
 pub struct Side {
@@ -205,11 +214,13 @@ impl Side {
     }
 
     /// Cuts our client off and expires its session while Curator waits; once Curator says
-    /// ACQUIRED, checks that it got in alone under `parent` (see [`only_curators`]), lets our
-    /// client back and waits for its new session. Curator's node and our new session id.
+    /// `said` (ACQUIRED, LEADER), checks that it got in alone under `parent` (see
+    /// [`only_curators`]), lets our client back and waits for its new session. Curator's node
+    /// and our new session id.
     pub async fn expire_until_curator_in(
         &self,
         peer: &mut Peer,
+        said: &str,
         parent: &str,
         ours: &str,
         curator: i64,
@@ -217,16 +228,16 @@ impl Side {
         let old = session_of(&self.c);
         self.proxy.partition(true);
         expire_session(&shared(), &self.c).await;
-        let listed = peer.answer("ACQUIRED").await;
+        let listed = peer.answer(said).await;
         only_curators(&self.admin, parent, &listed, ours, curator).await;
         (listed, let_back_renewed(&self.proxy, &self.c, old).await)
     }
 
-    /// Cuts our client off for longer than its session while Curator waits: our side's
+    /// Cuts our client off while Curator waits, and lets its session `end`: our side's
     /// report `lost` must say Suspended as soon as the connection goes, before Curator says
-    /// `said`; the server then times our session out by itself and Curator gets in alone
-    /// (see [`only_curators`]). Lets our client back and waits for its new session. Curator's
-    /// node and our new session id.
+    /// `said` (an expiry at once races that report); once its session is over Curator gets
+    /// in alone (see [`only_curators`]). Lets our client back and waits for its new session.
+    /// Curator's node and our new session id.
     pub async fn cut_until_curator_in(
         &self,
         peer: &mut Peer,
@@ -234,15 +245,24 @@ impl Side {
         lost: impl Future<Output = LostReason>,
         ours: &str,
         curator: i64,
+        end: SessionEnd,
     ) -> (String, i64) {
         let old = session_of(&self.c);
-        let curator_said = peer.stdout.clone();
-        self.proxy.partition(true);
-        assert_eq!(soon("ours says it lost", lost).await, LostReason::Suspended);
-        assert!(
-            !curator_said.snapshot().iter().any(|l| l.starts_with(said)),
-            "Curator got in before ours let go"
-        );
+        cut_off(&self.proxy, &self.c).await;
+        let expiry = (end == SessionEnd::Expired).then(|| {
+            let victim = self.c.clone();
+            tokio::spawn(async move { expire_session(&shared(), &victim).await })
+        });
+        // Whichever comes first: Curator getting in while ours still holds is the failure.
+        let reason = tokio::select! {
+            biased;
+            reason = lost => reason,
+            line = peer.expect(said) => panic!("Curator said {line:?} before ours let go"),
+        };
+        assert_eq!(reason, LostReason::Suspended, "why ours let go");
+        if let Some(expiry) = expiry {
+            soon("the expiry", expiry).await.unwrap();
+        }
         let listed = peer.answer(said).await;
         only_curators(&self.admin, &self.path, &listed, ours, curator).await;
         (listed, let_back_renewed(&self.proxy, &self.c, old).await)
