@@ -240,7 +240,7 @@ async fn selector_close_queued_and_leading(pause: Pause) {
             .map_err(|e| e.to_string())?;
             if leading {
                 let mut w = selector.watch_leadership();
-                tokio::time::timeout(SETTLE, w.wait_for(|l| *l))
+                tokio::time::timeout(SETTLE, w.wait_for(true))
                     .await
                     .map_err(|_| "never led")?
                     .map_err(|e| e.to_string())?;
@@ -277,19 +277,19 @@ async fn selector_relinquish_and_requeue() {
     .await
     .expect("the selector starts");
     let mut w = selector.watch_leadership();
-    tokio::time::timeout(SETTLE, w.wait_for(|l| *l))
+    tokio::time::timeout(SETTLE, w.wait_for(true))
         .await
         .unwrap()
         .unwrap();
     selector.interrupt_leadership();
-    tokio::time::timeout(SETTLE, w.wait_for(|l| !*l))
+    tokio::time::timeout(SETTLE, w.wait_for(false))
         .await
         .unwrap()
         .unwrap();
     env.clean(&[], &[]).await.unwrap();
     env.another_takes_the_lock().await.unwrap();
     assert!(selector.requeue());
-    tokio::time::timeout(SETTLE, w.wait_for(|l| *l))
+    tokio::time::timeout(SETTLE, w.wait_for(true))
         .await
         .unwrap()
         .unwrap();

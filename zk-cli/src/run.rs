@@ -146,7 +146,7 @@ pub async fn elect(
             }
             // Subscribed before CMD starts; a term that ended meanwhile does not count.
             let leading = latch.watch_leadership();
-            if *leading.borrow() {
+            if leading.is_leading() {
                 break leading;
             }
         };
@@ -164,7 +164,8 @@ pub async fn elect(
         };
         let env = fencing_env(path, &node, token);
         supervise(cmd, &env, async {
-            let _ = leading.wait_for(|l| !*l).await;
+            // Not leading, or the latch ended: either way the term is over.
+            let _ = leading.wait_for(false).await;
             format!("lost leadership at {path}")
         })
         .await

@@ -56,7 +56,7 @@ use crate::{
 };
 
 pub use self::engine::LeadershipEvent;
-use crate::{Participant, SuspendPolicy};
+use crate::{LeadershipWatch, Participant, SuspendPolicy};
 
 /// The node name after the protected prefix, as Curator's LeaderLatch writes it.
 const LATCH_NAME: &str = "latch-";
@@ -298,31 +298,20 @@ impl LeaderLatch {
         }
     }
 
-    /// The leadership flag as a `tokio::sync::watch` receiver, for `select!` loops that only
-    /// care about the current value.
+    /// Whether the latch leads, as it changes, for `select!` loops that only care about the
+    /// current value: agrees with [`has_leadership`](Self::has_leadership) at every moment,
+    /// and needs no runtime.
     ///
     /// ```no_run
     /// # async fn example(latch: zk_recipes::LeaderLatch) {
     /// let mut leading = latch.watch_leadership();
-    /// while leading.changed().await.is_ok() {
-    ///     println!("leading: {}", *leading.borrow());
+    /// while let Ok(now) = leading.changed().await {
+    ///     println!("leading: {now}");
     /// }
     /// # }
     /// ```
-    pub fn watch_leadership(&self) -> watch::Receiver<bool> {
-        let (tx, rx) = watch::channel(self.has_leadership());
-        let mut status = self.handle.status.clone();
-        tokio::spawn(async move {
-            loop {
-                let leader = status.borrow_and_update().leader;
-                tx.send_if_modified(|v| std::mem::replace(v, leader) != leader);
-                tokio::select! {
-                    r = status.changed() => if r.is_err() { break },
-                    _ = tx.closed() => break,
-                }
-            }
-        });
-        rx
+    pub fn watch_leadership(&self) -> LeadershipWatch {
+        LeadershipWatch::of_latch(self.handle.status.clone())
     }
 
     /// All participants, in line order (the leader first), by id.

@@ -46,18 +46,19 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zk_session::Client;
 
 pub use self::{builder::LeaderSelectorBuilder, leadership::Leadership};
-use crate::{participant::list_participants, RecipeError, Result};
+use crate::{participant::list_participants, LeadershipWatch, RecipeError, Result};
 
 use crate::Participant;
 
 type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 type TaskFn = dyn Fn(Leadership) -> BoxTask + Send + Sync + 'static;
 
+/// The supervisor's published state.
 #[derive(Debug, Clone, Default)]
-struct Status {
-    leading: bool,
-    queued: bool,
-    ended: Option<RecipeError>,
+pub(crate) struct Status {
+    pub(crate) leading: bool,
+    pub(crate) queued: bool,
+    pub(crate) ended: Option<RecipeError>,
 }
 
 enum Ctl {
@@ -139,28 +140,17 @@ impl LeaderSelector {
         self.status.borrow().leading
     }
 
-    /// The leadership flag as a `tokio::sync::watch` receiver.
+    /// Whether the selector leads, as it changes: agrees with
+    /// [`has_leadership`](Self::has_leadership) at every moment, and needs no runtime.
     ///
     /// ```no_run
-    /// # async fn f(selector: zk_recipes::LeaderSelector) {
+    /// # async fn f(selector: zk_recipes::LeaderSelector) -> zk_recipes::Result<()> {
     /// let mut leading = selector.watch_leadership();
-    /// let _ = leading.wait_for(|l| *l).await;
-    /// # }
+    /// leading.wait_for(true).await?;
+    /// # Ok(()) }
     /// ```
-    pub fn watch_leadership(&self) -> watch::Receiver<bool> {
-        let (tx, rx) = watch::channel(self.has_leadership());
-        let mut status = self.status.clone();
-        tokio::spawn(async move {
-            loop {
-                let leading = status.borrow_and_update().leading;
-                tx.send_if_modified(|v| std::mem::replace(v, leading) != leading);
-                tokio::select! {
-                    r = status.changed() => if r.is_err() { break },
-                    _ = tx.closed() => break,
-                }
-            }
-        });
-        rx
+    pub fn watch_leadership(&self) -> LeadershipWatch {
+        LeadershipWatch::of_selector(self.status.clone())
     }
 
     /// Why the selector stopped, once it has: [`RecipeError::Closed`] after

@@ -29,6 +29,7 @@ pub mod semaphore;
 // What the recipes share with their users: errors, reasons, participants, contender names.
 pub mod contender;
 pub mod error;
+mod leadership_watch;
 mod lost_reason;
 mod participant;
 
@@ -46,6 +47,7 @@ pub use leader_latch::{
     CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
 };
 pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
+pub use leadership_watch::LeadershipWatch;
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
