@@ -203,13 +203,13 @@ async fn shared_count_values_cross_between_curator_and_us() {
         out.lines().any(|l| l == "OK"),
         "Curator's set failed: {out}"
     );
-    let mut rx = ours.changes();
-    soon("we see Curator's value", async {
-        while rx.borrow_and_update().value() != -123456 {
-            rx.changed().await.unwrap();
-        }
-    })
-    .await;
+    let mut changes = ours.changes();
+    soon(
+        "we see Curator's value",
+        changes.wait_for(|c| c.value() == -123456),
+    )
+    .await
+    .unwrap();
     assert!(ours.try_set(ours.versioned(), i32::MAX).await.unwrap());
     let out = run_peer(["count-get", &connect, &path].map(String::from).to_vec()).await;
     assert_eq!(said(&out, "VALUE"), i32::MAX.to_string());

@@ -19,13 +19,13 @@ use zk_session::{Client, CreateOptions, ErrorCode, RetryPolicy, SessionState, Ve
 
 /// Waits until `count`'s value is `want`.
 async fn until_count(count: &SharedCount, want: i32) {
-    let mut rx = count.changes();
-    soon(&format!("the count becomes {want}"), async {
-        while rx.borrow_and_update().value() != want {
-            rx.changed().await.unwrap();
-        }
-    })
-    .await;
+    let mut changes = count.changes();
+    soon(
+        &format!("the count becomes {want}"),
+        changes.wait_for(|c| c.value() == want),
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

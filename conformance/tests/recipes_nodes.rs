@@ -14,7 +14,7 @@ use recipes_support::{
     children, client, cut_and_reconnect, eventually, expire_and_renew, proxied, shared, soon,
     unique, until_some, until_state,
 };
-use zk_recipes::{node::NodeStatus, GroupMember, PersistentNode};
+use zk_recipes::{node::NodeStatus, GroupMember, PersistentNode, RecipeError};
 use zk_session::{Client, CreateOptions, SessionState, Version};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -86,6 +86,15 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
 
     node.close().await.unwrap();
     assert_eq!(admin.exists(&path).await.unwrap(), None);
+    // The status says so, and its watch ends: close() consumed the recipe.
+    soon(
+        "closed",
+        status.wait_for(|s| matches!(s, NodeStatus::Closed)),
+    )
+    .await
+    .unwrap();
+    let gone = soon("the watch ends", status.changed()).await;
+    assert!(matches!(gone, Err(RecipeError::Closed)), "{gone:?}");
 }
 
 /// A node already there (say, of a previous run) is adopted and gets our data.

@@ -32,6 +32,7 @@ pub mod error;
 mod leadership_watch;
 mod lost_reason;
 mod participant;
+mod value_watch;
 
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
@@ -59,6 +60,7 @@ pub use plumbing::{
 };
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
 pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
+pub use value_watch::ValueWatch;
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.
 #[cfg(doctest)]

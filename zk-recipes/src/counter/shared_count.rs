@@ -17,7 +17,7 @@ use crate::{
     plumbing::protected::create_parents,
     plumbing::retry::{may_retry, retry_delay},
     plumbing::watches::{data_watch, exists_watch},
-    RecipeError, Result,
+    RecipeError, Result, ValueWatch,
 };
 
 /// A value of a [`SharedCount`] with the znode version it was read or written at: the
@@ -71,8 +71,8 @@ impl VersionedCount {
 ///     println!("someone else changed it to {}", count.count());
 /// }
 /// let mut changes = count.changes();
-/// while changes.changed().await.is_ok() {
-///     println!("now {}", changes.borrow().value());
+/// while let Ok(now) = changes.changed().await {
+///     println!("now {}", now.value());
 /// }
 /// # Ok(()) }
 /// ```
@@ -135,8 +135,8 @@ impl SharedCount {
     /// (a slow reader skips to the newest, as with any `watch` channel).
     ///
     /// See the example on [`SharedCount`].
-    pub fn changes(&self) -> watch::Receiver<VersionedCount> {
-        self.value.subscribe()
+    pub fn changes(&self) -> ValueWatch<VersionedCount> {
+        ValueWatch::new(self.value.subscribe())
     }
 
     /// Sets the count to `value` if nobody has written since `previous` was read (the

@@ -14,7 +14,7 @@ use crate::{
     cache::{Cache, CacheEvents, CacheMode},
     plumbing::protected::child_path,
     plumbing::retry::retry_delay,
-    RecipeError, Result,
+    RecipeError, Result, ValueWatch,
 };
 
 /// The members of a group: each member's id (its node's name) and payload (its data).
@@ -33,8 +33,8 @@ pub type Members = BTreeMap<String, Bytes>;
 ///     println!("{id}: {}", String::from_utf8_lossy(&payload));
 /// }
 /// let mut changes = me.changes();
-/// while changes.changed().await.is_ok() {
-///     println!("{} members", changes.borrow().len());
+/// while let Ok(members) = changes.changed().await {
+///     println!("{} members", members.len());
 /// }
 /// me.close().await?;
 /// # Ok(()) }
@@ -101,8 +101,8 @@ impl GroupMember {
     /// the cache has loaded it and after each change the cache sees.
     ///
     /// See the example on [`GroupMember`].
-    pub fn changes(&self) -> watch::Receiver<Members> {
-        self.view.subscribe()
+    pub fn changes(&self) -> ValueWatch<Members> {
+        ValueWatch::new(self.view.subscribe())
     }
 
     /// Changes this member's payload.

@@ -34,7 +34,7 @@ use crate::{
     plumbing::protected::{create_parents, ProtectedCreate},
     plumbing::retry::retry_delay,
     plumbing::watches::exists_watch,
-    RecipeError, Result,
+    RecipeError, Result, ValueWatch,
 };
 
 /// Where a [`PersistentNode`]'s node stands.
@@ -138,10 +138,10 @@ impl PersistentNodeBuilder {
 /// let path = node.wait_until_present(Duration::from_secs(10)).await?;
 /// let mut status = node.status();
 /// let mut seen = node.times_lost();
-/// while status.changed().await.is_ok() {
+/// while let Ok(now) = status.changed().await {
 ///     // A loss may be over before we look: the count says it happened.
 ///     let lost = node.times_lost();
-///     match &*status.borrow() {
+///     match &now {
 ///         NodeStatus::Lost => eprintln!("{path} is gone; re-creating"),
 ///         NodeStatus::Present(p) if lost > seen => eprintln!("{p} was lost and is back"),
 ///         _ => {}
@@ -220,8 +220,8 @@ impl PersistentNode {
     /// Where the node stands, as it changes.
     ///
     /// See the example on [`PersistentNode`].
-    pub fn status(&self) -> watch::Receiver<NodeStatus> {
-        self.status.subscribe()
+    pub fn status(&self) -> ValueWatch<NodeStatus> {
+        ValueWatch::new(self.status.subscribe())
     }
 
     /// How many times the node was lost (deleted, or its session expired) since the recipe
