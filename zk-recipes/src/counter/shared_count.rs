@@ -132,7 +132,7 @@ impl SharedCount {
     }
 
     /// The value as it changes: every value read or written after this call, newest first
-    /// (a slow reader skips to the newest, as with any `watch` channel).
+    /// (a slow reader skips to the newest; see [`ValueWatch`]).
     ///
     /// See the example on [`SharedCount`].
     pub fn changes(&self) -> ValueWatch<VersionedCount> {
