@@ -67,17 +67,8 @@ impl LeadershipWatch {
     /// or by the last `changed`) and returns it. Fails once the recipe has ended (closed,
     /// or its client ended) with the reason, or [`RecipeError::Closed`] if it is gone.
     pub async fn changed(&mut self) -> Result<bool> {
-        loop {
-            let (leading, ended) = self.read();
-            if leading != self.seen {
-                self.seen = leading;
-                return Ok(leading);
-            }
-            if let Some(e) = ended {
-                return Err(e);
-            }
-            self.next().await?;
-        }
+        let next = !self.seen;
+        self.wait_for(next).await.map(|()| next)
     }
 
     /// Waits until the recipe's leadership is `leading` (at once if it is). Fails as
