@@ -28,12 +28,17 @@ pub(crate) async fn ours_one_task_run(
     set: &Settings,
 ) -> Vec<Throughput> {
     let counters = Counters::default();
-    let (client, data) = (client.clone(), paths.data.clone());
-    let cd_base = paths.cd_base.clone();
+    // Made once: an op allocates only its own future, as a caller's would.
+    let cd_paths: Vec<String> = (0..w.window)
+        .map(|i| format!("{}/one-{i}", paths.cd_base))
+        .collect();
+    let shared = Arc::new((client.clone(), paths.data.clone(), cd_paths));
     let new_op = move |i: usize| -> Op {
-        let (client, data) = (client.clone(), data.clone());
-        let cd_path = format!("{cd_base}/one-{i}");
-        Box::pin(async move { one_op(&client, w.kind, &data, &cd_path).await })
+        let shared = shared.clone();
+        Box::pin(async move {
+            let (client, data, cd_paths) = &*shared;
+            one_op(client, w.kind, data, &cd_paths[i]).await
+        })
     };
     let task = tokio::spawn(InFlight::new(w.window, new_op, counters.clone()));
     let out = counters.measure(set).await;
