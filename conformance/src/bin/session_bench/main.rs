@@ -143,8 +143,11 @@ fn main() {
     let mut results: HashMap<(Workload, Peer), Outcome> = HashMap::new();
     let peers = set.peers.clone();
 
+    let in_process: Vec<Peer> = (Peer::ALL.into_iter())
+        .filter(|p| p.in_process() && peers.contains(p))
+        .collect();
     // The server's JIT warms up on the raw loop, unmeasured.
-    if peers.contains(&Peer::Raw) || peers.contains(&Peer::Ours) {
+    if !in_process.is_empty() {
         eprintln!("warming up the server…");
         let warm = Settings {
             timing: Timing {
@@ -161,49 +164,35 @@ fn main() {
             }
         }
     }
-    // Raw and ours alternate, round after round, so that both see the same background load;
-    // each keeps its best repetition over all rounds.
-    let mut raw_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
-    let mut tokio_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
-    let mut mux_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
-    let mut direct_reps: HashMap<Workload, Result<Vec<Throughput>, String>> = HashMap::new();
-    let mut ours_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
-    let mut one_task_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
+    // The clients in this process alternate, round after round, so that all see the same
+    // background load; each keeps its best repetition over all rounds.
+    let mut reps: HashMap<(Workload, Peer), Result<Vec<Throughput>, String>> = HashMap::new();
     let mut tls_reps: HashMap<Workload, Vec<Throughput>> = HashMap::new();
+    let in_process = Peer::ALL
+        .into_iter()
+        .filter(|p| p.in_process() && peers.contains(p));
+    let in_process: Vec<Peer> = in_process.collect();
     for round in 0..set.timing.rounds {
         for w in set.workloads.iter().copied() {
-            if peers.contains(&Peer::Raw) {
-                eprintln!("round {round}: raw  {} window {}", w.label(), w.window);
-                keep(&mut raw_reps, w, "raw loop", || {
-                    raw_run(addr, w, &paths, &set)
-                });
-            }
-            if peers.contains(&Peer::Tokio) {
-                eprintln!("round {round}: tokio {} window {}", w.label(), w.window);
-                keep(&mut tokio_reps, w, "raw loop on tokio", || {
-                    rt.block_on(tokio_raw_run(addr, w, &paths, &set))
-                });
-            }
-            if peers.contains(&Peer::Mux) {
-                eprintln!("round {round}: mux  {} window {}", w.label(), w.window);
-                keep(&mut mux_reps, w, "smallest multiplexed client", || {
-                    rt.block_on(mux_run(addr, w, &paths, &set))
-                });
-            }
-            if peers.contains(&Peer::Direct) {
-                eprintln!("round {round}: direct {} window {}", w.label(), w.window);
-                keep(
-                    &mut direct_reps,
-                    w,
-                    "callers writing their own requests",
-                    || rt.block_on(direct_run(addr, w, &paths, &set)),
+            for &peer in &in_process {
+                eprintln!(
+                    "round {round}: {} {} window {}",
+                    peer.name(),
+                    w.label(),
+                    w.window
                 );
-            }
-            if peers.contains(&Peer::Ours) {
-                eprintln!("round {round}: ours {} window {}", w.label(), w.window);
-                let m = rt.block_on(ours_run(&client, w, &paths, &set));
-                ours_reps.entry(w).or_default().extend(m);
-                if let Some(tls) = &tls_client {
+                keep(&mut reps, (w, peer), || match peer {
+                    Peer::Raw => raw_run(addr, w, &paths, &set),
+                    Peer::Tokio => rt.block_on(tokio_raw_run(addr, w, &paths, &set)),
+                    Peer::Mux => rt.block_on(mux_run(addr, w, &paths, &set)),
+                    Peer::Direct => rt.block_on(direct_run(addr, w, &paths, &set)),
+                    Peer::Ours => Ok(rt.block_on(ours_run(&client, w, &paths, &set))),
+                    Peer::OursOneTask => {
+                        Ok(rt.block_on(ours_one_task_run(&client, w, &paths, &set)))
+                    }
+                    Peer::Java | Peer::Kazoo => unreachable!("not in this process"),
+                });
+                if let (Peer::Ours, Some(tls)) = (peer, &tls_client) {
                     eprintln!(
                         "round {round}: ours over TLS {} window {}",
                         w.label(),
@@ -213,31 +202,10 @@ fn main() {
                     tls_reps.entry(w).or_default().extend(m);
                 }
             }
-            if peers.contains(&Peer::OursOneTask) {
-                eprintln!(
-                    "round {round}: ours, one task {} window {}",
-                    w.label(),
-                    w.window
-                );
-                let m = rt.block_on(ours_one_task_run(&client, w, &paths, &set));
-                one_task_reps.entry(w).or_default().extend(m);
-            }
         }
     }
-    for (peer, reps) in [
-        (Peer::Raw, raw_reps),
-        (Peer::Tokio, tokio_reps),
-        (Peer::Mux, mux_reps),
-        (Peer::Direct, direct_reps),
-    ] {
-        for (w, r) in reps {
-            results.insert((w, peer), r.and_then(|v| best(&v)));
-        }
-    }
-    for (peer, reps) in [(Peer::Ours, ours_reps), (Peer::OursOneTask, one_task_reps)] {
-        for (w, v) in reps {
-            results.insert((w, peer), best(&v));
-        }
+    for (key, r) in reps {
+        results.insert(key, r.and_then(|v| best(&v)));
     }
     // The peers in other processes, one run each for all the workloads.
     for (peer, label, run) in [
@@ -302,19 +270,18 @@ fn main() {
     drop(zk);
 }
 
-/// Adds one run's repetitions to a workload's, or keeps its first failure (the workload is
-/// then not run again for that client).
+/// Adds one run's repetitions to a client's on a workload, or keeps its first failure (the
+/// workload is then not run again for that client).
 fn keep(
-    reps: &mut HashMap<Workload, Result<Vec<Throughput>, String>>,
-    w: Workload,
-    what: &str,
+    reps: &mut HashMap<(Workload, Peer), Result<Vec<Throughput>, String>>,
+    key: (Workload, Peer),
     run: impl FnOnce() -> std::io::Result<Vec<Throughput>>,
 ) {
-    let entry = reps.entry(w).or_insert_with(|| Ok(Vec::new()));
+    let entry = reps.entry(key).or_insert_with(|| Ok(Vec::new()));
     if let Ok(v) = entry {
         match run() {
             Ok(m) => v.extend(m),
-            Err(e) => *entry = Err(format!("{what}: {e}")),
+            Err(e) => *entry = Err(format!("{}: {e}", key.1.name())),
         }
     }
 }

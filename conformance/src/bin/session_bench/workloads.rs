@@ -81,6 +81,11 @@ impl Peer {
         Peer::Kazoo,
     ];
 
+    /// Measured in this process (the JVM and Python peers run in their own).
+    pub(crate) fn in_process(self) -> bool {
+        !matches!(self, Peer::Java | Peer::Kazoo)
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             Peer::Raw => "raw",
