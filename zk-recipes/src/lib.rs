@@ -18,6 +18,8 @@
 pub mod barrier;
 pub mod cache;
 pub mod counter;
+#[cfg(feature = "discovery")]
+pub mod discovery;
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod mutex;
@@ -42,6 +44,11 @@ pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
 pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use counter::{
     AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
+};
+#[cfg(feature = "discovery")]
+pub use discovery::{
+    DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceInstance,
+    ServiceInstanceBuilder, ServiceType, UriPart, UriSpec,
 };
 pub use error::{RecipeError, Result};
 pub use leader_latch::{
