@@ -5,6 +5,7 @@ use crate::check::Area;
 /// Usage text.
 pub const USAGE: &str = "\
 usage: zk-spec HOST:PORT [--area AREA] [--check ID] [-v] [--json] [--junit FILE] [--io-timeout SECS]
+               [--dangerous]
        zk-spec --list
 
 Runs ZooKeeper protocol conformance checks against the server at HOST:PORT and prints a
@@ -17,6 +18,8 @@ report; exits with 1 when a check failed, 2 on a usage or connection error.
   --json            print the report as JSON instead of the tree
   --junit FILE      also write the report as JUnit XML to FILE
   --io-timeout SECS how long to wait for any one answer (default 3)
+  --dangerous       also run the checks that can harm a server with a known bug
+                    (only against a throwaway server)
   --list            list the checks and exit";
 
 /// What the command line asks for.
@@ -38,6 +41,8 @@ pub struct Args {
     pub io_timeout_secs: Option<f64>,
     /// `--list`.
     pub list: bool,
+    /// `--dangerous`.
+    pub dangerous: bool,
 }
 
 /// Parses the arguments after the program name.
@@ -66,6 +71,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 out.io_timeout_secs = Some(secs);
             }
             "--list" => out.list = true,
+            "--dangerous" => out.dangerous = true,
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             target if out.target.is_empty() => out.target = target.into(),
@@ -88,7 +94,8 @@ mod tests {
 
     #[test]
     fn parses_every_option() {
-        let a = p("127.0.0.1:2181 --area watches --check watches.persistent -v --json --junit out.xml --io-timeout 1.5").unwrap();
+        let a = p("127.0.0.1:2181 --area watches --check watches.persistent -v --json --junit out.xml --io-timeout 1.5 --dangerous").unwrap();
+        assert!(a.dangerous);
         assert_eq!(a.target, "127.0.0.1:2181");
         assert_eq!(a.area, Some(Area::Watches));
         assert_eq!(a.check.as_deref(), Some("watches.persistent"));

@@ -98,6 +98,9 @@ pub struct Check {
     /// A known server bug this check catches, with how to reproduce it: a failure of
     /// the check is then reported as that bug.
     pub known_bug: Option<&'static str>,
+    /// How the check can harm a server with a known bug (corrupt its data, for example):
+    /// such checks only run when asked for ([`Runner::dangerous`](crate::Runner::dangerous)).
+    pub danger: Option<&'static str>,
     /// Sends malformed input: the runner checks the server with a probe session after it.
     pub malformed: bool,
     /// The test itself.

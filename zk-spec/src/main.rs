@@ -38,7 +38,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut runner = Runner::new(addr);
+    let mut runner = Runner::new(addr).dangerous(args.dangerous);
     if let Some(secs) = args.io_timeout_secs {
         runner = runner.io_timeout(Duration::from_secs_f64(secs));
     }

@@ -96,6 +96,7 @@ pub struct Runner {
     addr: SocketAddr,
     check_timeout: Duration,
     io_timeout: Duration,
+    dangerous: bool,
 }
 
 impl Runner {
@@ -105,6 +106,7 @@ impl Runner {
             addr,
             check_timeout: Duration::from_secs(20),
             io_timeout: Duration::from_secs(3),
+            dangerous: false,
         }
     }
 
@@ -118,6 +120,13 @@ impl Runner {
     /// within it fails the check).
     pub fn io_timeout(mut self, t: Duration) -> Runner {
         self.io_timeout = t;
+        self
+    }
+
+    /// Also runs the checks that can harm a server with a known bug ([`Check::danger`]);
+    /// skipped by default. Only against a throwaway server.
+    pub fn dangerous(mut self, on: bool) -> Runner {
+        self.dangerous = on;
         self
     }
 
@@ -203,6 +212,13 @@ impl Runner {
 
     fn run_one(&self, check: &'static Check, root: &str) -> CheckReport {
         let start = Instant::now();
+        if let (Some(danger), false) = (check.danger, self.dangerous) {
+            return CheckReport {
+                check,
+                outcome: Outcome::Skipped(format!("dangerous, run with --dangerous: {danger}")),
+                elapsed: start.elapsed(),
+            };
+        }
         // Opened before the check: a malformed input must not harm other sessions.
         let witness = check
             .malformed

@@ -22,7 +22,6 @@ pub const CHECKS: &[Check] = checks!(Area::Acl, "acl";
     "ip.allow", "ip:<client address> grants access", SCHEMES, ip_allow;
     "ip.deny", "an ip ACL for another address refuses with NOAUTH", SCHEMES, ip_deny;
     "unknown-scheme", "an ACL with an unknown scheme fails with INVALIDACL", GUIDE, unknown_scheme;
-    "auth.bad-credentials", "digest auth without user:password fails with AUTHFAILED and the connection closes", "zookeeper.jute: AuthPacket", auth_bad_credentials;
     "auth.unknown-scheme", "auth with an unknown scheme fails with AUTHFAILED and the connection closes", "zookeeper.jute: AuthPacket", auth_unknown_scheme;
     "who-am-i.digest", "whoAmI lists the digest identity after auth", "zookeeper.jute: WhoAmIResponse", who_am_i_digest;
 );
@@ -188,10 +187,6 @@ fn auth_refused(ctx: &mut Ctx, scheme: &str, credentials: &[u8]) -> CheckResult 
         ErrorCode::AuthFailed,
     )?;
     conn.expect_closed("the server closes the connection after AUTHFAILED")
-}
-
-fn auth_bad_credentials(ctx: &mut Ctx) -> CheckResult {
-    auth_refused(ctx, "digest", b"no-colon")
 }
 
 fn auth_unknown_scheme(ctx: &mut Ctx) -> CheckResult {

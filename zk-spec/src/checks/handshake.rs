@@ -11,6 +11,11 @@ use crate::{
     req,
 };
 
+const BUG_WRONG_PASSWORD: &str = "ZooKeeper 3.8.0 (found by zk-spec; we know of no JIRA \
+issue): processConnectRequest closes the session's current connection before it checks the \
+password, so anyone who knows a session id can cut its owner off (the session survives, the \
+owner reconnects). Reproduce: session S on connection A; connect B with S's id and a wrong \
+password: B is refused, and A is closed";
 const GUIDE_SESSIONS: &str = "Programmer's Guide: ZooKeeper Sessions";
 
 /// The checks of this area.
@@ -21,6 +26,7 @@ pub const CHECKS: &[Check] = checks!(Area::Handshake, "handshake";
     "reattach", "a session re-attaches on a new connection with its password, keeping its ephemerals", GUIDE_SESSIONS, reattach;
     "takeover-closes-old", "the old connection is closed when another takes its session over", GUIDE_SESSIONS, takeover_closes_old;
     "wrong-password", "re-attach with a wrong password is refused (timeout 0) and closed", GUIDE_SESSIONS, wrong_password;
+    "wrong-password.spares-owner", "a re-attach with a wrong password leaves the session's own connection open", GUIDE_SESSIONS, wrong_password_spares_owner, bug = BUG_WRONG_PASSWORD;
     "unknown-session", "re-attach to a session that never existed is refused as expired", GUIDE_SESSIONS, unknown_session;
     "close", "closeSession is answered, the socket closed, the ephemerals deleted", GUIDE_SESSIONS, close;
     "closed-session-expired", "a closed session cannot be re-attached", GUIDE_SESSIONS, closed_session_expired;
@@ -113,7 +119,7 @@ fn takeover_closes_old(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn wrong_password(ctx: &mut Ctx) -> CheckResult {
-    let mut first = ctx.session()?;
+    let first = ctx.session()?;
     let mut wrong = first.password().to_vec();
     wrong[0] ^= 0xff;
     let mut second = ctx.connect()?;
@@ -121,9 +127,20 @@ fn wrong_password(ctx: &mut Ctx) -> CheckResult {
     ensure(resp.timeout <= 0, "a refusal: timeout <= 0", || {
         format!("{resp:?}")
     })?;
-    second.expect_closed("the server closes a refused connection")?;
-    // The refusal must not harm the session itself.
-    first.exists("/", false)?;
+    second.expect_closed("the server closes a refused connection")
+}
+
+fn wrong_password_spares_owner(ctx: &mut Ctx) -> CheckResult {
+    let mut first = ctx.session()?;
+    let mut wrong = first.password().to_vec();
+    wrong[0] ^= 0xff;
+    let mut second = ctx.connect()?;
+    second.handshake(first.session_id(), &wrong, SESSION_TIMEOUT_MS)?;
+    let _ = second.ending();
+    first.exists("/", false).map_err(|f| match f {
+        crate::Finding::Fail { got, .. } => fail("the owner's connection still served", got),
+        other => other,
+    })?;
     first.close()
 }
 

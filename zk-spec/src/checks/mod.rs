@@ -11,9 +11,10 @@ macro_rules! opt {
 }
 
 /// A `&[Check]` for one area: `"id", "title", rule, function` per check, with an optional
-/// `bug = "..."` naming a known server bug the check catches.
+/// `bug = "..."` naming a known server bug the check catches and `danger = "..."` saying
+/// how it can harm a server that has that bug.
 macro_rules! checks {
-    ($area:expr, $prefix:literal; $( $id:literal, $title:literal, $rule:expr, $run:path $(, bug = $bug:expr)? ;)*) => {
+    ($area:expr, $prefix:literal; $( $id:literal, $title:literal, $rule:expr, $run:path $(, bug = $bug:expr)? $(, danger = $danger:expr)? ;)*) => {
         &[$(
             $crate::check::Check {
                 id: concat!($prefix, ".", $id),
@@ -21,6 +22,7 @@ macro_rules! checks {
                 title: $title,
                 rule: $rule,
                 known_bug: opt!($($bug)?),
+                danger: opt!($($danger)?),
                 malformed: matches!($area, $crate::check::Area::Malformed),
                 run: $run,
             },

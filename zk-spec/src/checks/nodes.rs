@@ -17,11 +17,11 @@ pub const CHECKS: &[Check] = checks!(Area::Nodes, "nodes";
     "ephemeral.owner", "an ephemeral znode's ephemeralOwner is its session id", "Programmer's Guide: Ephemeral Nodes", ephemeral_owner;
     "persistent.owner", "a persistent znode's ephemeralOwner is 0", GUIDE, persistent_owner;
     "sequential.format", "a sequential znode's name ends with the parent's cversion as %010d", SEQ, sequential_format;
-    "sequential.counter", "the sequence counter is the parent's cversion, which deletes advance too", SEQ, sequential_counter;
+    "sequential.counter", "sequence numbers count up and are never reused, even after a delete", SEQ, sequential_counter;
     "ephemeral-sequential", "an ephemeral sequential znode is both", SEQ, ephemeral_sequential;
     "sequential.trailing-slash", "a sequential create of `parent/` names the child by its number alone", SEQ, sequential_trailing_slash;
-    "container.owner", "a container znode's ephemeralOwner is 0x8000000000000000", "Programmer's Guide: Container Nodes", container_owner;
-    "ttl.create", "a TTL znode is created, its ephemeralOwner encoding the TTL", TTL, ttl_create;
+    "container.create", "createContainer (19) answers path and Stat (ephemeralOwner 0 to clients) and takes children", "Programmer's Guide: Container Nodes", container_create;
+    "ttl.create", "createTTL (21) answers path and the Stat exists reports (ephemeralOwner 0 to clients)", TTL, ttl_create;
     "ttl.zero", "a TTL of 0 is refused with BADARGUMENTS", TTL, ttl_zero;
     "stat.fresh", "a new znode's Stat: versions 0, czxid = mzxid = pzxid, ctime = mtime", "zookeeper.jute: StatPersisted", stat_fresh;
     "stat.parent", "a child's create bumps the parent's cversion and numChildren and sets its pzxid", "zookeeper.jute: StatPersisted", stat_parent;
@@ -91,13 +91,13 @@ fn sequential_counter(ctx: &mut Ctx) -> CheckResult {
         (suffix(&a, &prefix)?, suffix(&b, &prefix)?),
         (0, 1),
     )?;
-    conn.delete(&a)?;
+    // Deleting the newest must not let its number be handed out again.
+    conn.delete(&b)?;
     let c = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
-    ensure_eq(
-        "sequence number after two creates and a delete",
-        suffix(&c, &prefix)?,
-        3,
-    )
+    let n = suffix(&c, &prefix)?;
+    ensure(n > 1, "a sequence number above 1, never reused", || {
+        n.to_string()
+    })
 }
 
 fn ephemeral_sequential(ctx: &mut Ctx) -> CheckResult {
@@ -119,7 +119,7 @@ fn sequential_trailing_slash(ctx: &mut Ctx) -> CheckResult {
     ensure_eq("sequence number", suffix(&created, &prefix)?, 0)
 }
 
-fn container_owner(ctx: &mut Ctx) -> CheckResult {
+fn container_create(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("c");
     let r = Request::CreateContainer(req::create_record(
@@ -128,10 +128,16 @@ fn container_owner(ctx: &mut Ctx) -> CheckResult {
         Acl::open_unsafe(),
         CreateMode::Container,
     ));
-    match conn.ok(&r)? {
-        Response::Create2(c) => ensure_eq("ephemeralOwner", c.stat.ephemeral_owner, i64::MIN),
-        other => Err(unexpected("a Create2Response", &other)),
-    }
+    let created = match conn.ok(&r)? {
+        Response::Create2(c) => c,
+        other => return Err(unexpected("a Create2Response", &other)),
+    };
+    ensure_eq("path", created.path.as_str(), path.as_str())?;
+    // The container marker is the server's own: clients see an ephemeralOwner of 0.
+    ensure_eq("Stat from create", created.stat, stat(&mut conn, &path)?)?;
+    ensure_eq("ephemeralOwner", created.stat.ephemeral_owner, 0)?;
+    conn.create(&format!("{path}/child"), b"", CreateMode::Persistent)
+        .map(drop)
 }
 
 fn create_ttl(
@@ -158,11 +164,11 @@ fn ttl_create(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("ttl");
     match create_ttl(&mut conn, &path, 60_000)? {
-        (h, Some(Response::Create2(c))) if h.err == 0 => ensure_eq(
-            "ephemeralOwner",
-            c.stat.ephemeral_owner,
-            (0xff << 56) | 60_000,
-        ),
+        (h, Some(Response::Create2(c))) if h.err == 0 => {
+            // The TTL marker is the server's own: clients see an ephemeralOwner of 0.
+            ensure_eq("Stat from create", c.stat, stat(&mut conn, &path)?)?;
+            ensure_eq("ephemeralOwner", c.stat.ephemeral_owner, 0)
+        }
         (h, _) if h.error_code() == ErrorCode::Unimplemented => Err(ttl_off(h.error_code())),
         other => Err(fail("a Create2Response", format!("{other:?}"))),
     }

@@ -12,6 +12,13 @@ use crate::{
 };
 
 const JUTE: &str = "zookeeper.jute";
+const BUG_2623: &str = "ZOOKEEPER-2623: a check (13) sent on its own is processed as a write whose \
+reply has a null Stat, so it is never answered and the connection stays open (later releases answer \
+UNIMPLEMENTED). Reproduce: RequestHeader{xid 1, type 13} + CheckVersionRequest{/p, 0} on a session: \
+no reply until the client times out";
+const DANGER_2623: &str =
+    "on a server with ZOOKEEPER-2623 it writes a check transaction to the log \
+that the server cannot read back when it restarts";
 const GUIDE_OPS: &str = "Programmer's Guide: ZooKeeper Data Model";
 
 /// The checks of this area.
@@ -43,7 +50,7 @@ pub const CHECKS: &[Check] = checks!(Area::Ops, "ops";
     "get-children.no-node", "getChildren of a missing znode fails with NONODE", GUIDE_OPS, get_children_no_node;
     "get-children2", "getChildren2 (12) adds the parent's Stat", "zookeeper.jute: GetChildren2Response", get_children2;
     "sync", "sync (9) answers the path it was given", "zookeeper.jute: SyncResponse", sync;
-    "check.outside-multi", "check (13) outside a multi is refused, never answered as a success", "zookeeper.jute: CheckVersionRequest", check_outside_multi;
+    "check.outside-multi", "check (13) outside a multi is refused, never answered as a success", "zookeeper.jute: CheckVersionRequest", check_outside_multi, bug = BUG_2623, danger = DANGER_2623;
     "get-ephemerals", "getEphemerals (103) lists the session's own ephemerals under the prefix", JUTE, get_ephemerals;
     "get-all-children-number", "getAllChildrenNumber (104) counts every descendant", JUTE, get_all_children_number;
     "get-all-children-number.no-node", "getAllChildrenNumber of a missing znode fails with NONODE", JUTE, get_all_children_number_no_node;
