@@ -293,14 +293,18 @@ impl Conn {
                 self.events.push_back(ev);
                 continue;
             }
-            let (h, body) = decode_reply(frame, op)
-                .map_err(|e| fail(format!("a well-formed reply to {op:?}"), e.to_string()))?;
-            if h.xid != xid {
+            // The xid first: a reply out of order would not decode as this op's.
+            let got = frame
+                .get(..4)
+                .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            if got != Some(xid) {
                 return Err(fail(
                     format!("the reply to xid {xid} ({op:?}) next: replies in request order"),
-                    format!("a reply with xid {}", h.xid),
+                    format!("a reply with xid {}", got.unwrap_or_default()),
                 ));
             }
+            let (h, body) = decode_reply(frame, op)
+                .map_err(|e| fail(format!("a well-formed reply to {op:?}"), e.to_string()))?;
             if h.zxid > 0 && h.zxid < self.last_zxid {
                 return Err(fail(
                     format!(
