@@ -11,11 +11,12 @@ use crate::{
     req,
 };
 
-const BUG_WRONG_PASSWORD: &str = "ZooKeeper 3.8.0 (found by zk-spec; we know of no JIRA \
-issue): processConnectRequest closes the session's current connection before it checks the \
-password, so anyone who knows a session id can cut its owner off (the session survives, the \
-owner reconnects). Reproduce: session S on connection A; connect B with S's id and a wrong \
-password: B is refused, and A is closed";
+const BUG_WRONG_PASSWORD: &str = "ZooKeeper, seen on 3.8.0 (the code is the same in later \
+releases; we know of no JIRA issue): ZooKeeperServer.processConnectRequest closes the session's \
+current connection (CLIENT_RECONNECT) before reopenSession checks the password, so anyone who \
+knows a session id can cut its owner off (the session survives; the owner reconnects). \
+Reproduce: session S on connection A; connect B with S's id and a wrong password: B is \
+refused, and A is closed";
 const GUIDE_SESSIONS: &str = "Programmer's Guide: ZooKeeper Sessions";
 
 /// The checks of this area.
