@@ -34,10 +34,12 @@ pub mod args;
 pub mod check;
 pub mod checks;
 pub mod ctx;
+pub mod fuzz;
 pub mod registry;
 pub mod report;
 pub mod req;
 pub mod runner;
+mod scratch;
 
 pub use check::{Area, Check, CheckResult, Failure, Finding, Frame, Outcome};
 pub use ctx::{Conn, Ctx};

@@ -6,15 +6,13 @@ use std::{
     net::SocketAddr,
     sync::{mpsc, Arc, Mutex},
     thread,
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant},
 };
-
-use zk_proto::CreateMode;
 
 use crate::{
     check::{fail, Check, Failure, Finding, Outcome},
     ctx::{Conn, Ctx},
-    registry, req,
+    registry, scratch,
 };
 
 /// A check's result.
@@ -156,58 +154,21 @@ impl Runner {
         mut done: impl FnMut(&CheckReport),
     ) -> Result<Report, RunError> {
         let start = Instant::now();
-        let root = self.make_root()?;
+        let root = scratch::create(self.addr, self.io_timeout, "zk-spec")
+            .map_err(|f| RunError(format!("{f:?}")))?;
         let mut report = Report::default();
         for check in checks {
             let r = self.run_one(check, &root);
             done(&r);
             report.results.push(r);
         }
-        self.remove_tree(&root);
+        scratch::remove(self.addr, self.io_timeout, &root);
         report.elapsed = start.elapsed();
         Ok(report)
     }
 
     fn scratch_ctx(&self, base: String) -> Ctx {
         Ctx::new(self.addr, base, self.io_timeout, Arc::default())
-    }
-
-    fn make_root(&self) -> Result<String, RunError> {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let root = format!("/zk-spec-{}-{nanos:08x}", std::process::id());
-        let setup = || -> Result<(), Finding> {
-            let mut conn = self.scratch_ctx(String::new()).session()?;
-            conn.create(&root, b"", CreateMode::Persistent)?;
-            conn.close()
-        };
-        setup().map_err(|f| RunError(format!("{f:?}")))?;
-        Ok(root)
-    }
-
-    /// Deletes `root` and everything under it, as far as it can.
-    fn remove_tree(&self, root: &str) {
-        let Ok(mut conn) = self.scratch_ctx(String::new()).session() else {
-            return;
-        };
-        let mut stack = vec![(root.to_string(), false)];
-        while let Some((path, expanded)) = stack.pop() {
-            if expanded {
-                let _ = conn.call(&req::delete(&path, -1));
-                continue;
-            }
-            stack.push((path.clone(), true));
-            if let Ok(children) = conn.children(&path, false) {
-                let parent = path.trim_end_matches('/');
-                stack.extend(
-                    children
-                        .into_iter()
-                        .map(|c| (format!("{parent}/{c}"), false)),
-                );
-            }
-        }
-        let _ = conn.close();
     }
 
     fn run_one(&self, check: &'static Check, root: &str) -> CheckReport {

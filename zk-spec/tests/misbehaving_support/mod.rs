@@ -5,6 +5,9 @@
 //! a length in 1..=jute.maxbuffer, a request zk-proto decodes exactly, a valid xid); what the
 //! proxy does with a frame that fails, and with the server's replies, is its [`Misbehaviour`].
 
+// Two test binaries (misbehaving, fuzz) each use a part of it.
+#![allow(dead_code)]
+
 use std::{
     io::{self, Read, Write},
     net::{Shutdown, SocketAddr, TcpListener, TcpStream},
