@@ -192,24 +192,12 @@ impl Conn {
         password: &[u8],
         timeout_ms: i32,
     ) -> Result<ConnectResponse, Finding> {
-        self.send_connect(&ConnectRequest {
-            protocol_version: 0,
-            last_zxid_seen: 0,
-            timeout: timeout_ms,
-            session_id,
-            passwd: Bytes::copy_from_slice(password),
-            read_only: false,
-        })?;
+        self.send_connect(&connect_request(session_id, password, timeout_ms))?;
         let frame = self
             .recv_frame()?
             .ok_or_else(|| fail("a connect response", "the server closed the connection"))?;
-        let resp = ConnectResponse::decode_exact(frame.clone(), "ConnectResponse")
-            .or_else(|_| {
-                // A 36-byte body (no readOnly byte) is allowed too.
-                let mut padded = frame.to_vec();
-                padded.push(0);
-                ConnectResponse::decode_exact(Bytes::from(padded), "ConnectResponse")
-            })
+        // The readOnly byte is optional: 36- and 37-byte bodies both decode.
+        let resp = ConnectResponse::decode_exact(frame, "ConnectResponse")
             .map_err(|e| fail("a ConnectResponse record", e.to_string()))?;
         self.session = Some(resp.clone());
         Ok(resp)
@@ -444,6 +432,19 @@ impl Conn {
     pub fn close(&mut self) -> CheckResult {
         self.ok(&Request::CloseSession)?;
         self.expect_closed("the server closes the connection after closeSession")
+    }
+}
+
+/// A connect request for session `session_id` (0: a new one) with `password`, lastZxidSeen
+/// 0 and readOnly false; change fields with struct update syntax.
+pub fn connect_request(session_id: i64, password: &[u8], timeout_ms: i32) -> ConnectRequest {
+    ConnectRequest {
+        protocol_version: 0,
+        last_zxid_seen: 0,
+        timeout: timeout_ms,
+        session_id,
+        passwd: Bytes::copy_from_slice(password),
+        read_only: false,
     }
 }
 

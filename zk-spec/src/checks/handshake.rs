@@ -1,13 +1,12 @@
 //! Handshake and sessions.
 
-use bytes::Bytes;
 use zk_proto::{ConnectRequest, CreateMode, Request};
 
 use zk_proto::jute::Record;
 
 use crate::{
     check::{ensure, ensure_eq, fail, Area, Check, CheckResult},
-    ctx::{Ctx, Ending, SESSION_TIMEOUT_MS},
+    ctx::{connect_request, Ctx, Ending, SESSION_TIMEOUT_MS},
     req,
 };
 
@@ -184,12 +183,8 @@ fn closed_session_expired(ctx: &mut Ctx) -> CheckResult {
 fn zxid_ahead(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.connect()?;
     conn.send_connect(&ConnectRequest {
-        protocol_version: 0,
         last_zxid_seen: i64::MAX - 1,
-        timeout: SESSION_TIMEOUT_MS,
-        session_id: 0,
-        passwd: Bytes::from_static(&[0; 16]),
-        read_only: false,
+        ..connect_request(0, &[0; 16], SESSION_TIMEOUT_MS)
     })?;
     match conn.ending()? {
         Ending::Closed => Ok(()),
@@ -212,12 +207,8 @@ fn zxid_ahead(ctx: &mut Ctx) -> CheckResult {
 fn read_only_flag(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.connect()?;
     conn.send_connect(&ConnectRequest {
-        protocol_version: 0,
-        last_zxid_seen: 0,
-        timeout: SESSION_TIMEOUT_MS,
-        session_id: 0,
-        passwd: Bytes::from_static(&[0; 16]),
         read_only: true,
+        ..connect_request(0, &[0; 16], SESSION_TIMEOUT_MS)
     })?;
     let f = conn
         .recv_frame()?

@@ -84,22 +84,35 @@ fn truncated_frame(ctx: &mut Ctx) -> CheckResult {
     conn.expect_closed("the server closes a connection whose client closed mid-frame")
 }
 
-fn negative_length(ctx: &mut Ctx) -> CheckResult {
+/// A frame header with length prefix `len` (and a few bytes after it): the server must
+/// close without waiting for the rest.
+fn closes_on_length(ctx: &mut Ctx, len: i32, why: &str) -> CheckResult {
     let mut conn = ctx.session()?;
-    conn.send_bytes(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 3])?;
-    conn.expect_closed("the server closes the connection on a negative length")
+    let mut bytes = len.to_be_bytes().to_vec();
+    bytes.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 3]);
+    conn.send_bytes(&bytes)?;
+    conn.expect_closed(why)
+}
+
+fn negative_length(ctx: &mut Ctx) -> CheckResult {
+    closes_on_length(
+        ctx,
+        -1,
+        "the server closes the connection on a negative length",
+    )
 }
 
 fn huge_length(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.send_bytes(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 3])?;
-    conn.expect_closed("the server closes the connection on a 2 GiB length")
+    closes_on_length(
+        ctx,
+        i32::MAX,
+        "the server closes the connection on a 2 GiB length",
+    )
 }
 
 fn over_max_length(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.send_bytes(&[0, 0x10, 0, 0, 0, 0, 0, 1, 0, 0, 0, 3])?;
-    conn.expect_closed("the server closes the connection on a length over jute.maxbuffer")
+    let why = "the server closes the connection on a length over jute.maxbuffer";
+    closes_on_length(ctx, 0x10_0000, why)
 }
 
 fn zero_length(ctx: &mut Ctx) -> CheckResult {

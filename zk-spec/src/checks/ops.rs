@@ -68,6 +68,12 @@ fn make(ctx: &mut Ctx) -> Result<(crate::Conn, String), crate::Finding> {
     Ok((conn, path))
 }
 
+/// The request `on` makes for a znode that does not exist fails with NONODE.
+fn missing(ctx: &mut Ctx, on: fn(&str) -> Request) -> CheckResult {
+    let mut conn = ctx.session()?;
+    conn.err(&on(&ctx.path("missing")), ErrorCode::NoNode)
+}
+
 fn create(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("n");
@@ -143,8 +149,7 @@ fn delete(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn delete_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.err(&req::delete(&ctx.path("missing"), -1), ErrorCode::NoNode)
+    missing(ctx, |p| req::delete(p, -1))
 }
 
 fn delete_bad_version(ctx: &mut Ctx) -> CheckResult {
@@ -166,8 +171,7 @@ fn exists(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn exists_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.err(&req::exists(&ctx.path("missing"), false), ErrorCode::NoNode)
+    missing(ctx, |p| req::exists(p, false))
 }
 
 fn get_data(ctx: &mut Ctx) -> CheckResult {
@@ -203,11 +207,7 @@ fn null_vs_empty(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn get_data_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.err(
-        &req::get_data(&ctx.path("missing"), false),
-        ErrorCode::NoNode,
-    )
+    missing(ctx, |p| req::get_data(p, false))
 }
 
 fn set_data(ctx: &mut Ctx) -> CheckResult {
@@ -229,11 +229,7 @@ fn set_data_bad_version(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn set_data_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.err(
-        &req::set_data(&ctx.path("missing"), b"", -1),
-        ErrorCode::NoNode,
-    )
+    missing(ctx, |p| req::set_data(p, b"", -1))
 }
 
 fn read_only_acl() -> Vec<Acl> {
@@ -263,8 +259,7 @@ fn get_acl(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn get_acl_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.err(&req::get_acl(&ctx.path("missing")), ErrorCode::NoNode)
+    missing(ctx, req::get_acl)
 }
 
 fn set_acl(ctx: &mut Ctx) -> CheckResult {
@@ -306,11 +301,7 @@ fn get_children(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn get_children_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    conn.err(
-        &req::get_children(&ctx.path("missing"), false),
-        ErrorCode::NoNode,
-    )
+    missing(ctx, |p| req::get_children(p, false))
 }
 
 fn get_children2(ctx: &mut Ctx) -> CheckResult {
@@ -377,11 +368,9 @@ fn get_all_children_number(ctx: &mut Ctx) -> CheckResult {
 }
 
 fn get_all_children_number_no_node(ctx: &mut Ctx) -> CheckResult {
-    let mut conn = ctx.session()?;
-    let r = Request::GetAllChildrenNumber(GetAllChildrenNumberRequest {
-        path: ctx.path("missing"),
-    });
-    conn.err(&r, ErrorCode::NoNode)
+    missing(ctx, |p| {
+        Request::GetAllChildrenNumber(GetAllChildrenNumberRequest { path: p.into() })
+    })
 }
 
 fn who_am_i(ctx: &mut Ctx) -> CheckResult {

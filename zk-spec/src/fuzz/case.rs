@@ -3,10 +3,7 @@
 
 use std::{fmt::Write as _, io, net::SocketAddr, time::Duration};
 
-use bytes::Bytes;
-use zk_proto::{
-    decode_notification, decode_reply, jute::Record, ConnectRequest, OpCode, ReplyHeader,
-};
+use zk_proto::{decode_notification, decode_reply, jute::Record, OpCode, ReplyHeader};
 use zk_testkit::raw::{RawConnection, RawError};
 
 use super::gen::{Mutation, Step};
@@ -36,20 +33,11 @@ fn is_timeout(e: &RawError) -> bool {
     matches!(e, RawError::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
 }
 
-/// A connection with a new session; the connect frame it sent.
+/// A connection with a new session.
 pub fn open(addr: SocketAddr, io_timeout: Duration) -> Result<RawConnection, String> {
     let mut conn = RawConnection::connect(addr).map_err(|e| format!("cannot connect: {e}"))?;
     conn.set_timeout(io_timeout).map_err(|e| e.to_string())?;
-    conn.send_connect(&ConnectRequest {
-        protocol_version: 0,
-        last_zxid_seen: 0,
-        timeout: SESSION_TIMEOUT_MS,
-        session_id: 0,
-        passwd: Bytes::from_static(&[0; 16]),
-        read_only: false,
-    })
-    .map_err(|e| format!("cannot send the connect request: {e}"))?;
-    match conn.recv_connect() {
+    match conn.handshake(SESSION_TIMEOUT_MS) {
         Ok(r) if !r.is_expired() => Ok(conn),
         Ok(r) => Err(format!("no session: {r:?}")),
         Err(e) => Err(format!("no connect response: {e}")),
