@@ -16,6 +16,8 @@ pub const CHECKS: &[Check] = checks!(Area::Acl, "acl";
     "world.read-only", "world:anyone READ allows getData and refuses setData with NOAUTH", SCHEMES, world_read_only;
     "create-needs-create", "creating a child needs CREATE on the parent", GUIDE, create_needs_create;
     "delete-needs-delete", "deleting a child needs DELETE on the parent", GUIDE, delete_needs_delete;
+    "set-acl-needs-admin", "setACL needs ADMIN on the znode", GUIDE, set_acl_needs_admin;
+    "get-acl-needs-read-or-admin", "getACL needs READ or ADMIN on the znode", GUIDE, get_acl_needs_read_or_admin;
     "digest.auth", "auth (100) digest user:password is answered with xid -4 and err 0", "zookeeper.jute: AuthPacket", digest_auth;
     "digest.acl", "an auth:'' ACL becomes the digest identity, enforced against other sessions", SCHEMES, digest_acl;
     "auth-scheme.no-identity", "an auth:'' ACL without any authenticated identity fails with INVALIDACL", SCHEMES, auth_no_identity;
@@ -206,4 +208,27 @@ fn who_am_i_digest(ctx: &mut Ctx) -> CheckResult {
         ),
         other => Err(unexpected("a WhoAmIResponse", &other)),
     }
+}
+
+/// A znode whose ACL gives world:anyone only `perms`.
+fn with_world_perms(ctx: &mut Ctx, name: &str, perms: Perms) -> Result<(Conn, String), Finding> {
+    let mut conn = ctx.session()?;
+    let path = ctx.path(name);
+    created_with(&mut conn, &path, vec![Acl::new(perms, Id::anyone())])?;
+    Ok((conn, path))
+}
+
+fn set_acl_needs_admin(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = with_world_perms(ctx, "p", Perms(Perms::ALL.0 & !Perms::ADMIN.0))?;
+    conn.err(
+        &req::set_acl(&path, Acl::open_unsafe(), -1),
+        ErrorCode::NoAuth,
+    )
+}
+
+fn get_acl_needs_read_or_admin(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = with_world_perms(ctx, "write", Perms::WRITE)?;
+    conn.err(&req::get_acl(&path), ErrorCode::NoAuth)?;
+    let (mut conn, path) = with_world_perms(ctx, "admin", Perms::ADMIN)?;
+    conn.ok(&req::get_acl(&path)).map(drop)
 }

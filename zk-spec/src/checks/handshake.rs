@@ -30,6 +30,7 @@ pub const CHECKS: &[Check] = checks!(Area::Handshake, "handshake";
     "unknown-session", "re-attach to a session that never existed is refused as expired", GUIDE_SESSIONS, unknown_session;
     "close", "closeSession is answered, the socket closed, the ephemerals deleted", GUIDE_SESSIONS, close;
     "closed-session-expired", "a closed session cannot be re-attached", GUIDE_SESSIONS, closed_session_expired;
+    "expiry", "a session without a connection expires after its timeout: its ephemerals go, re-attach is refused", GUIDE_SESSIONS, expiry;
     "zxid-ahead", "a client that has seen a zxid ahead of the server is not given a session", "Programmer's Guide: ZooKeeper Sessions (lastZxidSeen)", zxid_ahead;
     "read-only-flag", "a read-write server answers a readOnly connect with readOnly false", "zookeeper.jute: ConnectRequest.readOnly", read_only_flag;
 );
@@ -228,4 +229,39 @@ fn read_only_flag(ctx: &mut Ctx) -> CheckResult {
     conn.session = Some(resp);
     conn.ok(&req::exists("/", false))?;
     conn.close()
+}
+
+fn expiry(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.connect()?;
+    // The shortest timeout the server allows.
+    let resp = conn.handshake(0, &[0; 16], 1)?;
+    if resp.timeout > 6_000 {
+        return Err(crate::check::skip(format!(
+            "the shortest session timeout here is {} ms: too long to wait for",
+            resp.timeout
+        )));
+    }
+    let path = ctx.path("eph");
+    conn.create(&path, b"", CreateMode::Ephemeral)?;
+    let (id, pw) = (conn.session_id(), conn.password());
+    drop(conn);
+    let mut other = ctx.session()?;
+    // The server may take up to twice the timeout (tick rounding) to expire it.
+    let deadline = std::time::Instant::now()
+        + std::time::Duration::from_millis(3 * resp.timeout as u64 + 1_000);
+    while other.exists(&path, false)?.is_some() {
+        if std::time::Instant::now() > deadline {
+            return Err(fail(
+                format!("the ephemeral gone within 3 x {} ms", resp.timeout),
+                "it is still there",
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let mut again = ctx.connect()?;
+    let resp = again.handshake(id, &pw, SESSION_TIMEOUT_MS)?;
+    ensure(resp.is_expired(), "a refusal: timeout <= 0", || {
+        format!("{resp:?}")
+    })?;
+    other.close()
 }

@@ -1,17 +1,22 @@
 //! multi (14) and multiRead (22): atomicity and per-operation results.
 
+use bytes::{BufMut, BytesMut};
 use zk_proto::{
-    CheckVersionRequest, CreateMode, DeleteRequest, ErrorCode, GetChildrenRequest, GetDataRequest,
-    MultiOp, MultiRequest, MultiResponse, MultiResult, Request, Response, SetDataRequest,
+    decode_reply, jute::Record, CheckVersionRequest, CreateMode, DeleteRequest, ErrorCode,
+    GetChildrenRequest, GetDataRequest, MultiHeader, MultiOp, MultiRequest, MultiResponse,
+    MultiResult, OpCode, Request, Response, SetDataRequest,
 };
 
 use crate::{
     check::{ensure, ensure_eq, fail, Area, Check, CheckResult, Finding},
-    ctx::{unexpected, Conn, Ctx},
+    ctx::{unexpected, Conn, Ctx, Ending},
     req,
 };
 
 const JUTE: &str = "zookeeper.jute: MultiHeader, MultiResponse";
+const BUG_4026: &str = "ZOOKEEPER-4026: the server turns a create2 inside a multi into a create, \
+so its result has the path but no Stat. Reproduce: multi [create2 /p] answers \
+MultiHeader{type 1} + path only";
 
 /// The checks of this area.
 pub const CHECKS: &[Check] = checks!(Area::Multi, "multi";
@@ -20,6 +25,10 @@ pub const CHECKS: &[Check] = checks!(Area::Multi, "multi";
     "error-codes", "a failed multi reports 0 before the failing op, its code, then RUNTIMEINCONSISTENCY", JUTE, error_codes;
     "check", "check inside a multi passes on the right version and fails with BADVERSION", JUTE, check_op;
     "zxid", "a multi's writes share the reply's zxid", JUTE, zxid;
+    "create2", "create2 inside a multi answers the path and the Stat", JUTE, create2, bug = BUG_4026;
+    "sequential-path", "a sequential create inside a multi answers the name it was given", JUTE, sequential_path;
+    "empty", "an empty multi is answered with no results", JUTE, empty;
+    "read-in-write", "a multi (14) with a read operation is refused, never answered with data", JUTE, read_in_write;
     "read", "multiRead answers each read, a missing znode as a per-op NONODE without failing the rest", "zookeeper.jute: MultiResponse (multiRead)", read;
 );
 
@@ -224,4 +233,106 @@ fn read(ctx: &mut Ctx) -> CheckResult {
             }),
         )),
     }
+}
+
+fn create2(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = setup(ctx)?;
+    let a = format!("{path}/a");
+    let op = MultiOp::Create2(req::create_record(
+        &a,
+        None,
+        zk_proto::Acl::open_unsafe(),
+        CreateMode::Persistent,
+    ));
+    let (h, m) = multi(&mut conn, vec![op], false)?;
+    match m.results.as_slice() {
+        [MultiResult::Create2(c)] => {
+            ensure_eq("path", c.path.as_str(), a.as_str())?;
+            ensure_eq("stat.czxid", c.stat.czxid, h.zxid)
+        }
+        other => Err(unexpected(
+            "one create2 result with a Stat",
+            &Response::Multi(MultiResponse {
+                results: other.to_vec(),
+            }),
+        )),
+    }
+}
+
+fn sequential_path(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = setup(ctx)?;
+    let prefix = format!("{path}/s-");
+    let op = MultiOp::Create(req::create_record(
+        &prefix,
+        None,
+        zk_proto::Acl::open_unsafe(),
+        CreateMode::PersistentSequential,
+    ));
+    let (_, m) = multi(&mut conn, vec![op], false)?;
+    let want = format!("{prefix}0000000000");
+    ensure_eq(
+        "results",
+        m.results,
+        vec![MultiResult::Create(zk_proto::CreateResponse {
+            path: want.clone(),
+        })],
+    )?;
+    ensure(
+        conn.exists(&want, false)?.is_some(),
+        format!("{want} exists"),
+        || "NONODE".into(),
+    )
+}
+
+fn empty(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let (h, m) = multi(&mut conn, vec![], false)?;
+    ensure_eq("reply err", h.err, 0)?;
+    ensure_eq("results", m.results, vec![])
+}
+
+fn read_in_write(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = setup(ctx)?;
+    let created = format!("{path}/a");
+    // zk-proto refuses to build this mix: the body is put together op by op.
+    let mut body = BytesMut::new();
+    body.put_i32(1000);
+    body.put_i32(OpCode::Multi.code());
+    let ops = [
+        create_op(&created),
+        MultiOp::GetData(GetDataRequest {
+            path: path.clone(),
+            watch: false,
+        }),
+    ];
+    for op in ops {
+        let mut one = BytesMut::new();
+        MultiRequest { ops: vec![op] }.encode(&mut one);
+        body.extend_from_slice(&one[..one.len() - MultiHeader::LEN]);
+    }
+    MultiHeader::END.encode(&mut body);
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    conn.send_bytes(&frame)?;
+    let refused = match conn.ending()? {
+        Ending::Closed => {
+            conn = ctx.session()?;
+            Ok(())
+        }
+        Ending::Frame(f) => match decode_reply(f, OpCode::Multi) {
+            Ok((h, _)) if h.err != 0 => Ok(()),
+            Ok((_, Some(Response::Multi(m)))) => ensure(
+                m.results.iter().all(|r| matches!(r, MultiResult::Error(_))),
+                "a refusal: only error results",
+                || format!("{:?}", m.results),
+            ),
+            other => Err(fail("a refusal", format!("{other:?}"))),
+        },
+    };
+    refused?;
+    ensure(
+        conn.exists(&created, false)?.is_none(),
+        "nothing created",
+        || format!("{created} exists"),
+    )
 }

@@ -2,7 +2,7 @@
 
 use zk_proto::{
     AddWatchMode, CreateMode, ErrorCode, EventType, KeeperState, OpCode, Request, SetWatches,
-    WatcherEvent, WatcherType,
+    SetWatches2, WatcherEvent, WatcherType,
 };
 
 use crate::{
@@ -33,6 +33,13 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "remove.wrong-kind", "removing a data watch where only a child watch is set fails with NOWATCHER", "zookeeper.jute: RemoveWatchesRequest", remove_wrong_kind;
     "set-watches.stale", "SetWatches with a stale zxid fires at once for what changed meanwhile", "zookeeper.jute: SetWatches", set_watches_stale;
     "set-watches.current", "SetWatches with the current zxid fires nothing", "zookeeper.jute: SetWatches", set_watches_current;
+    "exists.changed", "an exists watch on an existing znode fires NodeDataChanged", GUIDE, exists_changed;
+    "child.not-on-child-data", "a child watch does not fire when a child's data changes", GUIDE, child_not_on_child_data;
+    "data.not-on-child", "a data watch does not fire when a child is created", GUIDE, data_not_on_child;
+    "same-path-once", "getData and exists watches on one path fire one notification", "Programmer's Guide: ZooKeeper Watches (one trigger per watch object)", same_path_once;
+    "session-close", "closing a session fires NodeDeleted for its ephemerals and NodeChildrenChanged for their parent", GUIDE, session_close;
+    "remove.persistent", "removeWatches (any) removes a persistent watch", "zookeeper.jute: RemoveWatchesRequest", remove_persistent;
+    "set-watches2.persistent", "SetWatches2 (105) re-establishes a persistent watch on a new connection", "zookeeper.jute: SetWatches2", set_watches2_persistent;
     "persistent-and-one-shot", "a one-shot watch on the path of a persistent watch leaves the persistent one in place", PERSISTENT, persistent_and_one_shot, bug = BUG_4466;
 );
 
@@ -263,4 +270,96 @@ fn persistent_and_one_shot(ctx: &mut Ctx) -> CheckResult {
         "the persistent watch fires on the second change",
         || format!("notifications {later:?}"),
     )
+}
+
+fn exists_changed(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    ensure(w.exists(&path, true)?.is_some(), "a Stat", || {
+        "NONODE".into()
+    })?;
+    c.set_data(&path, b"1", -1)?;
+    expect_event(&mut w, EventType::NodeDataChanged, &path)
+}
+
+fn child_not_on_child_data(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    let child = format!("{path}/c");
+    c.create(&child, b"", CreateMode::Persistent)?;
+    w.children(&path, true)?;
+    c.set_data(&child, b"1", -1)?;
+    w.no_event("no event: the children did not change")
+}
+
+fn data_not_on_child(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    w.get_data(&path, true)?;
+    c.create(&format!("{path}/c"), b"", CreateMode::Persistent)?;
+    w.no_event("no event: the data did not change")
+}
+
+fn same_path_once(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    w.get_data(&path, true)?;
+    w.exists(&path, true)?;
+    c.set_data(&path, b"1", -1)?;
+    expect_event(&mut w, EventType::NodeDataChanged, &path)?;
+    w.no_event("one notification for both watches")
+}
+
+fn session_close(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    let eph = format!("{path}/e");
+    c.create(&eph, b"", CreateMode::Ephemeral)?;
+    w.get_data(&eph, true)?;
+    w.children(&path, true)?;
+    c.close()?;
+    w.ok(&req::exists("/", false))?;
+    let mut got: Vec<(i32, String)> = w
+        .queued_events()
+        .into_iter()
+        .map(|e| (e.event_type.code(), e.path))
+        .collect();
+    got.sort();
+    let want = vec![
+        (EventType::NodeDeleted.code(), eph),
+        (EventType::NodeChildrenChanged.code(), path),
+    ];
+    ensure_eq(
+        "notifications (type, path) once the session closed",
+        got,
+        want,
+    )
+}
+
+fn remove_persistent(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    w.ok(&req::add_watch(&path, AddWatchMode::PersistentRecursive))?;
+    w.ok(&req::remove_watches(&path, WatcherType::Any))?;
+    c.set_data(&path, b"1", -1)?;
+    c.create(&format!("{path}/c"), b"", CreateMode::Persistent)?;
+    w.no_event("no event from a removed persistent watch")
+}
+
+fn set_watches2_persistent(ctx: &mut Ctx) -> CheckResult {
+    let (c, path, seen, id, pw) = watched_then_dropped(ctx)?;
+    drop(c);
+    let mut conn = ctx.connect()?;
+    conn.handshake(id, &pw, SESSION_TIMEOUT_MS)?;
+    let sw = Request::SetWatches2(SetWatches2 {
+        relative_zxid: seen,
+        data_watches: vec![],
+        exist_watches: vec![],
+        child_watches: vec![],
+        persistent_watches: vec![path.clone()],
+        persistent_recursive_watches: vec![],
+    });
+    conn.send_with_xid(zk_proto::xid::SET_WATCHES, &sw)?;
+    let (h, _) = conn.recv(zk_proto::xid::SET_WATCHES, OpCode::SetWatches2)?;
+    ensure_eq("SetWatches2 err", h.err, 0)?;
+    let mut writer = ctx.session()?;
+    for v in [b"1", b"2"] {
+        writer.set_data(&path, v, -1)?;
+        expect_event(&mut conn, EventType::NodeDataChanged, &path)?;
+    }
+    Ok(())
 }
