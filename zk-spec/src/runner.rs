@@ -201,10 +201,14 @@ impl Runner {
             Err(e) => Err(fail("a thread to run the check", e.to_string())),
             Ok(_) => match rx.recv_timeout(self.check_timeout) {
                 Ok(r) => r,
-                Err(_) => Err(fail(
+                Err(mpsc::RecvTimeoutError::Timeout) => Err(fail(
                     format!("the check done within {:?}", self.check_timeout),
                     "still waiting: the server hangs",
                 )),
+                // A bug in the check, not the server's doing: say so.
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    Err(fail("the check to finish", "the check itself panicked"))
+                }
             },
         };
         let result = match (result, check.malformed) {
