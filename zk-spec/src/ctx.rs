@@ -14,6 +14,7 @@ use zk_proto::{
     decode_notification, decode_reply, jute::Record, xid, ConnectRequest, ConnectResponse,
     ErrorCode, OpCode, ReplyHeader, Request, Response, Stat, WatcherEvent,
 };
+pub use zk_testkit::raw::connect_request;
 use zk_testkit::raw::{RawConnection, RawError};
 
 use crate::{
@@ -432,19 +433,6 @@ impl Conn {
     pub fn close(&mut self) -> CheckResult {
         self.ok(&Request::CloseSession)?;
         self.expect_closed("the server closes the connection after closeSession")
-    }
-}
-
-/// A connect request for session `session_id` (0: a new one) with `password`, lastZxidSeen
-/// 0 and readOnly false; change fields with struct update syntax.
-pub fn connect_request(session_id: i64, password: &[u8], timeout_ms: i32) -> ConnectRequest {
-    ConnectRequest {
-        protocol_version: 0,
-        last_zxid_seen: 0,
-        timeout: timeout_ms,
-        session_id,
-        passwd: Bytes::copy_from_slice(password),
-        read_only: false,
     }
 }
 
