@@ -26,7 +26,9 @@
 //! ```
 //!
 //! Checks are plain functions of a [`Ctx`]; see [`checks`] for the catalogue and
-//! [`registry`] to select them.
+//! [`registry`] to select them. A check that catches a known server bug names it
+//! ([`Check::known_bug`]); one that could harm a server with that bug runs only when asked
+//! ([`Runner::dangerous`]). [`fuzz`] is the robustness mode (`zk-spec fuzz`).
 
 #![warn(missing_docs)]
 
