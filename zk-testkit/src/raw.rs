@@ -213,14 +213,7 @@ impl RawConnection {
         password: &[u8],
         timeout_ms: i32,
     ) -> Result<ConnectResponse, RawError> {
-        self.send_connect(&ConnectRequest {
-            protocol_version: 0,
-            last_zxid_seen: 0,
-            timeout: timeout_ms,
-            session_id,
-            passwd: Bytes::copy_from_slice(password),
-            read_only: false,
-        })?;
+        self.send_connect(&connect_request(session_id, password, timeout_ms))?;
         self.recv_connect()
     }
 
@@ -250,6 +243,28 @@ impl RawConnection {
                 }
             }
         }
+    }
+}
+
+/// The connect request a client sends to resume session `session_id` with `password` (0
+/// and 16 zero bytes for a new session): lastZxidSeen 0, readOnly false. Change other
+/// fields with struct update syntax, for a request no client would send.
+///
+/// ```
+/// use zk_proto::ConnectRequest;
+/// use zk_testkit::raw::connect_request;
+///
+/// let ahead = ConnectRequest { last_zxid_seen: i64::MAX, ..connect_request(0, &[0; 16], 10_000) };
+/// assert_eq!((ahead.session_id, ahead.passwd.len()), (0, 16));
+/// ```
+pub fn connect_request(session_id: i64, password: &[u8], timeout_ms: i32) -> ConnectRequest {
+    ConnectRequest {
+        protocol_version: 0,
+        last_zxid_seen: 0,
+        timeout: timeout_ms,
+        session_id,
+        passwd: Bytes::copy_from_slice(password),
+        read_only: false,
     }
 }
 

@@ -1,0 +1,220 @@
+//! Node kinds (ephemeral, sequential, container, TTL) and Stat bookkeeping.
+
+use zk_proto::{Acl, CreateMode, CreateTtlRequest, ErrorCode, Request, Response};
+
+use crate::{
+    check::{ensure, ensure_eq, fail, skip, Area, Check, CheckResult, Finding},
+    ctx::{unexpected, Conn, Ctx},
+    req,
+};
+
+const GUIDE: &str = "Programmer's Guide: ZooKeeper Data Model (Znodes)";
+const SEQ: &str = "Programmer's Guide: Sequence Nodes -- Unique Naming";
+const TTL: &str = "Programmer's Guide: TTL Nodes";
+
+/// The checks of this area.
+pub const CHECKS: &[Check] = checks!(Area::Nodes, "nodes";
+    "ephemeral.owner", "an ephemeral znode's ephemeralOwner is its session id", "Programmer's Guide: Ephemeral Nodes", ephemeral_owner;
+    "persistent.owner", "a persistent znode's ephemeralOwner is 0", GUIDE, persistent_owner;
+    "sequential.format", "a sequential znode's name ends with the parent's cversion as %010d", SEQ, sequential_format;
+    "sequential.counter", "sequence numbers count up and are never reused, even after a delete", SEQ, sequential_counter;
+    "ephemeral-sequential", "an ephemeral sequential znode is both", SEQ, ephemeral_sequential;
+    "sequential.trailing-slash", "a sequential create of `parent/` names the child by its number alone", SEQ, sequential_trailing_slash;
+    "container.create", "createContainer (19) answers path and Stat (ephemeralOwner 0 to clients) and takes children", "Programmer's Guide: Container Nodes", container_create;
+    "ttl.create", "createTTL (21) answers path and the Stat exists reports (ephemeralOwner 0 to clients)", TTL, ttl_create;
+    "ttl.zero", "a TTL of 0 is refused with BADARGUMENTS", TTL, ttl_zero;
+    "stat.fresh", "a new znode's Stat: versions 0, czxid = mzxid = pzxid, ctime = mtime", "zookeeper.jute: StatPersisted", stat_fresh;
+    "stat.parent", "a child's create bumps the parent's cversion and numChildren and sets its pzxid", "zookeeper.jute: StatPersisted", stat_parent;
+    "stat.data-length", "dataLength follows setData", "zookeeper.jute: StatPersisted", stat_data_length;
+);
+
+fn parent(ctx: &mut Ctx) -> Result<(Conn, String), Finding> {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("p");
+    conn.create(&path, b"", CreateMode::Persistent)?;
+    Ok((conn, path))
+}
+
+fn stat(conn: &mut Conn, path: &str) -> Result<zk_proto::Stat, Finding> {
+    conn.exists(path, false)?
+        .ok_or_else(|| fail(format!("{path} exists"), "NONODE"))
+}
+
+fn ephemeral_owner(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let eph = format!("{path}/e");
+    conn.create(&eph, b"", CreateMode::Ephemeral)?;
+    ensure_eq(
+        "ephemeralOwner",
+        stat(&mut conn, &eph)?.ephemeral_owner,
+        conn.session_id(),
+    )
+}
+
+fn persistent_owner(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    ensure_eq("ephemeralOwner", stat(&mut conn, &path)?.ephemeral_owner, 0)
+}
+
+/// The number at the end of a sequential znode's name, checked to be 10 digits.
+fn suffix(created: &str, prefix: &str) -> Result<i64, Finding> {
+    let digits = created.strip_prefix(prefix).unwrap_or("");
+    let ok = digits.len() == 10 && digits.bytes().all(|b| b.is_ascii_digit());
+    ensure(ok, format!("{prefix} followed by 10 digits"), || {
+        created.to_string()
+    })?;
+    digits
+        .parse()
+        .map_err(|_| fail("a number", digits.to_string()))
+}
+
+fn sequential_format(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    conn.create(&format!("{path}/plain"), b"", CreateMode::Persistent)?;
+    let cversion = stat(&mut conn, &path)?.cversion;
+    let prefix = format!("{path}/s-");
+    let created = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    ensure_eq(
+        "sequence number",
+        suffix(&created, &prefix)?,
+        i64::from(cversion),
+    )
+}
+
+fn sequential_counter(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let prefix = format!("{path}/s-");
+    let a = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    let b = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    ensure_eq(
+        "sequence numbers",
+        (suffix(&a, &prefix)?, suffix(&b, &prefix)?),
+        (0, 1),
+    )?;
+    // Deleting the newest must not let its number be handed out again.
+    conn.delete(&b)?;
+    let c = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    let n = suffix(&c, &prefix)?;
+    ensure(n > 1, "a sequence number above 1, never reused", || {
+        n.to_string()
+    })
+}
+
+fn ephemeral_sequential(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let prefix = format!("{path}/es-");
+    let created = conn.create(&prefix, b"", CreateMode::EphemeralSequential)?;
+    suffix(&created, &prefix)?;
+    ensure_eq(
+        "ephemeralOwner",
+        stat(&mut conn, &created)?.ephemeral_owner,
+        conn.session_id(),
+    )
+}
+
+fn sequential_trailing_slash(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let prefix = format!("{path}/");
+    let created = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    ensure_eq("sequence number", suffix(&created, &prefix)?, 0)
+}
+
+fn container_create(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("c");
+    let r = Request::CreateContainer(req::create_record(
+        &path,
+        None,
+        Acl::open_unsafe(),
+        CreateMode::Container,
+    ));
+    let created = match conn.ok(&r)? {
+        Response::Create2(c) => c,
+        other => return Err(unexpected("a Create2Response", &other)),
+    };
+    ensure_eq("path", created.path.as_str(), path.as_str())?;
+    // The container marker is the server's own: clients see an ephemeralOwner of 0.
+    ensure_eq("Stat from create", created.stat, stat(&mut conn, &path)?)?;
+    ensure_eq("ephemeralOwner", created.stat.ephemeral_owner, 0)?;
+    conn.create(&format!("{path}/child"), b"", CreateMode::Persistent)
+        .map(drop)
+}
+
+fn create_ttl(
+    conn: &mut Conn,
+    path: &str,
+    ttl: i64,
+) -> Result<(zk_proto::ReplyHeader, Option<Response>), Finding> {
+    conn.call(&Request::CreateTtl(CreateTtlRequest {
+        path: path.into(),
+        data: None,
+        acl: Acl::open_unsafe(),
+        mode: CreateMode::PersistentWithTtl,
+        ttl,
+    }))
+}
+
+fn ttl_off(code: ErrorCode) -> Finding {
+    skip(format!(
+        "TTL nodes are off on this server (createTTL answered {code:?}; extendedTypesEnabled)"
+    ))
+}
+
+fn ttl_create(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("ttl");
+    match create_ttl(&mut conn, &path, 60_000)? {
+        (h, Some(Response::Create2(c))) if h.err == 0 => {
+            // The TTL marker is the server's own: clients see an ephemeralOwner of 0.
+            ensure_eq("Stat from create", c.stat, stat(&mut conn, &path)?)?;
+            ensure_eq("ephemeralOwner", c.stat.ephemeral_owner, 0)
+        }
+        (h, _) if h.error_code() == ErrorCode::Unimplemented => Err(ttl_off(h.error_code())),
+        other => Err(fail("a Create2Response", format!("{other:?}"))),
+    }
+}
+
+fn ttl_zero(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let (h, _) = create_ttl(&mut conn, &ctx.path("ttl"), 0)?;
+    match h.error_code() {
+        ErrorCode::BadArguments => Ok(()),
+        ErrorCode::Unimplemented => Err(ttl_off(ErrorCode::Unimplemented)),
+        other => Err(fail("BadArguments", format!("{other:?}"))),
+    }
+}
+
+fn stat_fresh(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let s = stat(&mut conn, &path)?;
+    ensure_eq(
+        "(version, cversion, aversion, numChildren)",
+        (s.version, s.cversion, s.aversion, s.num_children),
+        (0, 0, 0, 0),
+    )?;
+    ensure_eq("(mzxid, pzxid)", (s.mzxid, s.pzxid), (s.czxid, s.czxid))?;
+    ensure_eq("mtime", s.mtime, s.ctime)?;
+    ensure(s.ctime > 0, "a positive ctime", || s.ctime.to_string())
+}
+
+fn stat_parent(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let child = format!("{path}/c");
+    conn.create(&child, b"", CreateMode::Persistent)?;
+    let c = stat(&mut conn, &child)?;
+    let p = stat(&mut conn, &path)?;
+    ensure_eq(
+        "parent (cversion, numChildren, pzxid)",
+        (p.cversion, p.num_children, p.pzxid),
+        (1, 1, c.czxid),
+    )?;
+    ensure_eq("parent version", p.version, 0)
+}
+
+fn stat_data_length(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let s = conn.set_data(&path, &[1; 300], -1)?;
+    ensure_eq("dataLength", s.data_length, 300)?;
+    let s = conn.set_data(&path, b"", -1)?;
+    ensure_eq("dataLength", s.data_length, 0)
+}

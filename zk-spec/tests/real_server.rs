@@ -1,0 +1,36 @@
+//! The whole suite against a real standalone ZooKeeper 3.8 server (the test kit's): every
+//! check passes, or fails as a server bug the check names.
+
+use zk_spec::{report, Outcome, Runner};
+use zk_testkit::Standalone;
+
+#[test]
+fn the_whole_suite_passes_against_zookeeper_3_8() {
+    // A throwaway server: the dangerous checks run too.
+    let zk = Standalone::builder().extended_types(true).start().unwrap();
+    let report = Runner::new(zk.client_addr())
+        .dangerous(true)
+        .run_all()
+        .unwrap();
+    for r in &report.results {
+        println!("{}", report::check_line(r, true));
+    }
+    println!("{}", report::summary(&report));
+    let unexplained: Vec<_> = report
+        .failures()
+        .filter(|r| matches!(&r.outcome, Outcome::Failed(f) if f.known_bug.is_none()))
+        .map(|r| r.check.id)
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "failed without a known server bug: {unexplained:?}"
+    );
+    // Extended types are on: nothing is skipped, every check ran.
+    let skipped: Vec<_> = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
+        .map(|r| r.check.id)
+        .collect();
+    assert!(skipped.len() <= 1, "skipped: {skipped:?}");
+}
