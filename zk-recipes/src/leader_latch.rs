@@ -69,6 +69,7 @@ const LATCH_NAME: &str = "latch-";
 /// assert_eq!(CloseMode::default(), CloseMode::Silent);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CloseMode {
     /// No [`LeadershipEvent::NotLeader`] for the close itself (Curator's default).
     #[default]

@@ -14,21 +14,22 @@
 
 #![warn(missing_docs)]
 
-// The recipes, each in the module named after it.
-pub mod barrier;
-pub mod cache;
-pub mod counter;
-pub mod leader_latch;
-pub mod leader_selector;
-pub mod mutex;
-pub mod mutex_guard;
-pub mod node;
-pub mod rw_lock;
-pub mod semaphore;
+// The recipes, each in the module named after it. The modules are private: every public
+// type is reachable from the crate root, once, by the `pub use` lines below.
+mod barrier;
+mod cache;
+mod counter;
+mod leader_latch;
+mod leader_selector;
+mod mutex;
+mod mutex_guard;
+mod node;
+mod rw_lock;
+mod semaphore;
 
 // What the recipes share with their users: errors, reasons, participants, contender names.
-pub mod contender;
-pub mod error;
+mod contender;
+mod error;
 mod leadership_watch;
 mod lost_reason;
 mod participant;
@@ -37,9 +38,13 @@ mod value_watch;
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
 
-pub use barrier::DoubleBarrier;
-pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
-pub use contender::{Contender, ContenderKind, ContenderNames};
+pub use barrier::{DoubleBarrier, DoubleBarrierMember};
+pub use cache::{
+    Cache, CacheBuilder, CacheData, CacheEvent, CacheEvents, CacheMode, CachedNode, ResyncReason,
+};
+pub use contender::{
+    format_sequence, parse_sequence, protected_id_of, Contender, ContenderKind, ContenderNames,
+};
 pub use counter::{
     AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
 };
@@ -52,14 +57,17 @@ pub use leadership_watch::LeadershipWatch;
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
-pub use node::{GroupMember, PersistentNode};
+pub use node::{GroupMember, Members, NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use participant::Participant;
 pub use plumbing::{
     liveness::SuspendPolicy,
-    protected::{self, ProtectedCreate, ProtectedNode, Recovery},
+    protected::{
+        create_parents, new_protected_id, protected_prefix, remove_protected, ProtectedCreate,
+        ProtectedNode, Recovery,
+    },
 };
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
-pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
+pub use semaphore::{InterProcessSemaphoreV2, InterProcessSemaphoreV2Builder, SemaphoreLease};
 pub use value_watch::ValueWatch;
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.

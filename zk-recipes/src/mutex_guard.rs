@@ -36,7 +36,7 @@ use zk_session::{Op, OpResult};
 
 use self::holds::LastHold;
 pub(crate) use self::{holding::Holding, holds::Holds};
-pub use crate::LostReason;
+use crate::LostReason;
 use crate::Result;
 
 /// Proof of holding an [`InterProcessMutex`](crate::mutex::InterProcessMutex): one count of its re-entrant hold.

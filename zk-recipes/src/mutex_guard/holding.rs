@@ -89,6 +89,15 @@ impl Holding {
         })
     }
 
+    /// Marks the holding as given up before its node goes by another way than [`finish`]
+    /// (a barrier member deletes its own node while it leaves), so that the deletion is not
+    /// reported as a loss.
+    ///
+    /// [`finish`]: Self::finish
+    pub(crate) fn mark_released(&self) {
+        mark(&self.lost, LostReason::Released);
+    }
+
     pub(crate) fn lost_reason(&self) -> Option<LostReason> {
         *self.lost.borrow()
     }

@@ -112,7 +112,7 @@ pub struct ProtectedNode {
 
 impl ProtectedNode {
     /// The node created at `path` with protected id `id`.
-    fn at(path: String, id: String, stat: Stat) -> ProtectedNode {
+    pub(crate) fn at(path: String, id: String, stat: Stat) -> ProtectedNode {
         let name = path.rsplit('/').next().unwrap_or_default().to_owned();
         ProtectedNode {
             path,
