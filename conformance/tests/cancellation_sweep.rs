@@ -31,7 +31,7 @@ use conformance::{
 };
 use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acquire_and_release};
 use recipes_support::{client, shared, unique};
-use zk_recipes::cache::Cache;
+use zk_recipes::Cache;
 use zk_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, ProtectedCreate};
 use zk_session::{AddWatchMode, Client, CreateOptions, SessionState, Version};
 

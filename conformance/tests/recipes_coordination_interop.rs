@@ -1,4 +1,4 @@
-//! zk-recipes' Semaphore, ReadWriteLock, SharedCount and DistributedAtomicLong beside real
+//! zk-recipes' InterProcessSemaphoreV2, ReadWriteLock, SharedCount and DistributedAtomicLong beside real
 //! Curator (Java 17 and Debian's libcurator-recipes-java 5.4) on the same paths of a real
 //! server: mixed holders of the semaphore never exceed its leases, mixed holders of the
 //! read/write lock never overlap a writer with anyone, and the counters' values are read and
@@ -25,7 +25,7 @@ use conformance::peers::{self, JavaProgram};
 use recipes_support::{
     children, client, compile_curator_peer, ephemeral_sequential, shared, soon, unique,
 };
-use zk_recipes::{DistributedAtomicLong, ReadWriteLock, Semaphore, SharedCount};
+use zk_recipes::{DistributedAtomicLong, InterProcessSemaphoreV2, ReadWriteLock, SharedCount};
 use zk_session::{Client, RetryPolicy, Version};
 
 /// How long one peer run may take on a loaded 2-core machine.
@@ -118,9 +118,7 @@ async fn mixed_holders(peer_args: Vec<String>, rounds: usize, round: Round) {
 async fn paths(admin: &Client, tag: &str) -> (String, String) {
     let path = unique(tag);
     let flags = format!("{path}-flags");
-    zk_recipes::protected::create_parents(admin, &flags)
-        .await
-        .unwrap();
+    zk_recipes::create_parents(admin, &flags).await.unwrap();
     (path, flags)
 }
 
@@ -142,7 +140,7 @@ async fn semaphore_leases_are_shared_with_curator_and_never_exceeded() {
     let round: Round = Arc::new(move |c: Client, _k, _i| {
         let (path, flags) = (p.clone(), f.clone());
         Box::pin(async move {
-            let semaphore = Semaphore::new(c.clone(), &path, MAX as u32);
+            let semaphore = InterProcessSemaphoreV2::new(c.clone(), &path, MAX as u32);
             let lease = semaphore.acquire().await.unwrap();
             let (flag, others) = raise_flag(&c, &flags, "f-").await;
             tokio::time::sleep(Duration::from_millis(3)).await;

@@ -24,7 +24,7 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use zk_recipes::cache::{Cache, CacheEvent, CacheMode};
+//! use zk_recipes::{Cache, CacheEvent, CacheMode};
 //! use zk_session::Client;
 //!
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;

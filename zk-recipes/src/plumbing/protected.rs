@@ -17,7 +17,7 @@
 //!
 //! ```no_run
 //! # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-//! use zk_recipes::protected::ProtectedCreate;
+//! use zk_recipes::ProtectedCreate;
 //!
 //! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
 //! assert!(node.name.starts_with("_c_"));
@@ -46,10 +46,10 @@ const PARENT_ATTEMPTS: u32 = 10;
 /// A fresh uuid v4 in the 36-character hyphenated lowercase form, from `rand`.
 ///
 /// ```
-/// let id = zk_recipes::protected::new_protected_id();
+/// let id = zk_recipes::new_protected_id();
 /// assert_eq!(id.len(), 36);
 /// assert_eq!(id.as_bytes()[14], b'4'); // version 4
-/// assert_ne!(id, zk_recipes::protected::new_protected_id());
+/// assert_ne!(id, zk_recipes::new_protected_id());
 /// ```
 pub fn new_protected_id() -> String {
     let mut b: [u8; 16] = rand::random();
@@ -69,7 +69,7 @@ pub fn new_protected_id() -> String {
 /// `_c_<id>-`: what every node created with protected id `id` starts with.
 ///
 /// ```
-/// let p = zk_recipes::protected::protected_prefix("0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5");
+/// let p = zk_recipes::protected_prefix("0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5");
 /// assert_eq!(p, "_c_0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5-");
 /// assert_eq!(p.len(), 40);
 /// ```
@@ -141,7 +141,7 @@ pub enum Recovery {
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::protected::ProtectedCreate;
+/// use zk_recipes::ProtectedCreate;
 /// use zk_session::CreateOptions;
 ///
 /// let (node, children) = ProtectedCreate::new("/election", "latch-")
@@ -298,7 +298,7 @@ impl ProtectedCreate {
     ///
     /// ```no_run
     /// # async fn f(client: zk_session::Client, id: &str) -> zk_recipes::Result<()> {
-    /// use zk_recipes::protected::{ProtectedCreate, Recovery};
+    /// use zk_recipes::{ProtectedCreate, Recovery};
     ///
     /// match ProtectedCreate::new("/locks/job", "lock-").recover(&client, id).await? {
     ///     Recovery::Adopted(node) => println!("ours: {}", node.path),
@@ -407,7 +407,7 @@ async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Err
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// zk_recipes::protected::create_parents(&client, "/app/locks/job").await?;
+/// zk_recipes::create_parents(&client, "/app/locks/job").await?;
 /// # Ok(()) }
 /// ```
 pub async fn create_parents(client: &Client, path: &str) -> Result<(), RecipeError> {
@@ -432,7 +432,7 @@ async fn make_parents(client: &Client, path: &str) -> Result<(), Error> {
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client, id: &str) -> zk_recipes::Result<()> {
-/// let n = zk_recipes::protected::remove_protected(&client, "/locks/job", id).await?;
+/// let n = zk_recipes::remove_protected(&client, "/locks/job", id).await?;
 /// println!("removed {n}");
 /// # Ok(()) }
 /// ```
