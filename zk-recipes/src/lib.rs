@@ -19,13 +19,16 @@
 mod barrier;
 mod cache;
 mod counter;
+mod distributed_barrier;
 mod leader_latch;
 mod leader_selector;
+mod multi_lock;
 mod mutex;
 mod mutex_guard;
 mod node;
 mod rw_lock;
 mod semaphore;
+mod semaphore_mutex;
 
 // What the recipes share with their users: errors, reasons, participants, contender names.
 mod contender;
@@ -48,6 +51,7 @@ pub use contender::{
 pub use counter::{
     AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
 };
+pub use distributed_barrier::DistributedBarrier;
 pub use error::{RecipeError, Result};
 pub use leader_latch::{
     CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
@@ -55,6 +59,7 @@ pub use leader_latch::{
 pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
 pub use leadership_watch::LeadershipWatch;
 pub use lost_reason::LostReason;
+pub use multi_lock::{InterProcessMultiLock, MultiLockGuard};
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
 pub use node::{GroupMember, Members, NodeStatus, PersistentNode, PersistentNodeBuilder};
@@ -68,6 +73,7 @@ pub use plumbing::{
 };
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
 pub use semaphore::{InterProcessSemaphoreV2, InterProcessSemaphoreV2Builder, SemaphoreLease};
+pub use semaphore_mutex::{InterProcessSemaphoreMutex, InterProcessSemaphoreMutexBuilder};
 pub use value_watch::ValueWatch;
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.

@@ -1,0 +1,168 @@
+//! Every hold of zk-recipes has one shape (issue 33): `acquire`, `acquire_timeout` and
+//! `try_acquire` on the recipe; `is_held`, `lost` and `release` on what they give. Each
+//! hold is taken through that shape here against a real ZooKeeper server: a second
+//! contender's try gives `None` and its timed acquire `Timeout`, both leaving no node; the
+//! deletion of the held node by an administrator makes `lost()` say `NodeDeleted`; a release
+//! deletes the node and lets the other in.
+
+mod recipes_support;
+
+use std::time::Duration;
+
+use recipes_support::{children, client, shared, soon, unique, until_children};
+use zk_recipes::{
+    DoubleBarrier, InterProcessMutex, InterProcessSemaphoreV2, LostReason, ReadWriteLock,
+    RecipeError,
+};
+use zk_session::{Client, Version};
+
+const SHORT: Duration = Duration::from_millis(300);
+
+/// Deletes `node` as an administrator would.
+async fn delete_under(admin: &Client, node: &str) {
+    admin.delete(node, Version::Any).await.unwrap();
+}
+
+fn timed_out<T: std::fmt::Debug>(r: zk_recipes::Result<T>) {
+    assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutex_guard_has_the_hold_shape() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("hold-mutex");
+    let ours = InterProcessMutex::new(a, &path);
+    let theirs = InterProcessMutex::new(b, &path);
+    let guard = ours.try_acquire().await.unwrap().expect("free");
+    assert!(guard.is_held());
+    assert!(theirs.try_acquire().await.unwrap().is_none());
+    timed_out(theirs.acquire_timeout(SHORT).await);
+    assert_eq!(children(&admin, &path).await.len(), 1, "a loser left a node");
+
+    delete_under(&admin, guard.path()).await;
+    assert_eq!(soon("lost", guard.lost()).await, LostReason::NodeDeleted);
+    assert!(!guard.is_held());
+    guard.release().await.unwrap();
+
+    let theirs_now = soon("their acquire", theirs.acquire()).await.unwrap();
+    assert!(theirs_now.is_held());
+    theirs_now.release().await.unwrap();
+    until_children(&admin, &path, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_lease_has_the_hold_shape() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("hold-sem");
+    let leases = format!("{path}/leases");
+    let ours = InterProcessSemaphoreV2::new(a, &path, 2);
+    let theirs = InterProcessSemaphoreV2::builder(b, &path)
+        .max_leases(2)
+        .build();
+    let first = ours.try_acquire().await.unwrap().expect("two free");
+    let second = theirs.acquire().await.unwrap();
+    assert!(first.is_held() && second.is_held());
+    // Full: a try and a timed acquire give up and leave no lease (nor lock) node.
+    assert!(theirs.try_acquire().await.unwrap().is_none());
+    timed_out(theirs.acquire_timeout(SHORT).await);
+    assert_eq!(children(&admin, &leases).await.len(), 2);
+    assert!(children(&admin, &format!("{path}/locks")).await.is_empty());
+
+    delete_under(&admin, first.path()).await;
+    assert_eq!(soon("lost", first.lost()).await, LostReason::NodeDeleted);
+    assert!(!first.is_held());
+    first.release().await.unwrap();
+
+    let third = theirs.try_acquire().await.unwrap().expect("a lease was freed");
+    assert!(third.is_held());
+    second.release().await.unwrap();
+    third.release().await.unwrap();
+    until_children(&admin, &leases, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_and_write_guards_have_the_hold_shape() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("hold-rw");
+    let ours = ReadWriteLock::new(a, &path);
+    let theirs = ReadWriteLock::new(b, &path);
+    let read = ours.read_lock().try_acquire().await.unwrap().expect("free");
+    let shared_read = theirs.read_lock().try_acquire().await.unwrap();
+    let shared_read = shared_read.expect("readers share");
+    assert!(read.is_held() && shared_read.is_held());
+    assert!(theirs.write_lock().try_acquire().await.unwrap().is_none());
+    timed_out(theirs.write_lock().acquire_timeout(SHORT).await);
+    assert_eq!(children(&admin, &path).await.len(), 2);
+
+    delete_under(&admin, read.path()).await;
+    assert_eq!(soon("read lost", read.lost()).await, LostReason::NodeDeleted);
+    assert!(!read.is_held() && shared_read.is_held());
+    read.release().await.unwrap();
+    shared_read.release().await.unwrap();
+
+    let write = soon("write", theirs.write_lock().acquire()).await.unwrap();
+    assert!(write.is_held());
+    assert!(ours.read_lock().try_acquire().await.unwrap().is_none());
+    timed_out(ours.read_lock().acquire_timeout(SHORT).await);
+    delete_under(&admin, write.path()).await;
+    assert_eq!(soon("write lost", write.lost()).await, LostReason::NodeDeleted);
+    write.release().await.unwrap();
+    until_children(&admin, &path, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn barrier_member_has_the_hold_shape() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("hold-barrier");
+    let ours = DoubleBarrier::new(a, &path, 2);
+    let theirs = DoubleBarrier::new(b, &path, 2);
+    // Alone of two: a try and a timed enter give up and leave no member node.
+    assert!(ours.try_acquire().await.unwrap().is_none());
+    timed_out(ours.acquire_timeout(SHORT).await);
+    assert!(children(&admin, &path).await.is_empty());
+
+    let waiting = {
+        let ours = ours.clone();
+        tokio::spawn(async move { ours.acquire().await })
+    };
+    until_children(&admin, &path, 1).await;
+    // The second makes two: its try enters, and lets the waiting one through.
+    let their_member = theirs.try_acquire().await.unwrap().expect("two of two");
+    let our_member = soon("our enter", waiting).await.unwrap().unwrap();
+    assert!(our_member.is_held() && their_member.is_held());
+    let mut kids = children(&admin, &path).await;
+    kids.sort();
+    assert_eq!(kids.len(), 3, "{kids:?}");
+    assert!(kids.contains(&"ready".to_owned()));
+
+    delete_under(&admin, their_member.path()).await;
+    assert_eq!(
+        soon("lost", their_member.lost()).await,
+        LostReason::NodeDeleted
+    );
+    assert!(!their_member.is_held() && our_member.is_held());
+    // A member whose node is gone cannot leave with the others: it says so.
+    match soon("their leave", their_member.release()).await {
+        Err(RecipeError::Lost(LostReason::NodeDeleted)) => {}
+        other => panic!("{other:?}"),
+    }
+    // Ours is the last one in: its release leaves and takes `ready` away.
+    soon("our leave", our_member.release()).await.unwrap();
+    until_children(&admin, &path, 0).await;
+}
