@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use recipes_support::{children, client, shared, soon, unique, until_children};
 use zk_recipes::{
-    DoubleBarrier, InterProcessMutex, InterProcessSemaphoreV2, LostReason, ReadWriteLock,
-    RecipeError,
+    DistributedBarrier, DoubleBarrier, InterProcessMultiLock, InterProcessMutex,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LostReason, ReadWriteLock, RecipeError,
 };
-use zk_session::{Client, Version};
+use zk_session::{Client, CreateOptions, Version};
 
 const SHORT: Duration = Duration::from_millis(300);
 
@@ -41,7 +41,11 @@ async fn mutex_guard_has_the_hold_shape() {
     assert!(guard.is_held());
     assert!(theirs.try_acquire().await.unwrap().is_none());
     timed_out(theirs.acquire_timeout(SHORT).await);
-    assert_eq!(children(&admin, &path).await.len(), 1, "a loser left a node");
+    assert_eq!(
+        children(&admin, &path).await.len(),
+        1,
+        "a loser left a node"
+    );
 
     delete_under(&admin, guard.path()).await;
     assert_eq!(soon("lost", guard.lost()).await, LostReason::NodeDeleted);
@@ -81,7 +85,11 @@ async fn semaphore_lease_has_the_hold_shape() {
     assert!(!first.is_held());
     first.release().await.unwrap();
 
-    let third = theirs.try_acquire().await.unwrap().expect("a lease was freed");
+    let third = theirs
+        .try_acquire()
+        .await
+        .unwrap()
+        .expect("a lease was freed");
     assert!(third.is_held());
     second.release().await.unwrap();
     third.release().await.unwrap();
@@ -107,7 +115,10 @@ async fn read_and_write_guards_have_the_hold_shape() {
     assert_eq!(children(&admin, &path).await.len(), 2);
 
     delete_under(&admin, read.path()).await;
-    assert_eq!(soon("read lost", read.lost()).await, LostReason::NodeDeleted);
+    assert_eq!(
+        soon("read lost", read.lost()).await,
+        LostReason::NodeDeleted
+    );
     assert!(!read.is_held() && shared_read.is_held());
     read.release().await.unwrap();
     shared_read.release().await.unwrap();
@@ -117,7 +128,10 @@ async fn read_and_write_guards_have_the_hold_shape() {
     assert!(ours.read_lock().try_acquire().await.unwrap().is_none());
     timed_out(ours.read_lock().acquire_timeout(SHORT).await);
     delete_under(&admin, write.path()).await;
-    assert_eq!(soon("write lost", write.lost()).await, LostReason::NodeDeleted);
+    assert_eq!(
+        soon("write lost", write.lost()).await,
+        LostReason::NodeDeleted
+    );
     write.release().await.unwrap();
     until_children(&admin, &path, 0).await;
 }
@@ -165,4 +179,134 @@ async fn barrier_member_has_the_hold_shape() {
     // Ours is the last one in: its release leaves and takes `ready` away.
     soon("our leave", our_member.release()).await.unwrap();
     until_children(&admin, &path, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_mutex_has_the_hold_shape_and_is_not_reentrant() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("hold-semmutex");
+    let leases = format!("{path}/leases");
+    let ours = InterProcessSemaphoreMutex::new(a, &path);
+    let theirs = InterProcessSemaphoreMutex::builder(b, &path)
+        .data(b"theirs")
+        .build();
+    let guard = ours.try_acquire().await.unwrap().expect("free");
+    assert!(guard.is_held());
+    // Not re-entrant: held, also through the handle that holds it.
+    assert!(ours.try_acquire().await.unwrap().is_none());
+    assert!(theirs.try_acquire().await.unwrap().is_none());
+    timed_out(theirs.acquire_timeout(SHORT).await);
+    assert_eq!(children(&admin, &leases).await.len(), 1);
+    assert!(children(&admin, &format!("{path}/locks")).await.is_empty());
+
+    delete_under(&admin, guard.path()).await;
+    assert_eq!(soon("lost", guard.lost()).await, LostReason::NodeDeleted);
+    assert!(!guard.is_held());
+    guard.release().await.unwrap();
+
+    let theirs_now = soon("their acquire", theirs.acquire()).await.unwrap();
+    assert_eq!(
+        admin.get_data(theirs_now.path()).await.unwrap().0,
+        &b"theirs"[..]
+    );
+    theirs_now.release().await.unwrap();
+    until_children(&admin, &leases, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_lock_takes_all_or_none_and_releases_in_reverse() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let base = unique("hold-multi");
+    let paths = [format!("{base}/one"), format!("{base}/two")];
+    // Persistent lock paths (not the containers the locks would make), whose pzxid after
+    // the release tells which lock node went last.
+    for p in [&base, &paths[0], &paths[1]] {
+        admin
+            .create(p, b"", CreateOptions::persistent())
+            .await
+            .unwrap();
+    }
+    let ours = InterProcessMultiLock::new(a, paths.clone());
+    assert_eq!(ours.paths(), [paths[0].as_str(), paths[1].as_str()]);
+    // Another process holds the second lock: ours takes neither.
+    let second = InterProcessMutex::new(b.clone(), &paths[1]);
+    let held = second.acquire().await.unwrap();
+    assert!(ours.try_acquire().await.unwrap().is_none());
+    timed_out(ours.acquire_timeout(SHORT).await);
+    assert!(
+        children(&admin, &paths[0]).await.is_empty(),
+        "the first was kept"
+    );
+    assert_eq!(children(&admin, &paths[1]).await.len(), 1);
+
+    let waiting = tokio::spawn(async move { ours.acquire().await.map(|g| (g, ours)) });
+    until_children(&admin, &paths[1], 2).await;
+    held.release().await.unwrap();
+    let (guard, ours) = soon("both", waiting).await.unwrap().unwrap();
+    assert!(guard.is_held());
+    let nodes: Vec<String> = guard.guards().iter().map(|g| g.path().to_owned()).collect();
+    assert!(nodes[0].starts_with(&paths[0]) && nodes[1].starts_with(&paths[1]));
+    let theirs = InterProcessMultiLock::new(b, paths.clone());
+    assert!(theirs.try_acquire().await.unwrap().is_none());
+
+    // One lock lost is the whole guard's loss.
+    delete_under(&admin, &nodes[0]).await;
+    assert_eq!(soon("lost", guard.lost()).await, LostReason::NodeDeleted);
+    assert!(!guard.is_held());
+    assert_eq!(guard.lost_reason(), Some(LostReason::NodeDeleted));
+    // The first lock's node is gone already; the release deletes the second's and says
+    // nothing failed (a lost lock is released without error).
+    guard.release().await.unwrap();
+    for p in &paths {
+        until_children(&admin, p, 0).await;
+    }
+    let again = ours.try_acquire().await.unwrap().expect("both free");
+    again.release().await.unwrap();
+    // Reverse order: the second lock's node was deleted before the first's.
+    let pzxid = |p: &str| {
+        let admin = admin.clone();
+        let p = p.to_owned();
+        async move { admin.exists(&p).await.unwrap().expect("persistent").pzxid }
+    };
+    assert!(pzxid(&paths[1]).await < pzxid(&paths[0]).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_barrier_holds_waiters_until_removed() {
+    let (a, b, admin) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = format!("{}/gate", unique("dbarrier"));
+    let setter = DistributedBarrier::new(a, &path);
+    let waiter = DistributedBarrier::new(b, &path);
+    // Not set: a wait goes through at once.
+    soon("an open barrier", waiter.wait()).await.unwrap();
+    setter.set().await.unwrap();
+    setter.set().await.unwrap(); // set twice is fine
+    assert!(waiter.is_set().await.unwrap());
+    assert!(admin.exists(&path).await.unwrap().is_some());
+    timed_out(waiter.wait_timeout(SHORT).await);
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.wait().await })
+    };
+    tokio::time::sleep(SHORT).await;
+    assert!(!waiting.is_finished(), "through a set barrier");
+    setter.remove().await.unwrap();
+    soon("the waiter goes through", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    setter.remove().await.unwrap(); // removed twice is fine
+    assert!(!waiter.is_set().await.unwrap());
 }
