@@ -1,27 +1,4 @@
-//! A double barrier on Curator's layout (DistributedDoubleBarrier): members enter together
-//! once enough have arrived, and leave together once all are done.
-//!
-//! Under the barrier's path each member has an EPHEMERAL node named by a fresh uuid (no
-//! prefix, no sequence), and the PERSISTENT node `ready` says that enough have entered.
-//! Curator's processes and ours count each other.
-//!
-//! Beyond Curator: an enter counts again after every wake-up instead of returning after the
-//! first (GH-1290: a reconnect or any spurious event let a member through alone), and an
-//! enter that times out, fails or is dropped deletes its node (CURATOR-318: a member that
-//! gave up was counted by later arrivals). Requests cut off by a connection loss are tried
-//! again on the same session; an enter whose session expires fails with
-//! [`RecipeError::Lost`] (its node went with the session), and the caller may enter again on
-//! the new one.
-//!
-//! Entering is a hold, with the shape of every hold in this crate: [`DoubleBarrier::acquire`]
-//! (Curator's `enter`), [`acquire_timeout`](DoubleBarrier::acquire_timeout) and
-//! [`try_acquire`](DoubleBarrier::try_acquire) give a [`DoubleBarrierMember`], which says
-//! when its membership can no longer be trusted ([`lost`](DoubleBarrierMember::lost)) and
-//! leaves with [`release`](DoubleBarrierMember::release) (Curator's `leave`).
-//!
-//! A member dropped without `release` takes its node away (in the background), as its
-//! process ending would: Curator's barrier has no close, and its node stays until the
-//! session ends, so the others' `leave` would wait for a member that is gone for good.
+//! [`DoubleBarrier`] and its enter (the documentation is on the type).
 
 // This file holds the barrier and its enter; the member it gives out, and the leave, are
 // beside it.
@@ -53,13 +30,30 @@ use crate::{
 /// The node that says enough members have entered.
 const READY: &str = "ready";
 
-/// A double barrier for `member_qty` members at a path; see the
-/// [crate documentation](crate) for the hold contract it follows.
+/// A double barrier on Curator's layout (DistributedDoubleBarrier): members enter together
+/// once enough have arrived, and leave together once all are done.
 ///
-/// Under the barrier's path each member has an EPHEMERAL node named by a fresh uuid, and the
-/// PERSISTENT node `ready` says that enough have entered (Curator's layout, so Curator's
-/// DistributedDoubleBarrier and ours count each other). An enter counts again after every
-/// wake-up (GH-1290) and one that gives up deletes its node (CURATOR-318).
+/// Under the barrier's path each member has an EPHEMERAL node named by a fresh uuid (no
+/// prefix, no sequence), and the PERSISTENT node `ready` says that enough have entered.
+/// Curator's processes and ours count each other.
+///
+/// Beyond Curator: an enter counts again after every wake-up instead of returning after the
+/// first (GH-1290: a reconnect or any spurious event let a member through alone), and an
+/// enter that times out, fails or is dropped deletes its node (CURATOR-318: a member that
+/// gave up was counted by later arrivals). Requests cut off by a connection loss are tried
+/// again on the same session; an enter whose session expires fails with
+/// [`RecipeError::Lost`] (its node went with the session), and the caller may enter again on
+/// the new one.
+///
+/// Entering is a hold, with the shape of every hold in this crate: [`DoubleBarrier::acquire`]
+/// (Curator's `enter`), [`acquire_timeout`](DoubleBarrier::acquire_timeout) and
+/// [`try_acquire`](DoubleBarrier::try_acquire) give a [`DoubleBarrierMember`], which says
+/// when its membership can no longer be trusted ([`lost`](DoubleBarrierMember::lost)) and
+/// leaves with [`release`](DoubleBarrierMember::release) (Curator's `leave`).
+///
+/// A member dropped without `release` takes its node away (in the background), as its
+/// process ending would: Curator's barrier has no close, and its node stays until the
+/// session ends, so the others' `leave` would wait for a member that is gone for good.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {

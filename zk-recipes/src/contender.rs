@@ -138,7 +138,7 @@ impl Contender {
         protected_id_of(&self.name)
     }
 
-    /// Compares by creation, wrap-aware (see the [module documentation](self)), then by name.
+    /// Compares by creation, wrap-aware (see [`ContenderNames`]), then by name.
     ///
     /// This is only a total order on contenders created less than 2^31 sequence numbers
     /// apart; [`ContenderNames::sorted`] is right for any set of live contenders.

@@ -155,7 +155,7 @@ impl LeaderLatchBuilder {
     }
 }
 
-/// A participant in a latch election; see the [module documentation](self).
+/// A participant in a latch election (Curator's LeaderLatch).
 ///
 /// Dropping the latch without [`close`](Self::close) leaves the election in the background
 /// (silently): the node is deleted as soon as the connection allows.

@@ -11,6 +11,29 @@
 //!
 //! A held lock and a term of leadership both say why they ended with a [`LostReason`], and
 //! both fence writes behind their node (`fenced_multi`).
+//!
+//! # Holds
+//!
+//! Every recipe that is held has one shape: the recipe has `acquire().await` (waits),
+//! `acquire_timeout(wait).await` (gives up with [`RecipeError::Timeout`]) and
+//! `try_acquire().await` (`None` when it would have to wait); what they give has
+//! `is_held()`, `lost().await` (the [`LostReason`] once it can no longer be trusted: the
+//! connection suspended, the session lost or expired, the node deleted) and
+//! `release().await -> Result<()>`. Dropping it releases too, deleting its node in the
+//! background; a dropped acquire leaves no node behind. Builders are
+//! `X::builder(client, path)`.
+//!
+//! | recipe | Curator's | what is held |
+//! |---|---|---|
+//! | [`InterProcessMutex`] | InterProcessMutex | [`InterProcessMutexGuard`] |
+//! | [`InterProcessSemaphoreMutex`] | InterProcessSemaphoreMutex | [`SemaphoreLease`] |
+//! | [`InterProcessSemaphoreV2`] | InterProcessSemaphoreV2 | [`SemaphoreLease`] |
+//! | [`ReadWriteLock`] | InterProcessReadWriteLock | [`InterProcessMutexGuard`] (each side) |
+//! | [`InterProcessMultiLock`] | InterProcessMultiLock | [`MultiLockGuard`] |
+//! | [`DoubleBarrier`] | DistributedDoubleBarrier | [`DoubleBarrierMember`] (enter, leave) |
+//!
+//! [`DistributedBarrier`] (Curator's DistributedBarrier) is not held: it is set, removed
+//! and waited on.
 
 #![warn(missing_docs)]
 

@@ -1,16 +1,4 @@
-//! A distributed counting semaphore on Curator's protocol (InterProcessSemaphoreV2).
-//!
-//! Under the semaphore's path, `locks` is an ordinary mutex (Curator's
-//! `_c_<uuid>-lock-<seq>` nodes) and `leases` holds one protected ephemeral-sequential node
-//! per lease, `_c_<uuid>-lease-<seq>`. To acquire, a process takes the mutex, creates its
-//! lease node, and waits (children watch on `leases`) until there are at most `max_leases`
-//! children, then lets the mutex go. Only the process holding the mutex counts, so waiters
-//! are served one at a time in the mutex's order; every child of `leases` counts as a lease,
-//! whoever wrote it, so Curator's processes and ours share the count.
-//!
-//! Beyond Curator: an acquire that times out, fails or is dropped at any point leaves no
-//! lease node behind (CURATOR-335, CURATOR-315, CURATOR-462 orphaned them): the node is
-//! owned by the same background cleanup as the mutex's from the moment its create is sent.
+//! [`InterProcessSemaphoreV2`] and its [`SemaphoreLease`] (the documentation is on the types).
 
 use std::{sync::Arc, time::Duration};
 
@@ -33,7 +21,19 @@ use crate::{
 /// The node name of a lease after the protected prefix, as Curator writes it.
 const LEASE_NAME: &str = "lease-";
 
-/// A counting semaphore at a path; see the [module documentation](self).
+/// A distributed counting semaphore on Curator's protocol (InterProcessSemaphoreV2).
+///
+/// Under the semaphore's path, `locks` is an ordinary mutex (Curator's
+/// `_c_<uuid>-lock-<seq>` nodes) and `leases` holds one protected ephemeral-sequential node
+/// per lease, `_c_<uuid>-lease-<seq>`. To acquire, a process takes the mutex, creates its
+/// lease node, and waits (children watch on `leases`) until there are at most `max_leases`
+/// children, then lets the mutex go. Only the process holding the mutex counts, so waiters
+/// are served one at a time in the mutex's order; every child of `leases` counts as a lease,
+/// whoever wrote it, so Curator's processes and ours share the count.
+///
+/// Beyond Curator: an acquire that times out, fails or is dropped at any point leaves no
+/// lease node behind (CURATOR-335, CURATOR-315, CURATOR-462 orphaned them): the node is
+/// owned by the same background cleanup as the mutex's from the moment its create is sent.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {

@@ -125,9 +125,9 @@ impl PersistentNodeBuilder {
     }
 }
 
-/// A node kept present across connection loss and session expiry; see the
-/// [module documentation](crate::node). Dropping it deletes the node in the background;
-/// [`close`](Self::close) does so and waits.
+/// A node kept present across connection loss and session expiry (Curator's
+/// PersistentNode). Dropping it deletes the node in the background; [`close`](Self::close)
+/// does so and waits.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {

@@ -1,29 +1,4 @@
-//! Protected-mode creates, in the manner of Curator's `withProtection()`.
-//!
-//! A create can succeed on the server while its reply is lost with the connection. The session
-//! lives on, and so does the ephemeral node; a client that cannot recognise it would queue
-//! behind its own orphan until the session ends. So the node's name starts with
-//! `_c_<uuid>-` (Curator's format: a 36-character hyphenated lowercase uuid v4, fresh for each
-//! create), and after a ConnectionLoss the parent is listed to look for it:
-//!
-//! - found, and its `ephemeralOwner` is our session: adopted, no second node;
-//! - found under another session (an earlier, dying session of ours: CURATOR-498, or a node
-//!   taken for ours after a reconnect: CURATOR-604/696): deleted, never adopted, and the next
-//!   create uses a fresh uuid;
-//! - not found: created again.
-//!
-//! A create that is given up (an error, or the future dropped) leaves a background task that
-//! deletes whatever carries its uuid, until it is gone or the session is.
-//!
-//! ```no_run
-//! # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-//! use zk_recipes::ProtectedCreate;
-//!
-//! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
-//! assert!(node.name.starts_with("_c_"));
-//! assert_eq!(zk_session::SessionId::new(node.stat.ephemeral_owner), client.session_id());
-//! # Ok(()) }
-//! ```
+//! [`ProtectedCreate`]: Curator's protected mode (its documentation is on the type).
 
 use bytes::Bytes;
 use tokio::runtime::Handle;
@@ -137,6 +112,33 @@ pub enum Recovery {
     NotFound,
 }
 
+/// Protected-mode creates, in the manner of Curator's `withProtection()`.
+///
+/// A create can succeed on the server while its reply is lost with the connection. The session
+/// lives on, and so does the ephemeral node; a client that cannot recognise it would queue
+/// behind its own orphan until the session ends. So the node's name starts with
+/// `_c_<uuid>-` (Curator's format: a 36-character hyphenated lowercase uuid v4, fresh for each
+/// create), and after a ConnectionLoss the parent is listed to look for it:
+///
+/// - found, and its `ephemeralOwner` is our session: adopted, no second node;
+/// - found under another session (an earlier, dying session of ours: CURATOR-498, or a node
+///   taken for ours after a reconnect: CURATOR-604/696): deleted, never adopted, and the next
+///   create uses a fresh uuid;
+/// - not found: created again.
+///
+/// A create that is given up (an error, or the future dropped) leaves a background task that
+/// deletes whatever carries its uuid, until it is gone or the session is.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::ProtectedCreate;
+///
+/// let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
+/// assert!(node.name.starts_with("_c_"));
+/// assert_eq!(zk_session::SessionId::new(node.stat.ephemeral_owner), client.session_id());
+/// # Ok(()) }
+/// ```
+///
 /// A protected create: where, what name, what data and mode (ephemeral-sequential by default).
 ///
 /// ```no_run
@@ -196,9 +198,9 @@ impl ProtectedCreate {
         &self.parent
     }
 
-    /// Creates the node, recovering from lost replies as the [module](self) describes.
+    /// Creates the node, recovering from lost replies as [`ProtectedCreate`] describes.
     ///
-    /// See the example in the [module documentation](self).
+    /// See the example on [`ProtectedCreate`].
     pub async fn create(&self, client: &Client) -> Result<ProtectedNode, RecipeError> {
         Ok(self.run(client, false, None).await?.0)
     }
