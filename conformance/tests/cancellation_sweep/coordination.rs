@@ -15,12 +15,12 @@ use super::{Env, SETTLE};
 
 /// What the session may own under the path after a drop: these nodes, watches on these
 /// paths.
-type Promised<'a> = (&'a [String], &'a [String]);
+pub(super) type Promised<'a> = (&'a [String], &'a [String]);
 
 /// Sweeps `op`, made afresh for each k. After a drop: nothing of the session's under the
 /// path but what is `promised`. A completed `op` (a timeout too) ends the sweep; what it
 /// returns is dropped (a lease or guard gives itself back).
-async fn sweep_op<T, F, Fut>(
+pub(super) async fn sweep_op<T, F, Fut>(
     env: &Env,
     what: &str,
     must_complete: bool,
@@ -47,10 +47,10 @@ async fn sweep_op<T, F, Fut>(
 }
 
 /// Nothing promised.
-const NOTHING: Promised<'static> = (&[], &[]);
+pub(super) const NOTHING: Promised<'static> = (&[], &[]);
 
 /// A short deadline, for the operations that end on their own on a busy path.
-const SHORT: Duration = Duration::from_millis(30);
+pub(super) const SHORT: Duration = Duration::from_millis(30);
 
 pub(super) async fn semaphore_acquire_and_release(pause: Pause) {
     let env = Env::new("semaphore", pause).await;
