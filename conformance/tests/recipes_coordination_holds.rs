@@ -23,17 +23,23 @@ async fn delete_under(admin: &Client, node: &str) {
     admin.delete(node, Version::Any).await.unwrap();
 }
 
+/// Two contenders' clients and an administrator's.
+async fn clients() -> (Client, Client, Client) {
+    let connect = shared();
+    (
+        client(&connect).await,
+        client(&connect).await,
+        client(&connect).await,
+    )
+}
+
 fn timed_out<T: std::fmt::Debug>(r: zk_recipes::Result<T>) {
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutex_guard_has_the_hold_shape() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let path = unique("hold-mutex");
     let ours = InterProcessMutex::new(a, &path);
     let theirs = InterProcessMutex::new(b, &path);
@@ -60,11 +66,7 @@ async fn mutex_guard_has_the_hold_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_lease_has_the_hold_shape() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let path = unique("hold-sem");
     let leases = format!("{path}/leases");
     let ours = InterProcessSemaphoreV2::new(a, &path, 2);
@@ -98,11 +100,7 @@ async fn semaphore_lease_has_the_hold_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_write_guards_have_the_hold_shape() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let path = unique("hold-rw");
     let ours = ReadWriteLock::new(a, &path);
     let theirs = ReadWriteLock::new(b, &path);
@@ -138,14 +136,11 @@ async fn read_and_write_guards_have_the_hold_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn barrier_member_has_the_hold_shape() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let path = unique("hold-barrier");
     let ours = DoubleBarrier::new(a, &path, 2);
-    let theirs = DoubleBarrier::new(b, &path, 2);
+    let theirs = DoubleBarrier::builder(b, &path).member_qty(2).build();
+    assert_eq!((theirs.path(), theirs.member_qty()), (path.as_str(), 2));
     // Alone of two: a try and a timed enter give up and leave no member node.
     assert!(ours.try_acquire().await.unwrap().is_none());
     timed_out(ours.acquire_timeout(SHORT).await);
@@ -183,11 +178,7 @@ async fn barrier_member_has_the_hold_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_mutex_has_the_hold_shape_and_is_not_reentrant() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let path = unique("hold-semmutex");
     let leases = format!("{path}/leases");
     let ours = InterProcessSemaphoreMutex::new(a, &path);
@@ -219,11 +210,7 @@ async fn semaphore_mutex_has_the_hold_shape_and_is_not_reentrant() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_lock_takes_all_or_none_and_releases_in_reverse() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let base = unique("hold-multi");
     let paths = [format!("{base}/one"), format!("{base}/two")];
     // Persistent lock paths (not the containers the locks would make), whose pzxid after
@@ -281,11 +268,7 @@ async fn multi_lock_takes_all_or_none_and_releases_in_reverse() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn distributed_barrier_holds_waiters_until_removed() {
-    let (a, b, admin) = (
-        client(&shared()).await,
-        client(&shared()).await,
-        client(&shared()).await,
-    );
+    let (a, b, admin) = clients().await;
     let path = format!("{}/gate", unique("dbarrier"));
     let setter = DistributedBarrier::new(a, &path);
     let waiter = DistributedBarrier::new(b, &path);

@@ -81,20 +81,78 @@ struct Shape {
     policy: SuspendPolicy,
 }
 
+/// Builds a [`DoubleBarrier`]; see [`DoubleBarrier::builder`].
+///
+/// ```no_run
+/// # fn f(client: zk_session::Client) {
+/// use zk_recipes::{DoubleBarrier, SuspendPolicy};
+///
+/// let barrier = DoubleBarrier::builder(client, "/barriers/stage-2")
+///     .member_qty(3)
+///     .suspend_policy(SuspendPolicy::WaitForLost)
+///     .build();
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct DoubleBarrierBuilder {
+    client: Client,
+    path: String,
+    member_qty: usize,
+    policy: SuspendPolicy,
+}
+
+impl DoubleBarrierBuilder {
+    /// How many members open the barrier (default 1).
+    ///
+    /// See the example on [`DoubleBarrierBuilder`].
+    pub fn member_qty(mut self, member_qty: usize) -> Self {
+        self.member_qty = member_qty;
+        self
+    }
+
+    /// When a [`DoubleBarrierMember`] stops being trusted on a suspended connection
+    /// (default [`SuspendPolicy::StepDown`], as the mutex's); an expiry or the deletion of
+    /// the member's node always ends it.
+    ///
+    /// See the example on [`DoubleBarrierBuilder`].
+    pub fn suspend_policy(mut self, policy: SuspendPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The barrier.
+    ///
+    /// See the example on [`DoubleBarrierBuilder`].
+    pub fn build(self) -> DoubleBarrier {
+        DoubleBarrier {
+            shape: Arc::new(Shape {
+                client: self.client,
+                ready_path: child_path(&self.path, READY),
+                path: self.path,
+                member_qty: self.member_qty,
+                policy: self.policy,
+            }),
+        }
+    }
+}
+
 impl DoubleBarrier {
     /// The barrier at `path` that opens when `member_qty` members have entered.
     ///
     /// See the example on [`DoubleBarrier`].
     pub fn new(client: Client, path: impl Into<String>, member_qty: usize) -> DoubleBarrier {
-        let path = path.into();
-        DoubleBarrier {
-            shape: Arc::new(Shape {
-                client,
-                ready_path: child_path(&path, READY),
-                path,
-                member_qty,
-                policy: SuspendPolicy::default(),
-            }),
+        Self::builder(client, path).member_qty(member_qty).build()
+    }
+
+    /// A builder, for the member count and the [`SuspendPolicy`] of the members.
+    ///
+    /// See the example on [`DoubleBarrierBuilder`].
+    pub fn builder(client: Client, path: impl Into<String>) -> DoubleBarrierBuilder {
+        DoubleBarrierBuilder {
+            client,
+            path: path.into(),
+            member_qty: 1,
+            policy: SuspendPolicy::default(),
         }
     }
 

@@ -64,7 +64,7 @@ mod value_watch;
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
 
-pub use barrier::{DoubleBarrier, DoubleBarrierMember};
+pub use barrier::{DoubleBarrier, DoubleBarrierBuilder, DoubleBarrierMember};
 pub use cache::{
     Cache, CacheBuilder, CacheData, CacheEvent, CacheEvents, CacheMode, CachedNode, ResyncReason,
 };

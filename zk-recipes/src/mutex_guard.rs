@@ -11,7 +11,10 @@ use std::sync::Arc;
 use zk_session::{Op, OpResult};
 
 use self::holds::LastHold;
-pub(crate) use self::{holding::Holding, holds::Holds};
+pub(crate) use self::{
+    holding::{holding_views, Holding},
+    holds::Holds,
+};
 use crate::LostReason;
 use crate::Result;
 

@@ -6,7 +6,7 @@ use tokio::time::{timeout_at, Instant};
 use zk_session::{Acl, Client, Error, ErrorCode, Op, OpResult};
 
 use crate::{
-    mutex_guard::Holding,
+    mutex_guard::{holding_views, Holding},
     plumbing::cleanup::Claim,
     plumbing::hold_options::{hold_setters, HoldOptions},
     plumbing::liveness::SuspendPolicy,
@@ -418,11 +418,37 @@ impl SemaphoreLease {
         }
     }
 
-    /// The lease node's full path.
-    ///
-    /// See the example on [`InterProcessSemaphoreV2`].
-    pub fn path(&self) -> &str {
-        self.holding.path()
+    holding_views! {
+        /// The lease node's full path.
+        ///
+        /// See the example on [`InterProcessSemaphoreV2`].
+        path;
+
+        /// True while nothing has cast doubt on the lease.
+        ///
+        /// See the example on [`lost_reason`](Self::lost_reason).
+        is_held;
+
+        /// Why the lease can no longer be trusted, if it cannot.
+        ///
+        /// ```no_run
+        /// # fn f(lease: zk_recipes::SemaphoreLease) {
+        /// use zk_recipes::LostReason;
+        ///
+        /// if lease.is_held() {
+        ///     println!("still holding {}", lease.path());
+        /// } else if lease.lost_reason() == Some(LostReason::Expired) {
+        ///     println!("the session expired: the lease went with it");
+        /// }
+        /// # }
+        /// ```
+        lost_reason;
+
+        /// Completes when the lease can no longer be trusted (at once if it already cannot).
+        /// Cancel-safe; may be awaited from several places.
+        ///
+        /// See the example on [`SemaphoreLease`].
+        lost;
     }
 
     /// The zxid that created the lease node: it grows with every new lease.
@@ -430,38 +456,6 @@ impl SemaphoreLease {
     /// See the example on [`InterProcessSemaphoreV2`].
     pub fn fencing_token(&self) -> u64 {
         self.holding.fencing_token()
-    }
-
-    /// True while nothing has cast doubt on the lease.
-    ///
-    /// See the example on [`lost_reason`](Self::lost_reason).
-    pub fn is_held(&self) -> bool {
-        self.holding.lost_reason().is_none()
-    }
-
-    /// Why the lease can no longer be trusted, if it cannot.
-    ///
-    /// ```no_run
-    /// # fn f(lease: zk_recipes::SemaphoreLease) {
-    /// use zk_recipes::LostReason;
-    ///
-    /// if lease.is_held() {
-    ///     println!("still holding {}", lease.path());
-    /// } else if lease.lost_reason() == Some(LostReason::Expired) {
-    ///     println!("the session expired: the lease went with it");
-    /// }
-    /// # }
-    /// ```
-    pub fn lost_reason(&self) -> Option<LostReason> {
-        self.holding.lost_reason()
-    }
-
-    /// Completes when the lease can no longer be trusted (at once if it already cannot).
-    /// Cancel-safe; may be awaited from several places.
-    ///
-    /// See the example on [`SemaphoreLease`].
-    pub async fn lost(&self) -> LostReason {
-        self.holding.lost().await
     }
 
     /// Runs `ops` as one transaction behind a check that the lease node still exists, as

@@ -14,6 +14,29 @@ use super::{
     Env,
 };
 
+/// Sweeps the three acquires of `$hold` (a recipe with the hold contract) while another
+/// holds it: none may leave a node or a watch behind; the timed and the try complete.
+macro_rules! sweep_busy {
+    ($env:expr, $what:literal, $hold:expr, $timed:expr) => {
+        sweep_op($env, concat!($what, ": acquire"), false, NOTHING, || {
+            $hold.acquire()
+        })
+        .await;
+        sweep_op(
+            $env,
+            concat!($what, ": acquire_timeout"),
+            $timed,
+            NOTHING,
+            || $hold.acquire_timeout(SHORT),
+        )
+        .await;
+        sweep_op($env, concat!($what, ": try_acquire"), true, NOTHING, || {
+            $hold.try_acquire()
+        })
+        .await;
+    };
+}
+
 pub(super) async fn semaphore_tries_and_semaphore_mutex(pause: Pause) {
     let env = Env::new("semmutex", pause).await;
     let env = &env;
@@ -33,30 +56,7 @@ pub(super) async fn semaphore_tries_and_semaphore_mutex(pause: Pause) {
     .await;
     let theirs = InterProcessSemaphoreMutex::new(env.observer.clone(), &env.path);
     let held = theirs.acquire().await.unwrap();
-    sweep_op(
-        env,
-        "semaphore mutex acquire (held)",
-        false,
-        NOTHING,
-        || ours.acquire(),
-    )
-    .await;
-    sweep_op(
-        env,
-        "semaphore mutex acquire_timeout (held)",
-        timed,
-        NOTHING,
-        || ours.acquire_timeout(SHORT),
-    )
-    .await;
-    sweep_op(
-        env,
-        "semaphore mutex try_acquire (held)",
-        true,
-        NOTHING,
-        || ours.try_acquire(),
-    )
-    .await;
+    sweep_busy!(env, "semaphore mutex (held)", ours, timed);
     held.release().await.unwrap();
     // The semaphore's try on a full semaphore of two: its lease node goes again.
     let two = InterProcessSemaphoreV2::new(env.c.clone(), format!("{}/two", env.path), 2);
@@ -86,30 +86,7 @@ pub(super) async fn multi_lock_acquire_and_release(pause: Pause) {
         .acquire()
         .await
         .unwrap();
-    sweep_op(
-        env,
-        "multi-lock acquire (second held)",
-        false,
-        NOTHING,
-        || ours.acquire(),
-    )
-    .await;
-    sweep_op(
-        env,
-        "multi-lock acquire_timeout (second held)",
-        timed,
-        NOTHING,
-        || ours.acquire_timeout(SHORT),
-    )
-    .await;
-    sweep_op(
-        env,
-        "multi-lock try_acquire (second held)",
-        true,
-        NOTHING,
-        || ours.try_acquire(),
-    )
-    .await;
+    sweep_busy!(env, "multi-lock (second held)", ours, timed);
     held.release().await.unwrap();
     let ours = &ours;
     let report = sweep(&env.plan, |k| async move {

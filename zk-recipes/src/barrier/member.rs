@@ -8,7 +8,7 @@ use zk_session::{Error, ErrorCode, Version};
 
 use super::{hold, within, Shape};
 use crate::{
-    mutex_guard::Holding,
+    mutex_guard::{holding_views, Holding},
     plumbing::{
         protected::child_path, protected::ProtectedNode, retry::retrying, watches::exists_watch,
     },
@@ -54,41 +54,35 @@ impl DoubleBarrierMember {
         }
     }
 
-    /// This member's node.
-    ///
-    /// See the example on [`lost_reason`](Self::lost_reason).
-    pub fn path(&self) -> &str {
-        self.holding.path()
-    }
+    holding_views! {
+        /// This member's node.
+        ///
+        /// See the example on [`lost_reason`](Self::lost_reason).
+        path;
 
-    /// True while nothing has cast doubt on the membership.
-    ///
-    /// See the example on [`lost_reason`](Self::lost_reason).
-    pub fn is_held(&self) -> bool {
-        self.holding.lost_reason().is_none()
-    }
+        /// True while nothing has cast doubt on the membership.
+        ///
+        /// See the example on [`lost_reason`](Self::lost_reason).
+        is_held;
 
-    /// Why the membership can no longer be trusted, if it cannot.
-    ///
-    /// ```no_run
-    /// # fn f(member: zk_recipes::DoubleBarrierMember) {
-    /// if member.is_held() {
-    ///     println!("inside as {}", member.path());
-    /// } else {
-    ///     println!("no longer inside: {:?}", member.lost_reason());
-    /// }
-    /// # }
-    /// ```
-    pub fn lost_reason(&self) -> Option<LostReason> {
-        self.holding.lost_reason()
-    }
+        /// Why the membership can no longer be trusted, if it cannot.
+        ///
+        /// ```no_run
+        /// # fn f(member: zk_recipes::DoubleBarrierMember) {
+        /// if member.is_held() {
+        ///     println!("inside as {}", member.path());
+        /// } else {
+        ///     println!("no longer inside: {:?}", member.lost_reason());
+        /// }
+        /// # }
+        /// ```
+        lost_reason;
 
-    /// Completes when the membership can no longer be trusted (at once if it already
-    /// cannot). Cancel-safe; may be awaited from several places.
-    ///
-    /// See the example on [`DoubleBarrierMember`].
-    pub async fn lost(&self) -> LostReason {
-        self.holding.lost().await
+        /// Completes when the membership can no longer be trusted (at once if it already
+        /// cannot). Cancel-safe; may be awaited from several places.
+        ///
+        /// See the example on [`DoubleBarrierMember`].
+        lost;
     }
 
     /// Leaves: deletes this member's node and waits until every member has left, then

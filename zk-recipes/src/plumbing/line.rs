@@ -167,8 +167,11 @@ pub(crate) enum Moved {
 ///     Moved::Gone => create again,
 ///     ...
 /// }
-/// match guard(inp, walk.step(&children, true)).await? {     // a loop of its own
-///     Ok(Moved::Relist { after_error: true }) => pause, then list,
+/// match walk.look(&children) {                              // a loop of its own
+///     Turn::WaitFor { .. } => {
+///         not leader;
+///         match guard(inp, walk.wait(turn)).await? { Ok(Moved::Holds) => lead, ... }
+///     }
 ///     ...
 /// }
 /// ```
@@ -232,13 +235,30 @@ impl<'a, R: Rule> Walk<'a, R> {
     }
 
     /// One look at `children` and, when we must wait (and `wait`), one wait for the node
-    /// ahead or our own to change.
+    /// ahead or our own to change: [`look`](Self::look) then [`wait`](Self::wait).
     pub(crate) async fn step(&mut self, children: &[String], wait: bool) -> Result<Moved, Error> {
-        let (ahead, holds_when_gone) = match look(self.names, children, &self.name, self.rule) {
+        match self.look(children) {
+            Turn::Gone => Ok(Moved::Gone),
+            Turn::Holds => Ok(Moved::Holds),
+            Turn::WaitFor { .. } if !wait => Ok(Moved::Busy),
+            turn => self.wait(turn).await,
+        }
+    }
+
+    /// Where our node stands among `children` (a listing taken after our node's create):
+    /// for a recipe that acts between the look and the wait (the latch engine announces
+    /// that it is not leader before it waits).
+    pub(crate) fn look(&self, children: &[String]) -> Turn {
+        look(self.names, children, &self.name, self.rule)
+    }
+
+    /// Waits as `turn` (from [`look`](Self::look)) asks: for the node ahead or our own to
+    /// change. [`Moved::Holds`] at once for a turn that holds, [`Moved::Gone`] for one gone.
+    pub(crate) async fn wait(&mut self, turn: Turn) -> Result<Moved, Error> {
+        let (ahead, holds_when_gone) = match turn {
             // Our node is gone (the listing comes after our create, on one session).
             Turn::Gone => return Ok(Moved::Gone),
             Turn::Holds => return Ok(Moved::Holds),
-            Turn::WaitFor { .. } if !wait => return Ok(Moved::Busy),
             Turn::WaitFor {
                 name,
                 holds_when_gone,
