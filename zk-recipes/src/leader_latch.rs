@@ -288,6 +288,7 @@ impl LeaderLatch {
     ///     match change {
     ///         LeadershipEvent::IsLeader => println!("now leading"),
     ///         LeadershipEvent::NotLeader => println!("no longer leading"),
+    ///         _ => {} // events added later
     ///     }
     /// }
     /// # }

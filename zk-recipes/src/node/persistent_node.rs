@@ -132,7 +132,7 @@ impl PersistentNodeBuilder {
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use std::time::Duration;
-/// use zk_recipes::{node::NodeStatus, PersistentNode};
+/// use zk_recipes::{NodeStatus, PersistentNode};
 ///
 /// let node = PersistentNode::new(client, "/services/api/host-7", b"10.0.0.7:8080");
 /// let path = node.wait_until_present(Duration::from_secs(10)).await?;
