@@ -9,7 +9,10 @@ mod recipes_support;
 
 use std::time::Duration;
 
-use recipes_support::{children, client, shared, soon, unique, until_children};
+use recipes_support::{
+    children, client, expire_and_renew, owner, partition_and_heal, proxied, session_of, shared,
+    soon, unique, until_children, until_some, watches_of,
+};
 use zk_recipes::{
     DistributedBarrier, DoubleBarrier, InterProcessMultiLock, InterProcessMutex,
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LostReason, ReadWriteLock, RecipeError,
@@ -292,4 +295,72 @@ async fn distributed_barrier_holds_waiters_until_removed() {
         .unwrap();
     setter.remove().await.unwrap(); // removed twice is fine
     assert!(!waiter.is_set().await.unwrap());
+}
+
+/// A multi-lock held when its session expires: the guard says it is lost, a waiter on
+/// another client gets both locks, and ours takes them again on the new session once the
+/// lost guard is released. Nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_lock_across_an_expiry() {
+    let (proxy, c) = proxied().await;
+    let (_, b, admin) = clients().await;
+    let base = unique("hold-multi-exp");
+    let paths = [format!("{base}/a"), format!("{base}/b")];
+    let ours = InterProcessMultiLock::new(c.clone(), paths.clone());
+    let guard = ours.acquire().await.unwrap();
+    let theirs = InterProcessMultiLock::new(b, paths.clone());
+    let waiting = tokio::spawn(async move { theirs.acquire().await.map(|g| (g, theirs)) });
+    until_children(&admin, &paths[0], 2).await;
+    let (_, new) = expire_and_renew(&proxy, &c).await;
+    assert_ne!(soon("lost", guard.lost()).await, LostReason::Released);
+    assert!(!guard.is_held());
+    let (their_guard, _theirs) = soon("theirs after the expiry", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(their_guard.is_held());
+    drop(guard);
+    their_guard.release().await.unwrap();
+    let again = soon("ours on the new session", ours.acquire())
+        .await
+        .unwrap();
+    for g in again.guards() {
+        assert_eq!(owner(&admin, g.path()).await, new);
+    }
+    again.release().await.unwrap();
+    for p in &paths {
+        until_children(&admin, p, 0).await;
+    }
+}
+
+/// A distributed barrier's wait goes on across a connection loss and a session expiry (its
+/// node is persistent): it passes only once the barrier is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_barrier_wait_across_a_connection_loss_and_an_expiry() {
+    let (proxy, c) = proxied().await;
+    let (_, _, admin) = clients().await;
+    let path = format!("{}/gate", unique("dbarrier-faults"));
+    let gate = DistributedBarrier::new(admin.clone(), &path);
+    gate.set().await.unwrap();
+    let ours = DistributedBarrier::new(c.clone(), &path);
+    let waiting = {
+        let ours = ours.clone();
+        tokio::spawn(async move { ours.wait().await })
+    };
+    let server = conformance::shared_standalone();
+    let watching = || async {
+        let session = session_of(&c);
+        watches_of(server, session).contains(&path).then_some(())
+    };
+    until_some("our wait watches the barrier", watching).await;
+    partition_and_heal(&proxy, &c).await;
+    expire_and_renew(&proxy, &c).await;
+    // Watching again, on the new session.
+    until_some("our wait watches the barrier again", watching).await;
+    assert!(!waiting.is_finished(), "through a set barrier: {waiting:?}");
+    gate.remove().await.unwrap();
+    soon("through once removed", waiting)
+        .await
+        .unwrap()
+        .unwrap();
 }

@@ -11,7 +11,11 @@ use tokio::time::{timeout_at, Instant};
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 
 use crate::{
-    plumbing::{protected::create_parents, retry::retrying, watches::exists_watch},
+    plumbing::{
+        protected::create_parents,
+        retry::{may_repeat_read, retry_while},
+        watches::exists_watch,
+    },
     RecipeError, Result,
 };
 
@@ -53,13 +57,13 @@ impl DistributedBarrier {
     }
 
     /// Sets the barrier: creates its node (and the parents, as containers); set already is
-    /// fine. Retried across connection losses.
+    /// fine. Retried across connection losses and session expiry.
     ///
     /// See the example on [`DistributedBarrier`].
     pub async fn set(&self) -> Result<()> {
         let client = &self.client;
         loop {
-            let made = retrying(client, || {
+            let made = repeating(client, || {
                 client.create(&self.path, b"", CreateOptions::persistent())
             })
             .await;
@@ -78,7 +82,7 @@ impl DistributedBarrier {
     /// See the example on [`DistributedBarrier`].
     pub async fn remove(&self) -> Result<()> {
         let client = &self.client;
-        match retrying(client, || client.delete(&self.path, Version::Any)).await {
+        match repeating(client, || client.delete(&self.path, Version::Any)).await {
             Ok(()) | Err(Error::Code(ErrorCode::NoNode)) => Ok(()),
             Err(e) => Err(e.into()),
         }
@@ -95,7 +99,7 @@ impl DistributedBarrier {
     /// ```
     pub async fn is_set(&self) -> Result<bool> {
         let client = &self.client;
-        Ok(retrying(client, || client.exists(&self.path))
+        Ok(repeating(client, || client.exists(&self.path))
             .await?
             .is_some())
     }
@@ -108,7 +112,7 @@ impl DistributedBarrier {
     pub async fn wait(&self) -> Result<()> {
         let client = &self.client;
         loop {
-            let (set, watch) = retrying(client, || exists_watch(client, &self.path)).await?;
+            let (set, watch) = repeating(client, || exists_watch(client, &self.path)).await?;
             if set.is_none() {
                 return Ok(());
             }
@@ -136,6 +140,17 @@ impl DistributedBarrier {
             .await
             .unwrap_or(Err(RecipeError::Timeout))
     }
+}
+
+/// Runs `op` until it answers other than retryably, also across a session expiry: the
+/// barrier's node is persistent, so each of its requests may be repeated on the next session
+/// as it is (a repeated create's NodeExists and delete's NoNode are taken as done).
+async fn repeating<T, F, Fut>(client: &Client, op: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Error>>,
+{
+    retry_while(op, |e: &Error| may_repeat_read(client, e)).await
 }
 
 /// The parent of `path` (`/` for a top-level node).
