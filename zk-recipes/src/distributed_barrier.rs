@@ -11,6 +11,7 @@ use tokio::time::{timeout_at, Instant};
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Version};
 
 use crate::{
+    counter::parent_of,
     plumbing::{
         protected::create_parents,
         retry::{may_repeat_read, retry_while},
@@ -151,23 +152,4 @@ where
     Fut: std::future::Future<Output = Result<T, Error>>,
 {
     retry_while(op, |e: &Error| may_repeat_read(client, e)).await
-}
-
-/// The parent of `path` (`/` for a top-level node).
-fn parent_of(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(i) => &path[..i],
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parents() {
-        assert_eq!(parent_of("/a/b/c"), "/a/b");
-        assert_eq!(parent_of("/a"), "/");
-    }
 }
