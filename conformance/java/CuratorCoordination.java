@@ -14,6 +14,15 @@
 //       ROUNDS times, every third a writer, else a reader: take the lock; create a flag
 //       (w-… or r-…) under FLAG_DIR; a writer that sees any other flag, or a reader that sees
 //       a w- flag, prints VIOLATION; hold a few ms; delete the flag; release. Prints DONE.
+//   semmutex CONNECT PATH FLAG_DIR ROUNDS
+//       as semaphore, with an InterProcessSemaphoreMutex: any other flag is a VIOLATION.
+//   multilock CONNECT PATH,PATH... FLAG_DIR ROUNDS
+//       as semmutex, with an InterProcessMultiLock of the comma-separated paths.
+//   dbarrier-set CONNECT PATH / dbarrier-remove CONNECT PATH
+//       DistributedBarrier setBarrier / removeBarrier; prints DONE.
+//   dbarrier-wait CONNECT PATH OPENED
+//       prints WAITING, then waitOnBarrier(); once through, OPENED (a node the remover
+//       creates before removing the barrier) must exist, else VIOLATION. Prints PASSED.
 //   count-get CONNECT PATH            prints VALUE n (SharedCount, seed 0)
 //   count-tryset CONNECT PATH N       trySetCount from the current version; prints OK or FAIL
 //   long-get CONNECT PATH             prints VALUE n (DistributedAtomicLong)
@@ -22,14 +31,19 @@
 //
 // Every line is flushed at once so the test can follow along.
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.shared.SharedCount;
@@ -51,6 +65,30 @@ public final class CuratorCoordination {
                 break;
             case "rwlock":
                 rwlock(client, path, args[3], Integer.parseInt(args[4]));
+                break;
+            case "semmutex":
+                exclusive(client, new InterProcessSemaphoreMutex(client, path), args[3],
+                        Integer.parseInt(args[4]));
+                break;
+            case "multilock":
+                exclusive(client, new InterProcessMultiLock(client, Arrays.asList(path.split(","))),
+                        args[3], Integer.parseInt(args[4]));
+                break;
+            case "dbarrier-set":
+                new DistributedBarrier(client, path).setBarrier();
+                CuratorPeers.say("DONE");
+                break;
+            case "dbarrier-remove":
+                new DistributedBarrier(client, path).removeBarrier();
+                CuratorPeers.say("DONE");
+                break;
+            case "dbarrier-wait":
+                CuratorPeers.say("WAITING");
+                new DistributedBarrier(client, path).waitOnBarrier();
+                if (client.checkExists().forPath(args[3]) == null) {
+                    CuratorPeers.say("VIOLATION through before " + args[3] + " was made");
+                }
+                CuratorPeers.say("PASSED");
                 break;
             case "count-get": {
                 SharedCount count = new SharedCount(client, path, 0);
@@ -133,6 +171,24 @@ public final class CuratorCoordination {
             Thread.sleep(3);
             client.delete().forPath(flag);
             side.release();
+        }
+        CuratorPeers.say("DONE");
+    }
+
+    private static void exclusive(CuratorFramework client, InterProcessLock lock, String flags,
+            int rounds) throws Exception {
+        client.createContainers(flags);
+        for (int i = 0; i < rounds; i++) {
+            lock.acquire();
+            String flag = client.create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .forPath(flags + "/x-");
+            List<String> inside = client.getChildren().forPath(flags);
+            if (inside.size() > 1) {
+                CuratorPeers.say("VIOLATION round " + i + ": " + inside);
+            }
+            Thread.sleep(3);
+            client.delete().forPath(flag);
+            lock.release();
         }
         CuratorPeers.say("DONE");
     }

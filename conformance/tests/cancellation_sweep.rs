@@ -18,6 +18,8 @@ mod recipes_support;
 // The coordination recipes' sweeps, beside this file's.
 #[path = "cancellation_sweep/coordination.rs"]
 mod coordination;
+#[path = "cancellation_sweep/holds.rs"]
+mod holds;
 
 use conformance::ephemeral_owner;
 use std::{any::Any, cell::RefCell, net::SocketAddr, time::Duration};
@@ -30,8 +32,12 @@ use conformance::{
     },
 };
 use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acquire_and_release};
+use holds::{
+    distributed_barrier_operations, multi_lock_acquire_and_release,
+    semaphore_tries_and_semaphore_mutex,
+};
 use recipes_support::{client, shared, unique};
-use zk_recipes::cache::Cache;
+use zk_recipes::Cache;
 use zk_recipes::{CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, ProtectedCreate};
 use zk_session::{AddWatchMode, Client, CreateOptions, SessionState, Version};
 
@@ -632,5 +638,8 @@ with_both_pauses!(
     rw_lock_acquires,
     counters,
     barrier_and_nodes,
+    semaphore_tries_and_semaphore_mutex,
+    multi_lock_acquire_and_release,
+    distributed_barrier_operations,
     server_list_and_config_watch
 );

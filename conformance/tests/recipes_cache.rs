@@ -14,7 +14,7 @@ use cache_support::*;
 use recipes_support::{
     client, eventually, expire_session, shared, soon, unique, until_state, watches_of, Proxy,
 };
-use zk_recipes::cache::{Cache, CacheData, CacheEvent, CacheMode, ResyncReason};
+use zk_recipes::{Cache, CacheData, CacheEvent, CacheMode, ResyncReason};
 use zk_session::{Op, SessionState, Version};
 
 #[tokio::test]

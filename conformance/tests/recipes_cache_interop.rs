@@ -17,7 +17,7 @@ use std::{
 use cache_support::*;
 use conformance::peers::{self, JavaProgram, Lines};
 use recipes_support::{client, shared, soon, unique};
-use zk_recipes::cache::CacheEvent;
+use zk_recipes::CacheEvent;
 
 fn writer() -> JavaProgram {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/CuratorTreeWriter.java");

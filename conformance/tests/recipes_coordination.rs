@@ -10,16 +10,16 @@ use std::{sync::Arc, time::Duration};
 use recipes_support::{
     children, client, expire_and_renew, proxied, shared, soon, unique, until_children,
 };
-use zk_recipes::{DoubleBarrier, ReadWriteLock, RecipeError, Semaphore};
+use zk_recipes::{DoubleBarrier, InterProcessSemaphoreV2, ReadWriteLock, RecipeError};
 use zk_session::Acl;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_admits_max_leases_and_serves_waiters_as_leases_return() {
     let (a, b) = (client(&shared()).await, client(&shared()).await);
     let path = unique("sem");
-    let ours = Semaphore::new(a.clone(), &path, 3);
+    let ours = InterProcessSemaphoreV2::new(a.clone(), &path, 3);
     let two = ours.acquire_many(2).await.unwrap();
-    let other = Arc::new(Semaphore::new(b.clone(), &path, 3));
+    let other = Arc::new(InterProcessSemaphoreV2::new(b.clone(), &path, 3));
     let third = other.acquire().await.unwrap();
     assert_eq!(ours.participant_nodes().await.unwrap().len(), 3);
     // Full: a timed acquire gives up and leaves no lease node (nor lock node) behind.
@@ -60,9 +60,9 @@ async fn semaphore_lease_of_an_expired_session_frees_its_place() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let path = unique("sem-exp");
-    let ours = Semaphore::new(c.clone(), &path, 1);
+    let ours = InterProcessSemaphoreV2::new(c.clone(), &path, 1);
     let old = ours.acquire().await.unwrap();
-    let other = Arc::new(Semaphore::new(admin.clone(), &path, 1));
+    let other = Arc::new(InterProcessSemaphoreV2::new(admin.clone(), &path, 1));
     let waiter = {
         let other = other.clone();
         tokio::spawn(async move { other.acquire().await })
@@ -89,9 +89,13 @@ async fn semaphore_lease_of_an_expired_session_frees_its_place() {
 async fn semaphore_builder_data_and_acl_are_the_lease_nodes() {
     let (a, b) = (client(&shared()).await, client(&shared()).await);
     let path = unique("sem-builder");
-    let full = Semaphore::new(b.clone(), &path, 1).acquire().await.unwrap();
+    let full = InterProcessSemaphoreV2::new(b.clone(), &path, 1)
+        .acquire()
+        .await
+        .unwrap();
     let ours = Arc::new(
-        Semaphore::builder(a.clone(), &path, 1)
+        InterProcessSemaphoreV2::builder(a.clone(), &path)
+            .max_leases(1)
             .data(b"worker-7")
             .acl(Acl::read_unsafe())
             .build(),
@@ -193,7 +197,7 @@ async fn double_barrier_enters_together_and_leaves_together() {
     let lonely = DoubleBarrier::new(admin.clone(), &path, N);
     // Alone, the enter times out and takes its node away (CURATOR-318).
     assert!(matches!(
-        lonely.enter_timeout(Duration::from_millis(300)).await,
+        lonely.acquire_timeout(Duration::from_millis(300)).await,
         Err(RecipeError::Timeout)
     ));
     assert!(children(&admin, &path).await.is_empty());
@@ -203,8 +207,9 @@ async fn double_barrier_enters_together_and_leaves_together() {
         let path = path.clone();
         members.push(tokio::spawn(async move {
             let b = DoubleBarrier::new(c, &path, N);
-            b.enter().await.unwrap();
-            b
+            let member = b.acquire().await.unwrap();
+            assert!(member.is_held());
+            member
         }));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -221,11 +226,11 @@ async fn double_barrier_enters_together_and_leaves_together() {
     let last = entered.pop().unwrap();
     let leaving: Vec<_> = entered
         .into_iter()
-        .map(|b| tokio::spawn(async move { b.leave().await }))
+        .map(|m| tokio::spawn(m.release()))
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(leaving.iter().all(|l| !l.is_finished()), "left before all");
-    last.leave().await.unwrap();
+    last.release().await.unwrap();
     for l in leaving {
         soon("leave", l).await.unwrap().unwrap();
     }

@@ -15,7 +15,8 @@ use recipes_support::{
 };
 use tokio::task::JoinHandle;
 use zk_recipes::{
-    DoubleBarrier, Lease, LostReason, ReadWriteLock, RecipeError, Semaphore, SuspendPolicy,
+    DoubleBarrier, InterProcessSemaphoreV2, LostReason, ReadWriteLock, RecipeError, SemaphoreLease,
+    SuspendPolicy,
 };
 use zk_session::{Client, Op, SessionState, Version};
 
@@ -27,16 +28,16 @@ async fn held_with_waiter(
     tag: &str,
 ) -> (
     String,
-    Lease,
-    Arc<Semaphore>,
-    JoinHandle<zk_recipes::Result<Lease>>,
+    SemaphoreLease,
+    Arc<InterProcessSemaphoreV2>,
+    JoinHandle<zk_recipes::Result<SemaphoreLease>>,
 ) {
     let path = unique(tag);
-    let held = Semaphore::new(admin.clone(), &path, 1)
+    let held = InterProcessSemaphoreV2::new(admin.clone(), &path, 1)
         .acquire()
         .await
         .unwrap();
-    let ours = Arc::new(Semaphore::new(c.clone(), &path, 1));
+    let ours = Arc::new(InterProcessSemaphoreV2::new(c.clone(), &path, 1));
     let waiter = spawn_on(&ours, |ours| async move { ours.acquire().await });
     until_children(admin, &format!("{path}/leases"), 2).await;
     (path, held, ours, waiter)
@@ -77,13 +78,13 @@ async fn semaphore_lease_create_whose_reply_is_lost_is_adopted() {
     let admin = client(&shared()).await;
     let path = unique("sem-lost-reply");
     let leases = format!("{path}/leases");
-    let held = Semaphore::new(admin.clone(), &path, 1)
+    let held = InterProcessSemaphoreV2::new(admin.clone(), &path, 1)
         .acquire()
         .await
         .unwrap();
     let connections = proxy.connections();
     proxy.cut_reply(OpCode::Create2, &format!("{leases}/_c_"));
-    let ours = Arc::new(Semaphore::new(c.clone(), &path, 1));
+    let ours = Arc::new(InterProcessSemaphoreV2::new(c.clone(), &path, 1));
     let waiter = spawn_on(&ours, |ours| async move { ours.acquire().await });
     let before = until_children(&admin, &leases, 2).await;
     until_some("the reconnect after the cut", || async {
@@ -138,8 +139,9 @@ async fn lease_lost_says_suspended_deleted_or_expired() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let path = unique("lease-lost");
-    let strict = Semaphore::new(c.clone(), &path, 3);
-    let patient = Semaphore::builder(c.clone(), &path, 3)
+    let strict = InterProcessSemaphoreV2::new(c.clone(), &path, 3);
+    let patient = InterProcessSemaphoreV2::builder(c.clone(), &path)
+        .max_leases(3)
         .suspend_policy(SuspendPolicy::WaitForLost)
         .build();
     let a = strict.acquire().await.unwrap();
@@ -181,7 +183,10 @@ async fn lease_fenced_writes_stop_with_the_lease_node() {
         .create(&data, b"0", zk_session::CreateOptions::persistent())
         .await
         .unwrap();
-    let lease = Semaphore::new(c.clone(), &path, 1).acquire().await.unwrap();
+    let lease = InterProcessSemaphoreV2::new(c.clone(), &path, 1)
+        .acquire()
+        .await
+        .unwrap();
     lease
         .fenced_multi([Op::set_data(&data, b"1", Version::Any)])
         .await
@@ -329,24 +334,24 @@ async fn double_barrier_across_a_connection_loss() {
     let path = unique("barrier-cut");
     let ours = Arc::new(DoubleBarrier::new(c.clone(), &path, 2));
     let theirs = Arc::new(DoubleBarrier::new(admin.clone(), &path, 2));
-    let entering = spawn_on(&ours, |ours| async move { ours.enter().await });
+    let entering = spawn_on(&ours, |ours| async move { ours.acquire().await });
     until_children(&admin, &path, 1).await;
     cut_off(&proxy, &c).await;
     // The second member comes in while ours is cut off, and makes `ready`.
-    soon("their enter", theirs.enter()).await.unwrap();
+    let their_member = soon("their enter", theirs.acquire()).await.unwrap();
     proxy.partition(false);
-    soon("our enter after the connection loss", entering)
+    let our_member = soon("our enter after the connection loss", entering)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(children(&admin, &path).await.len(), 3);
-    assert_eq!(owner(&admin, &ours.node_path()).await, session_of(&c));
+    assert_eq!(owner(&admin, our_member.path()).await, session_of(&c));
 
-    let leaving = spawn_on(&ours, |ours| async move { ours.leave().await });
+    let leaving = tokio::spawn(our_member.release());
     // Ours waits for theirs (whichever is first in order, it watches the other's node);
     // its connection is lost meanwhile.
     let server = conformance::shared_standalone();
-    let watched = theirs.node_path();
+    let watched = their_member.path().to_owned();
     until_some("our leave watches their node", || async {
         watches_of(server, session_of(&c))
             .contains(&watched)
@@ -355,7 +360,7 @@ async fn double_barrier_across_a_connection_loss() {
     .await;
     partition_and_heal(&proxy, &c).await;
     assert!(!leaving.is_finished(), "left before all: {leaving:?}");
-    soon("their leave", theirs.leave()).await.unwrap();
+    soon("their leave", their_member.release()).await.unwrap();
     soon("our leave after the connection loss", leaving)
         .await
         .unwrap()
@@ -372,7 +377,7 @@ async fn double_barrier_enter_during_the_expiry_fails_lost() {
     let admin = client(&shared()).await;
     let path = unique("barrier-exp");
     let ours = Arc::new(DoubleBarrier::new(c.clone(), &path, 2));
-    let entering = spawn_on(&ours, |ours| async move { ours.enter().await });
+    let entering = spawn_on(&ours, |ours| async move { ours.acquire().await });
     until_children(&admin, &path, 1).await;
     let (_, new) = expire_and_renew(&proxy, &c).await;
     match soon("the enter ends", entering).await.unwrap() {
@@ -382,15 +387,15 @@ async fn double_barrier_enter_during_the_expiry_fails_lost() {
     assert!(children(&admin, &path).await.is_empty());
 
     let theirs = DoubleBarrier::new(admin.clone(), &path, 2);
-    let again = spawn_on(&ours, |ours| async move { ours.enter().await });
-    soon("their enter", theirs.enter()).await.unwrap();
-    soon("our enter on the new session", again)
+    let again = spawn_on(&ours, |ours| async move { ours.acquire().await });
+    let their_member = soon("their enter", theirs.acquire()).await.unwrap();
+    let our_member = soon("our enter on the new session", again)
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(owner(&admin, &ours.node_path()).await, new);
-    let leaving = spawn_on(&ours, |ours| async move { ours.leave().await });
-    soon("their leave", theirs.leave()).await.unwrap();
+    assert_eq!(owner(&admin, our_member.path()).await, new);
+    let leaving = tokio::spawn(our_member.release());
+    soon("their leave", their_member.release()).await.unwrap();
     soon("our leave", leaving).await.unwrap().unwrap();
     assert!(children(&admin, &path).await.is_empty());
 }
@@ -403,13 +408,12 @@ async fn double_barrier_dropped_after_enter_leaves_nothing() {
     let path = unique("barrier-drop");
     let ours = Arc::new(DoubleBarrier::new(a.clone(), &path, 2));
     let theirs = DoubleBarrier::new(b.clone(), &path, 2);
-    let entering = spawn_on(&ours, |ours| async move { ours.enter().await });
-    soon("their enter", theirs.enter()).await.unwrap();
-    soon("our enter", entering).await.unwrap().unwrap();
-    let node = ours.node_path();
-    assert!(a.exists(&node).await.unwrap().is_some());
-    drop(Arc::into_inner(ours).expect("the only handle"));
-    soon("their leave", theirs.leave()).await.unwrap();
+    let entering = spawn_on(&ours, |ours| async move { ours.acquire().await });
+    let their_member = soon("their enter", theirs.acquire()).await.unwrap();
+    let our_member = soon("our enter", entering).await.unwrap().unwrap();
+    assert!(a.exists(our_member.path()).await.unwrap().is_some());
+    drop(our_member);
+    soon("their leave", their_member.release()).await.unwrap();
     until_children(&b, &path, 0).await;
     // The client lives on: the node went because the member was dropped, not with a session.
     assert!(a.state().is_connected());
@@ -425,16 +429,20 @@ async fn double_barrier_leave_after_the_expiry() {
     let path = unique("barrier-exp-leave");
     let ours = Arc::new(DoubleBarrier::new(c.clone(), &path, 2));
     let theirs = DoubleBarrier::new(admin.clone(), &path, 2);
-    let entering = spawn_on(&ours, |ours| async move { ours.enter().await });
-    soon("their enter", theirs.enter()).await.unwrap();
-    soon("our enter", entering).await.unwrap().unwrap();
+    let entering = spawn_on(&ours, |ours| async move { ours.acquire().await });
+    let their_member = soon("their enter", theirs.acquire()).await.unwrap();
+    let our_member = soon("our enter", entering).await.unwrap().unwrap();
     expire_and_renew(&proxy, &c).await;
-    assert!(admin.exists(&ours.node_path()).await.unwrap().is_none());
-    match soon("our leave", ours.leave()).await {
+    assert!(admin.exists(our_member.path()).await.unwrap().is_none());
+    // The member says so before it is asked to leave (suspended first, or expired).
+    let reason = soon("our member is lost", our_member.lost()).await;
+    assert_ne!(reason, LostReason::Released);
+    assert!(!our_member.is_held());
+    match soon("our leave", our_member.release()).await {
         Err(RecipeError::Lost(_)) => {}
         other => panic!("{other:?}"),
     }
-    soon("their leave", theirs.leave()).await.unwrap();
+    soon("their leave", their_member.release()).await.unwrap();
     until_children(&admin, &path, 0).await;
 }
 
@@ -455,7 +463,7 @@ async fn waits_end_when_the_session_is_presumed_lost() {
     let leases = format!("{path}/leases");
     let barrier_path = unique("barrier-presumed-lost");
     let barrier = Arc::new(DoubleBarrier::new(c.clone(), &barrier_path, 2));
-    let entering = spawn_on(&barrier, |b| async move { b.enter().await });
+    let entering = spawn_on(&barrier, |b| async move { b.acquire().await.map(drop) });
     until_children(&admin, &barrier_path, 1).await;
 
     proxy.partition(true);

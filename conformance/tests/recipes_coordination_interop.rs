@@ -1,4 +1,4 @@
-//! zk-recipes' Semaphore, ReadWriteLock, SharedCount and DistributedAtomicLong beside real
+//! zk-recipes' InterProcessSemaphoreV2, ReadWriteLock, SharedCount and DistributedAtomicLong beside real
 //! Curator (Java 17 and Debian's libcurator-recipes-java 5.4) on the same paths of a real
 //! server: mixed holders of the semaphore never exceed its leases, mixed holders of the
 //! read/write lock never overlap a writer with anyone, and the counters' values are read and
@@ -23,10 +23,14 @@ use std::{
 
 use conformance::peers::{self, JavaProgram};
 use recipes_support::{
-    children, client, compile_curator_peer, ephemeral_sequential, shared, soon, unique,
+    children, client, compile_curator_peer, ephemeral_sequential, session_of, shared, soon, unique,
+    until_some, watches_under,
 };
-use zk_recipes::{DistributedAtomicLong, ReadWriteLock, Semaphore, SharedCount};
-use zk_session::{Client, RetryPolicy, Version};
+use zk_recipes::{
+    DistributedAtomicLong, DistributedBarrier, InterProcessMultiLock, InterProcessSemaphoreMutex,
+    InterProcessSemaphoreV2, ReadWriteLock, RecipeError, SharedCount,
+};
+use zk_session::{Client, CreateOptions, RetryPolicy, Version};
 
 /// How long one peer run may take on a loaded 2-core machine.
 const PEER_LIMIT: Duration = Duration::from_secs(120);
@@ -118,9 +122,7 @@ async fn mixed_holders(peer_args: Vec<String>, rounds: usize, round: Round) {
 async fn paths(admin: &Client, tag: &str) -> (String, String) {
     let path = unique(tag);
     let flags = format!("{path}-flags");
-    zk_recipes::protected::create_parents(admin, &flags)
-        .await
-        .unwrap();
+    zk_recipes::create_parents(admin, &flags).await.unwrap();
     (path, flags)
 }
 
@@ -142,7 +144,7 @@ async fn semaphore_leases_are_shared_with_curator_and_never_exceeded() {
     let round: Round = Arc::new(move |c: Client, _k, _i| {
         let (path, flags) = (p.clone(), f.clone());
         Box::pin(async move {
-            let semaphore = Semaphore::new(c.clone(), &path, MAX as u32);
+            let semaphore = InterProcessSemaphoreV2::new(c.clone(), &path, MAX as u32);
             let lease = semaphore.acquire().await.unwrap();
             let (flag, others) = raise_flag(&c, &flags, "f-").await;
             tokio::time::sleep(Duration::from_millis(3)).await;
@@ -183,6 +185,129 @@ async fn rw_lock_is_shared_with_curator_and_writers_exclude_everyone() {
     });
     mixed_holders(args.map(String::from).to_vec(), ROUNDS, round).await;
     assert!(children(&admin, &path).await.is_empty());
+}
+
+/// One of our exclusive holders' rounds under `flags`: another flag beside ours is an
+/// overlap.
+async fn exclusive_round(c: &Client, flags: &str) -> bool {
+    let (flag, others) = raise_flag(c, flags, "x-").await;
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    c.delete(&flag, Version::Any).await.unwrap();
+    !others.is_empty()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_mutex_is_shared_with_curator_and_never_held_twice() {
+    const ROUNDS: usize = 12;
+    let admin = client(&shared()).await;
+    let (path, flags) = paths(&admin, "interop-semmutex").await;
+    let args = ["semmutex", &shared(), &path, &flags, &ROUNDS.to_string()];
+    let (p, f) = (path.clone(), flags.clone());
+    let round: Round = Arc::new(move |c: Client, _k, _i| {
+        let (path, flags) = (p.clone(), f.clone());
+        Box::pin(async move {
+            let mutex = InterProcessSemaphoreMutex::new(c.clone(), &path);
+            let guard = mutex.acquire().await.unwrap();
+            let overlap = exclusive_round(&c, &flags).await;
+            guard.release().await.unwrap();
+            overlap
+        })
+    });
+    mixed_holders(args.map(String::from).to_vec(), ROUNDS, round).await;
+    assert!(children(&admin, &format!("{path}/leases")).await.is_empty());
+    assert!(children(&admin, &format!("{path}/locks")).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_lock_is_shared_with_curator_and_never_held_twice() {
+    const ROUNDS: usize = 12;
+    let admin = client(&shared()).await;
+    let (path, flags) = paths(&admin, "interop-multi").await;
+    let locks = [format!("{path}/a"), format!("{path}/b")];
+    let args = [
+        "multilock",
+        &shared(),
+        &locks.join(","),
+        &flags,
+        &ROUNDS.to_string(),
+    ];
+    let f = flags.clone();
+    let ls = locks.clone();
+    let round: Round = Arc::new(move |c: Client, _k, _i| {
+        let (locks, flags) = (ls.clone(), f.clone());
+        Box::pin(async move {
+            let both = InterProcessMultiLock::new(c.clone(), locks);
+            let guard = both.acquire().await.unwrap();
+            let overlap = exclusive_round(&c, &flags).await;
+            guard.release().await.unwrap();
+            overlap
+        })
+    });
+    mixed_holders(args.map(String::from).to_vec(), ROUNDS, round).await;
+    for l in &locks {
+        assert!(children(&admin, l).await.is_empty());
+    }
+}
+
+/// Curator waits on our barrier and passes only once we remove it; we wait on Curator's
+/// and pass only once Curator removes it. The remover creates `opened` before removing the
+/// barrier, so a waiter through before that is caught (by the peer, or here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distributed_barrier_is_shared_with_curator() {
+    let connect = shared();
+    let (c, admin) = (client(&connect).await, client(&connect).await);
+    let path = format!("{}/gate", unique("interop-dbarrier"));
+    let opened = format!("{path}-opened");
+    let ours = DistributedBarrier::new(c.clone(), &path);
+    let run = |args: &[&str]| run_peer(args.iter().map(|a| a.to_string()).collect());
+
+    // Ours set, Curator waits.
+    ours.set().await.unwrap();
+    let peer = tokio::spawn(run(&["dbarrier-wait", &connect, &path, &opened]));
+    let server = conformance::shared_standalone();
+    let me = session_of(&c);
+    until_some("Curator watches our barrier", || async {
+        watches_under(server, &path)
+            .iter()
+            .any(|(s, p)| *s != me && *p == path)
+            .then_some(())
+    })
+    .await;
+    assert!(!peer.is_finished(), "Curator went through a set barrier");
+    admin
+        .create(&opened, b"", CreateOptions::persistent())
+        .await
+        .unwrap();
+    ours.remove().await.unwrap();
+    let out = soon("Curator goes through", peer).await.unwrap();
+    assert!(out.contains("PASSED"), "{out}");
+
+    // Curator's set, ours waits.
+    admin.delete(&opened, Version::Any).await.unwrap();
+    run(&["dbarrier-set", &connect, &path]).await;
+    assert!(ours.is_set().await.unwrap());
+    let waiting = {
+        let (ours, admin, opened) = (ours.clone(), admin.clone(), opened.clone());
+        tokio::spawn(async move {
+            ours.wait().await.unwrap();
+            admin.exists(&opened).await.unwrap().is_some()
+        })
+    };
+    assert!(matches!(
+        ours.wait_timeout(Duration::from_millis(300)).await,
+        Err(RecipeError::Timeout)
+    ));
+    assert!(!waiting.is_finished(), "through Curator's set barrier");
+    admin
+        .create(&opened, b"", CreateOptions::persistent())
+        .await
+        .unwrap();
+    run(&["dbarrier-remove", &connect, &path]).await;
+    assert!(
+        soon("ours goes through", waiting).await.unwrap(),
+        "through before Curator removed the barrier"
+    );
+    assert!(!ours.is_set().await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,9 +45,7 @@ impl ListingCut {
         let admin = client(&shared()).await;
         let (proxy, c) = proxied(20).await;
         let path = unique(tag);
-        zk_recipes::protected::create_parents(&admin, &path)
-            .await
-            .unwrap();
+        zk_recipes::create_parents(&admin, &path).await.unwrap();
         proxy.refuse(true);
         proxy.cut_reply(OpCode::GetChildren, &path);
         ListingCut {

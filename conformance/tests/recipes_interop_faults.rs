@@ -14,7 +14,9 @@ use std::{sync::Arc, time::Duration};
 
 use interop_faults_support::*;
 use recipes_support::{peer::Peer, *};
-use zk_recipes::{InterProcessMutex, InterProcessMutexGuard, LostReason, Semaphore, SuspendPolicy};
+use zk_recipes::{
+    InterProcessMutex, InterProcessMutexGuard, InterProcessSemaphoreV2, LostReason, SuspendPolicy,
+};
 use zk_session::{Op, Version};
 
 impl Side {
@@ -146,7 +148,8 @@ async fn semaphore_curator_takes_the_lease_when_our_holders_session_expires() {
     let (path, admin) = (&side.path, &side.admin);
     let leases = format!("{path}/leases");
     let sem = Arc::new(
-        Semaphore::builder(side.c.clone(), path, 1)
+        InterProcessSemaphoreV2::builder(side.c.clone(), path)
+            .max_leases(1)
             .suspend_policy(SuspendPolicy::WaitForLost)
             .build(),
     );
@@ -191,7 +194,7 @@ async fn semaphore_curator_takes_the_lease_when_our_holders_session_expires() {
 async fn semaphore_we_take_the_lease_when_the_curator_holder_is_killed() {
     let mut case =
         KillCase::start("ifault-semaphore-kill", "semaphore", "ACQUIRED", "/leases").await;
-    let sem = Arc::new(Semaphore::new(case.c.clone(), &case.path, 1));
+    let sem = Arc::new(InterProcessSemaphoreV2::new(case.c.clone(), &case.path, 1));
     let waiter = spawn_on(&sem, |s| async move { s.acquire().await });
     // Our lease node is in beside Curator's: ours counts two and waits.
     until_children(&case.admin, &format!("{}/leases", case.path), 2).await;

@@ -15,7 +15,7 @@ use std::{
 
 use conformance::shared_standalone;
 use recipes_support::*;
-use zk_recipes::{protected::new_protected_id, InterProcessMutex, LostReason, RecipeError};
+use zk_recipes::{new_protected_id, InterProcessMutex, LostReason, RecipeError};
 use zk_session::{Acl, CreateOptions, ErrorCode, Op, Version};
 
 /// Edge case 1: N clients × M tasks, each task with its own handle. An in-memory flag and a
@@ -308,9 +308,7 @@ async fn dropped_waiters_leave_no_node() {
 async fn foreign_children_and_other_clients_names() {
     let (c, other) = (client(&shared()).await, client(&shared()).await);
     let path = unique("foreign");
-    zk_recipes::protected::create_parents(&other, &path)
-        .await
-        .unwrap();
+    zk_recipes::create_parents(&other, &path).await.unwrap();
     let persistent = CreateOptions::persistent();
     for name in ["config", "leases", "locks", "zzz", "0000000000"] {
         other

@@ -10,8 +10,8 @@ use std::{sync::Arc, time::Duration};
 use conformance::{shared_standalone, Standalone};
 use recipes_support::*;
 use zk_recipes::{
-    protected::new_protected_id, InterProcessMutex, LostReason, ProtectedCreate, RecipeError,
-    Recovery, SuspendPolicy,
+    new_protected_id, InterProcessMutex, LostReason, ProtectedCreate, RecipeError, Recovery,
+    SuspendPolicy,
 };
 use zk_session::{Client, CreateOptions, OnExpiry, Op, Version};
 
@@ -62,9 +62,7 @@ async fn recovery_deletes_another_sessions_node() {
     let (mine, other) = (client(&shared()).await, client(&shared()).await);
     let path = unique("recovery");
     let create = ProtectedCreate::new(path.clone(), "lock-");
-    zk_recipes::protected::create_parents(&mine, &path)
-        .await
-        .unwrap();
+    zk_recipes::create_parents(&mine, &path).await.unwrap();
     let (id, stale) = lock_node_with_new_id(&other, &path).await;
     match create.recover(&mine, &id).await.unwrap() {
         Recovery::Removed(names) => assert_eq!(names, vec![name_of(&stale)]),
@@ -335,9 +333,7 @@ async fn uncontended_acquire_pipelines_the_listing() {
     let proxy = Proxy::start(shared_standalone().client_addr()).await;
     let c = client(&proxy.connect_string()).await;
     let path = unique("pipelined");
-    zk_recipes::protected::create_parents(&c, &path)
-        .await
-        .unwrap();
+    zk_recipes::create_parents(&c, &path).await.unwrap();
     let before = proxy.counts();
     let mut held = proxy.hold_reply(OpCode::Create2, &path);
     let m = Arc::new(InterProcessMutex::new(c.clone(), &path));

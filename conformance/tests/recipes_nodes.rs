@@ -14,7 +14,7 @@ use recipes_support::{
     children, client, cut_and_reconnect, eventually, expire_and_renew, proxied, shared, soon,
     unique, until_some, until_state,
 };
-use zk_recipes::{node::NodeStatus, GroupMember, PersistentNode, RecipeError};
+use zk_recipes::{GroupMember, NodeStatus, PersistentNode, RecipeError};
 use zk_session::{Client, CreateOptions, SessionState, Version};
 
 const WAIT: Duration = Duration::from_secs(30);

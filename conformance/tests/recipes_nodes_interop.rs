@@ -21,10 +21,7 @@ use recipes_support::{
     children, client, compile_curator_peer, name_of, peer::Peer, shared, soon, unique,
     until_children, until_some, watches_under, SOON,
 };
-use zk_recipes::{
-    protected::{ProtectedCreate, Recovery},
-    DoubleBarrier, GroupMember, PersistentNode,
-};
+use zk_recipes::{DoubleBarrier, GroupMember, PersistentNode, ProtectedCreate, Recovery};
 use zk_session::CreateOptions;
 
 /// CuratorMembers compiled into a scratch directory, once per process.
@@ -66,7 +63,7 @@ async fn double_barrier_members_of_curator_and_ours_enter_and_leave_together() {
     ];
     let enter = |b: &Arc<DoubleBarrier>| {
         let b = b.clone();
-        tokio::spawn(async move { b.enter().await })
+        tokio::spawn(async move { b.acquire().await })
     };
 
     // Three of four in: nobody is through.
@@ -80,8 +77,10 @@ async fn double_barrier_members_of_curator_and_ours_enter_and_leave_together() {
     let last = enter(&ours[1]);
     p1.expect("ENTERED").await;
     p2.expect("ENTERED").await;
-    soon("our first enter", first).await.unwrap().unwrap();
-    soon("our last enter", last).await.unwrap().unwrap();
+    let entered = [
+        soon("our first enter", first).await.unwrap().unwrap(),
+        soon("our last enter", last).await.unwrap().unwrap(),
+    ];
     let members = children(&admin, &path).await;
     assert_eq!(members.len(), N + 1, "{members:?}");
     assert!(members.contains(&"ready".to_owned()));
@@ -92,18 +91,15 @@ async fn double_barrier_members_of_curator_and_ours_enter_and_leave_together() {
             [8, 4, 4, 4, 12]
         );
     }
-    for b in &ours {
-        assert!(members.contains(&name_of(&b.node_path())));
+    for m in &entered {
+        assert!(members.contains(&name_of(m.path())));
     }
 
     // Leaving: nobody is done before all have started to leave.
     p1.send("leave").await;
-    let leave = |b: &Arc<DoubleBarrier>| {
-        let b = b.clone();
-        tokio::spawn(async move { b.leave().await })
-    };
-    let first = leave(&ours[0]);
-    let second = leave(&ours[1]);
+    let [ours_first, ours_second] = entered;
+    let first = tokio::spawn(ours_first.release());
+    let second = tokio::spawn(ours_second.release());
     // Curator's first member and ours wait, each watching another member's node (the one
     // still in, p2, watches none).
     let server = conformance::shared_standalone();

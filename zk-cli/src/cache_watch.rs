@@ -3,7 +3,7 @@
 //! `initialized`), then every change, and `resynced` after each reconnect or new session.
 
 use serde_json::{json, Map, Value};
-use zk_recipes::cache::{Cache, CacheEvent, CacheMode, CachedNode, ResyncReason};
+use zk_recipes::{Cache, CacheEvent, CacheMode, CachedNode, ResyncReason};
 
 use crate::{dispatch::Ctx, exit, output, run::recipe_failure, watching, Failure};
 

@@ -7,7 +7,9 @@ use std::{
 };
 
 use tokio::process::{Child, Command};
-use zk_recipes::{InterProcessMutex, LeaderLatch, LostReason, RecipeError, Semaphore};
+use zk_recipes::{
+    InterProcessMutex, InterProcessSemaphoreV2, LeaderLatch, LostReason, RecipeError,
+};
 use zk_session::Client;
 
 use crate::{exit, interrupted, session_failure, Failure};
@@ -82,7 +84,8 @@ pub async fn semaphore(
     timeout: Option<Duration>,
     cmd: &[OsString],
 ) -> Result<i32, Failure> {
-    let semaphore = Semaphore::builder(client.clone(), path, leases)
+    let semaphore = InterProcessSemaphoreV2::builder(client.clone(), path)
+        .max_leases(leases)
         .data(default_id().as_bytes())
         .build();
     let acquire = async {

@@ -66,7 +66,7 @@ async fn at_most_n_commands_hold_a_lease_at_once() {
 async fn a_full_semaphore_times_out_with_exit_4() {
     let path = unique("sem-full");
     let c = admin().await;
-    let held = zk_recipes::Semaphore::new(c.clone(), &path, 1)
+    let held = zk_recipes::InterProcessSemaphoreV2::new(c.clone(), &path, 1)
         .acquire()
         .await
         .unwrap();

@@ -24,7 +24,7 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use zk_recipes::cache::{Cache, CacheEvent, CacheMode};
+//! use zk_recipes::{Cache, CacheEvent, CacheMode};
 //! use zk_session::Client;
 //!
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;
@@ -91,7 +91,7 @@ pub enum CacheData {
 /// Events a subscriber may hold unread before it misses some, by default.
 const DEFAULT_CAPACITY: usize = 10_000;
 
-/// Configures and starts a [`Cache`]. See the example in the [module docs](self).
+/// Configures and starts a [`Cache`].
 #[derive(Debug)]
 pub struct CacheBuilder {
     client: Client,
@@ -172,7 +172,7 @@ impl CacheBuilder {
     }
 }
 
-/// A live view of a znode, its children or its subtree. See the [module docs](self).
+/// A live view of a znode, its children or its subtree.
 ///
 /// Reads of the view ([`get`](Self::get), [`children`](Self::children)) are local and never
 /// wait for the server. The view may already show a change a subscriber has not read yet.

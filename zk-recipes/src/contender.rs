@@ -91,7 +91,7 @@ pub enum ContenderKind {
 /// One contender: a child of the lock node whose name we recognise.
 ///
 /// ```
-/// use zk_recipes::contender::{ContenderKind, ContenderNames};
+/// use zk_recipes::{ContenderKind, ContenderNames};
 ///
 /// let names = ContenderNames::new();
 /// let c = names
@@ -138,7 +138,7 @@ impl Contender {
         protected_id_of(&self.name)
     }
 
-    /// Compares by creation, wrap-aware (see the [module documentation](self)), then by name.
+    /// Compares by creation, wrap-aware (see [`ContenderNames`]), then by name.
     ///
     /// This is only a total order on contenders created less than 2^31 sequence numbers
     /// apart; [`ContenderNames::sorted`] is right for any set of live contenders.
@@ -162,7 +162,7 @@ impl Contender {
 /// hyphens in the 8-4-4-4-12 layout. `None` for any other name.
 ///
 /// ```
-/// use zk_recipes::contender::protected_id_of;
+/// use zk_recipes::protected_id_of;
 /// let name = "_c_a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d-lock-0000000001";
 /// assert_eq!(protected_id_of(name), Some("a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"));
 /// assert_eq!(protected_id_of("lock-0000000001"), None);

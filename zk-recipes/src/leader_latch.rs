@@ -69,6 +69,7 @@ const LATCH_NAME: &str = "latch-";
 /// assert_eq!(CloseMode::default(), CloseMode::Silent);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CloseMode {
     /// No [`LeadershipEvent::NotLeader`] for the close itself (Curator's default).
     #[default]
@@ -154,7 +155,7 @@ impl LeaderLatchBuilder {
     }
 }
 
-/// A participant in a latch election; see the [module documentation](self).
+/// A participant in a latch election (Curator's LeaderLatch).
 ///
 /// Dropping the latch without [`close`](Self::close) leaves the election in the background
 /// (silently): the node is deleted as soon as the connection allows.
@@ -287,6 +288,7 @@ impl LeaderLatch {
     ///     match change {
     ///         LeadershipEvent::IsLeader => println!("now leading"),
     ///         LeadershipEvent::NotLeader => println!("no longer leading"),
+    ///         _ => {} // events added later
     ///     }
     /// }
     /// # }

@@ -67,7 +67,7 @@ enum Ctl {
     Close(oneshot::Sender<()>),
 }
 
-/// A participant in a selector election; see the [module documentation](self).
+/// A participant in a selector election (Curator's LeaderSelector).
 ///
 /// Dropping it without [`close`](Self::close) cancels a running task and leaves the election
 /// in the background.

@@ -11,26 +11,53 @@
 //!
 //! A held lock and a term of leadership both say why they ended with a [`LostReason`], and
 //! both fence writes behind their node (`fenced_multi`).
+//!
+//! # Holds
+//!
+//! Every recipe that is held has one shape: the recipe has `acquire().await` (waits),
+//! `acquire_timeout(wait).await` (gives up with [`RecipeError::Timeout`]) and
+//! `try_acquire().await` (`None` when it would have to wait); what they give has
+//! `is_held()`, `lost().await` (the [`LostReason`] once it can no longer be trusted: the
+//! connection suspended, the session lost or expired, the node deleted) and
+//! `release().await -> Result<()>`. Dropping it releases too, deleting its node in the
+//! background; a dropped acquire leaves no node behind. Builders are
+//! `X::builder(client, path)`.
+//!
+//! | recipe | Curator's | what is held |
+//! |---|---|---|
+//! | [`InterProcessMutex`] | InterProcessMutex | [`InterProcessMutexGuard`] |
+//! | [`InterProcessSemaphoreMutex`] | InterProcessSemaphoreMutex | [`SemaphoreLease`] |
+//! | [`InterProcessSemaphoreV2`] | InterProcessSemaphoreV2 | [`SemaphoreLease`] |
+//! | [`ReadWriteLock`] | InterProcessReadWriteLock | [`InterProcessMutexGuard`] (each side) |
+//! | [`InterProcessMultiLock`] | InterProcessMultiLock | [`MultiLockGuard`] |
+//! | [`DoubleBarrier`] | DistributedDoubleBarrier | [`DoubleBarrierMember`] (enter, leave) |
+//!
+//! [`DistributedBarrier`] (Curator's DistributedBarrier) is not held: it is set, removed
+//! and waited on.
 
 #![warn(missing_docs)]
 
-// The recipes, each in the module named after it.
-pub mod barrier;
-pub mod cache;
-pub mod counter;
+// The recipes, each in the module named after it. The modules are private: every public
+// type is reachable from the crate root, once, by the `pub use` lines below.
+mod barrier;
+mod cache;
+mod counter;
 #[cfg(feature = "discovery")]
-pub mod discovery;
-pub mod leader_latch;
-pub mod leader_selector;
-pub mod mutex;
-pub mod mutex_guard;
-pub mod node;
-pub mod rw_lock;
-pub mod semaphore;
+mod discovery;
+mod distributed_barrier;
+mod leader_latch;
+mod leader_selector;
+mod multi_lock;
+mod mutex;
+mod mutex_guard;
+mod node;
+mod rw_lock;
+mod semaphore;
+mod semaphore_mutex;
 
 // What the recipes share with their users: errors, reasons, participants, contender names.
-pub mod contender;
-pub mod error;
+mod contender;
+mod error;
 mod leadership_watch;
 mod lost_reason;
 mod participant;
@@ -39,9 +66,13 @@ mod value_watch;
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
 
-pub use barrier::DoubleBarrier;
-pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
-pub use contender::{Contender, ContenderKind, ContenderNames};
+pub use barrier::{DoubleBarrier, DoubleBarrierBuilder, DoubleBarrierMember};
+pub use cache::{
+    Cache, CacheBuilder, CacheData, CacheEvent, CacheEvents, CacheMode, CachedNode, ResyncReason,
+};
+pub use contender::{
+    format_sequence, parse_sequence, protected_id_of, Contender, ContenderKind, ContenderNames,
+};
 pub use counter::{
     AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
 };
@@ -50,6 +81,7 @@ pub use discovery::{
     DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceInstance,
     ServiceInstanceBuilder, ServiceType, UriPart, UriSpec,
 };
+pub use distributed_barrier::DistributedBarrier;
 pub use error::{RecipeError, Result};
 pub use leader_latch::{
     CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
@@ -57,16 +89,21 @@ pub use leader_latch::{
 pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
 pub use leadership_watch::LeadershipWatch;
 pub use lost_reason::LostReason;
+pub use multi_lock::{InterProcessMultiLock, MultiLockGuard};
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
-pub use node::{GroupMember, PersistentNode};
+pub use node::{GroupMember, Members, NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use participant::Participant;
 pub use plumbing::{
     liveness::SuspendPolicy,
-    protected::{self, ProtectedCreate, ProtectedNode, Recovery},
+    protected::{
+        create_parents, new_protected_id, protected_prefix, remove_protected, ProtectedCreate,
+        ProtectedNode, Recovery,
+    },
 };
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
-pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
+pub use semaphore::{InterProcessSemaphoreV2, InterProcessSemaphoreV2Builder, SemaphoreLease};
+pub use semaphore_mutex::{InterProcessSemaphoreMutex, InterProcessSemaphoreMutexBuilder};
 pub use value_watch::ValueWatch;
 
 /// The code blocks of the workspace's README.md, compiled as doctests so they stay true.

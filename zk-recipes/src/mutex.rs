@@ -1,35 +1,4 @@
-//! A distributed, re-entrant mutex on Curator's protocol (InterProcessMutex), with the
-//! failures of Curator and kazoo fixed.
-//!
-//! Each contender creates a protected ephemeral-sequential node `<path>/_c_<uuid>-lock-<seq>`
-//! (see [`protected`](crate::protected)); the oldest contender holds the lock, and every other
-//! one watches only the contender just ahead of it, so a release wakes exactly one waiter.
-//! Contenders are recognised and ordered as [`contender`](crate::contender) describes, so the
-//! lock is shared safely with Curator's InterProcessMutex, and with kazoo's Lock when kazoo is
-//! given `extra_lock_patterns=["-lock-"]`; other children of the lock path are ignored.
-//!
-//! Beyond Curator:
-//! - an uncontended acquire is one round trip: the children listing is sent right behind the
-//!   create; and a waiter whose only predecessor goes takes the lock without listing again;
-//! - an acquire that is dropped, cancelled or times out leaves no node behind (CURATOR-62,
-//!   kazoo #732): it deletes its node, or leaves a background task doing so until the node or
-//!   the session is gone;
-//! - a waiter whose node is deleted by someone else creates a new one and keeps waiting;
-//! - the [`InterProcessMutexGuard`] says when the lock can no longer be trusted and fences writes.
-//!
-//! ```no_run
-//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::time::Duration;
-//! use zk_recipes::InterProcessMutex;
-//! use zk_session::Client;
-//!
-//! let client = Client::builder("127.0.0.1:2181").connect().await?;
-//! let mutex = InterProcessMutex::new(client.clone(), "/locks/nightly-report");
-//! let guard = mutex.acquire_timeout(Duration::from_secs(30)).await?;
-//! // ... the critical section, watching guard.lost() ...
-//! guard.release().await?;
-//! # Ok(()) }
-//! ```
+//! [`InterProcessMutex`]: the mutex and its acquire (its documentation is on the type).
 
 // This file holds the mutex and its acquire; beside it are its builder and the two ways
 // of waiting in line, fair and unfair.
@@ -64,7 +33,38 @@ use crate::{
     LostReason, RecipeError, Result,
 };
 
-/// A distributed mutex at a lock path; see the [module documentation](self).
+/// A distributed, re-entrant mutex on Curator's protocol (InterProcessMutex), with the
+/// failures of Curator and kazoo fixed.
+///
+/// Each contender creates a protected ephemeral-sequential node `<path>/_c_<uuid>-lock-<seq>`
+/// (see [`ProtectedCreate`](crate::ProtectedCreate)); the oldest contender holds the lock, and every other
+/// one watches only the contender just ahead of it, so a release wakes exactly one waiter.
+/// Contenders are recognised and ordered as [`ContenderNames`](crate::ContenderNames) describes, so the
+/// lock is shared safely with Curator's InterProcessMutex, and with kazoo's Lock when kazoo is
+/// given `extra_lock_patterns=["-lock-"]`; other children of the lock path are ignored.
+///
+/// Beyond Curator:
+/// - an uncontended acquire is one round trip: the children listing is sent right behind the
+///   create; and a waiter whose only predecessor goes takes the lock without listing again;
+/// - an acquire that is dropped, cancelled or times out leaves no node behind (CURATOR-62,
+///   kazoo #732): it deletes its node, or leaves a background task doing so until the node or
+///   the session is gone;
+/// - a waiter whose node is deleted by someone else creates a new one and keeps waiting;
+/// - the [`InterProcessMutexGuard`] says when the lock can no longer be trusted and fences writes.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use zk_recipes::InterProcessMutex;
+/// use zk_session::Client;
+///
+/// let client = Client::builder("127.0.0.1:2181").connect().await?;
+/// let mutex = InterProcessMutex::new(client.clone(), "/locks/nightly-report");
+/// let guard = mutex.acquire_timeout(Duration::from_secs(30)).await?;
+/// // ... the critical section, watching guard.lost() ...
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
 ///
 /// A handle may be shared between tasks (behind an `Arc`): they exclude each other as
 /// different handles do, as two threads sharing one Curator InterProcessMutex do. An

@@ -1,28 +1,4 @@
-//! The guard of a held [`InterProcessMutex`](crate::mutex::InterProcessMutex): whether the lock can still be
-//! trusted, a future that says when it cannot, a fencing token and fenced writes.
-//!
-//! Curator's and kazoo's mutexes never watch the connection, so a holder is not told when a
-//! GC pause or a partition has cost it the lock while someone else took it (CURATOR-206,
-//! kazoo #2). Here each held lock has a monitor task that watches the session and keeps a data
-//! watch on the lock node; the first of these ends the guard's trust:
-//!
-//! - the connection is suspended, or the only server left is read-only (unless the mutex was
-//!   built with [`SuspendPolicy::WaitForLost`](crate::SuspendPolicy); Curator's default policy
-//!   treats it as lost too);
-//! - no connection for the session timeout ([`LostReason::SessionLost`]), or the session
-//!   expired, was closed, or failed authentication;
-//! - the lock node was deleted (by an administrator, or by the server with the session).
-//!
-//! Trust never comes back: a guard that has lost the lock stays lost until released. That
-//! holds across session expiry too: the client carries on with a new session, but the lock
-//! node went with the old one, so the guard stays lost (its fenced writes are refused), and
-//! the lock is had again only by a new acquire, on the new session.
-//!
-//! Even a prompt signal comes too late for a write already on its way. Writes that must not
-//! happen after the lock is gone go through [`InterProcessMutexGuard::fenced_multi`]: one transaction whose
-//! first op checks that the lock node still exists, so the server refuses them once it is
-//! gone; and [`InterProcessMutexGuard::fencing_token`] gives other systems a number that grows with every
-//! new holder.
+//! [`InterProcessMutexGuard`] (its documentation is on the type).
 
 // This file holds the guard. Beside it: the holding its re-entrant guards share, their
 // count, and the monitor that ends the holding's trust.
@@ -35,10 +11,39 @@ use std::sync::Arc;
 use zk_session::{Op, OpResult};
 
 use self::holds::LastHold;
-pub(crate) use self::{holding::Holding, holds::Holds};
-pub use crate::LostReason;
+pub(crate) use self::{
+    holding::{holding_views, Holding},
+    holds::Holds,
+};
+use crate::LostReason;
 use crate::Result;
 
+/// The guard of a held [`InterProcessMutex`](crate::mutex::InterProcessMutex): whether the lock can still be
+/// trusted, a future that says when it cannot, a fencing token and fenced writes.
+///
+/// Curator's and kazoo's mutexes never watch the connection, so a holder is not told when a
+/// GC pause or a partition has cost it the lock while someone else took it (CURATOR-206,
+/// kazoo #2). Here each held lock has a monitor task that watches the session and keeps a data
+/// watch on the lock node; the first of these ends the guard's trust:
+///
+/// - the connection is suspended, or the only server left is read-only (unless the mutex was
+///   built with [`SuspendPolicy::WaitForLost`](crate::SuspendPolicy); Curator's default policy
+///   treats it as lost too);
+/// - no connection for the session timeout ([`LostReason::SessionLost`]), or the session
+///   expired, was closed, or failed authentication;
+/// - the lock node was deleted (by an administrator, or by the server with the session).
+///
+/// Trust never comes back: a guard that has lost the lock stays lost until released. That
+/// holds across session expiry too: the client carries on with a new session, but the lock
+/// node went with the old one, so the guard stays lost (its fenced writes are refused), and
+/// the lock is had again only by a new acquire, on the new session.
+///
+/// Even a prompt signal comes too late for a write already on its way. Writes that must not
+/// happen after the lock is gone go through [`InterProcessMutexGuard::fenced_multi`]: one transaction whose
+/// first op checks that the lock node still exists, so the server refuses them once it is
+/// gone; and [`InterProcessMutexGuard::fencing_token`] gives other systems a number that grows with every
+/// new holder.
+///
 /// Proof of holding an [`InterProcessMutex`](crate::mutex::InterProcessMutex): one count of its re-entrant hold.
 ///
 /// Release it with [`release`](Self::release) to learn the outcome; dropping it releases too,

@@ -27,7 +27,7 @@ pub struct Participant {
 }
 
 /// The participants under `dir`, in line order; the first is the leader. Contenders are
-/// recognised and ordered as [`contender`](crate::contender) describes, so other children
+/// recognised and ordered as [`ContenderNames`](crate::ContenderNames) describes, so other children
 /// are left out. Nodes that vanish while being read are left out too, and the leader mark
 /// goes to the first one read, as Curator's `getParticipants` does.
 pub(crate) async fn list_participants(client: &Client, dir: &str) -> Result<Vec<Participant>> {

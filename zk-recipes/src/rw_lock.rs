@@ -1,19 +1,4 @@
-//! A distributed read/write lock on Curator's protocol (InterProcessReadWriteLock).
-//!
-//! Both sides queue under one path: readers as `_c_<uuid>-__READ__<seq>`, writers as
-//! `_c_<uuid>-__WRIT__<seq>`, ephemeral-sequential, ordered by sequence across both kinds.
-//! A writer holds the lock when it is first in line and watches the one just ahead of it;
-//! a reader holds it when no writer is ahead of it and watches the first writer, so readers
-//! share and a writer excludes everyone. Each side is a [`InterProcessMutex`] with those rules, so it
-//! has everything the mutex has: cancel-safe acquires, re-entrance through
-//! [`InterProcessMutexGuard::reenter`], the lost-lock signal and fenced writes.
-//!
-//! The holder of the write lock may also take the read lock
-//! ([`ReadWriteLock::read_while_writing`]). Its read node is named after the write node's
-//! sequence (a plain ephemeral `_c_<uuid>-__READ__<write seq>`), so it sorts where the write
-//! node is and no waiting writer slips in when the write lock is released: the fix of
-//! CURATOR-621 (Curator 5.5). Upgrading a read lock to the write lock is not possible, as in
-//! Curator: the writer would wait behind its own read node.
+//! [`ReadWriteLock`]: two mutexes in one line (the documentation is on the type).
 
 use tokio::time::Instant;
 use zk_session::{Client, CreateOptions};
@@ -29,7 +14,22 @@ use crate::{
 const READ_NAME: &str = "__READ__";
 const WRITE_NAME: &str = "__WRIT__";
 
-/// A read/write lock at a path; see the [module documentation](self).
+/// A distributed read/write lock on Curator's protocol (InterProcessReadWriteLock).
+///
+/// Both sides queue under one path: readers as `_c_<uuid>-__READ__<seq>`, writers as
+/// `_c_<uuid>-__WRIT__<seq>`, ephemeral-sequential, ordered by sequence across both kinds.
+/// A writer holds the lock when it is first in line and watches the one just ahead of it;
+/// a reader holds it when no writer is ahead of it and watches the first writer, so readers
+/// share and a writer excludes everyone. Each side is a [`InterProcessMutex`] with those rules, so it
+/// has everything the mutex has: cancel-safe acquires, re-entrance through
+/// [`InterProcessMutexGuard::reenter`], the lost-lock signal and fenced writes.
+///
+/// The holder of the write lock may also take the read lock
+/// ([`ReadWriteLock::read_while_writing`]). Its read node is named after the write node's
+/// sequence (a plain ephemeral `_c_<uuid>-__READ__<write seq>`), so it sorts where the write
+/// node is and no waiting writer slips in when the write lock is released: the fix of
+/// CURATOR-621 (Curator 5.5). Upgrading a read lock to the write lock is not possible, as in
+/// Curator: the writer would wait behind its own read node.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {

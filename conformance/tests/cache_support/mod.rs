@@ -6,7 +6,7 @@
 use conformance::ephemeral_owner;
 use std::time::Duration;
 
-use zk_recipes::cache::{Cache, CacheEvent, CacheEvents, CachedNode};
+use zk_recipes::{Cache, CacheEvent, CacheEvents, CachedNode};
 use zk_session::{Client, CreateOptions, Op};
 
 use crate::recipes_support::soon;

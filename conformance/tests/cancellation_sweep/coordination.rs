@@ -7,20 +7,20 @@ use std::{future::Future, time::Duration};
 
 use conformance::sweep::{assert_swept, poll_then_drop, sweep, Pause, SweepPlan};
 use zk_recipes::{
-    DistributedAtomicLong, DoubleBarrier, GroupMember, PersistentNode, ReadWriteLock, RecipeError,
-    Semaphore, SharedCount,
+    DistributedAtomicLong, DoubleBarrier, GroupMember, InterProcessSemaphoreV2, PersistentNode,
+    ReadWriteLock, RecipeError, SharedCount,
 };
 
 use super::{Env, SETTLE};
 
 /// What the session may own under the path after a drop: these nodes, watches on these
 /// paths.
-type Promised<'a> = (&'a [String], &'a [String]);
+pub(super) type Promised<'a> = (&'a [String], &'a [String]);
 
 /// Sweeps `op`, made afresh for each k. After a drop: nothing of the session's under the
 /// path but what is `promised`. A completed `op` (a timeout too) ends the sweep; what it
 /// returns is dropped (a lease or guard gives itself back).
-async fn sweep_op<T, F, Fut>(
+pub(super) async fn sweep_op<T, F, Fut>(
     env: &Env,
     what: &str,
     must_complete: bool,
@@ -47,20 +47,20 @@ async fn sweep_op<T, F, Fut>(
 }
 
 /// Nothing promised.
-const NOTHING: Promised<'static> = (&[], &[]);
+pub(super) const NOTHING: Promised<'static> = (&[], &[]);
 
 /// A short deadline, for the operations that end on their own on a busy path.
-const SHORT: Duration = Duration::from_millis(30);
+pub(super) const SHORT: Duration = Duration::from_millis(30);
 
 pub(super) async fn semaphore_acquire_and_release(pause: Pause) {
     let env = Env::new("semaphore", pause).await;
     let env = &env;
-    let ours = Semaphore::new(env.c.clone(), &env.path, 1);
+    let ours = InterProcessSemaphoreV2::new(env.c.clone(), &env.path, 1);
     sweep_op(env, "semaphore acquire (free)", true, NOTHING, || {
         ours.acquire()
     })
     .await;
-    let theirs = Semaphore::new(env.observer.clone(), &env.path, 1);
+    let theirs = InterProcessSemaphoreV2::new(env.observer.clone(), &env.path, 1);
     let held = theirs.acquire().await.unwrap();
     sweep_op(env, "semaphore acquire (full)", false, NOTHING, || {
         ours.acquire()
@@ -199,23 +199,22 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     let env = Env::new("barrier", pause).await;
     let env = &env;
     let lonely = DoubleBarrier::new(env.c.clone(), &env.path, 2);
-    sweep_op(env, "barrier enter (alone of 2)", false, NOTHING, || {
-        lonely.enter()
-    })
+    sweep_op(
+        env,
+        "barrier enter (alone of 2)",
+        false,
+        NOTHING,
+        || async { lonely.acquire().await.map(drop) },
+    )
     .await;
     let single = DoubleBarrier::new(env.c.clone(), format!("{}/one", env.path), 1);
     let report = sweep(&env.plan, |k| {
         let single = &single;
         async move {
-            single.enter().await.map_err(|e| e.to_string())?;
-            let done = poll_then_drop(single.leave(), k, env.plan.pause).await;
-            // A leave never polled has not started: the member is still in.
-            let promised = if k == 0 {
-                vec![single.node_path()]
-            } else {
-                vec![]
-            };
-            env.clean(&promised, &[]).await?;
+            let member = single.acquire().await.map_err(|e| e.to_string())?;
+            // Even a leave never polled takes the member's node away: it owns the member.
+            let done = poll_then_drop(member.release(), k, env.plan.pause).await;
+            env.clean(&[], &[]).await?;
             Ok(done.is_some())
         }
     })
@@ -226,9 +225,11 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     let report = sweep(&env.plan, |k| {
         let dropped = &dropped;
         async move {
-            let member = DoubleBarrier::new(env.c.clone(), dropped, 1);
-            let done = poll_then_drop(member.enter(), k, env.plan.pause).await;
-            drop(member);
+            let barrier = DoubleBarrier::new(env.c.clone(), dropped, 1);
+            let done = poll_then_drop(barrier.acquire(), k, env.plan.pause)
+                .await
+                .map(|entered| entered.map(drop));
+            drop(barrier);
             env.clean(&[], &[]).await?;
             match done {
                 Some(Err(e)) => Err(e.to_string()),

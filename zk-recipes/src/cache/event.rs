@@ -8,7 +8,7 @@ use zk_session::Stat;
 /// Cheap to clone: the data is shared, never copied.
 ///
 /// ```
-/// use zk_recipes::cache::CachedNode;
+/// use zk_recipes::CachedNode;
 /// use zk_session::Stat;
 ///
 /// let node = CachedNode::new(Stat::default(), Some(b"v1".as_slice().into()));

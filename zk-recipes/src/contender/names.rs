@@ -20,7 +20,7 @@ const MARKERS: &[(&str, ContenderKind)] = &[
 /// Recognises contender names: the default markers plus any added ones.
 ///
 /// ```
-/// use zk_recipes::contender::{ContenderKind, ContenderNames};
+/// use zk_recipes::{ContenderKind, ContenderNames};
 ///
 /// let names = ContenderNames::new().with_marker("member_");
 /// let sorted = names.sorted([

@@ -11,7 +11,7 @@ use super::Contender;
 /// and ten digits (the first not zero) below that.
 ///
 /// ```
-/// use zk_recipes::contender::parse_sequence;
+/// use zk_recipes::parse_sequence;
 /// assert_eq!(parse_sequence("0000000042"), Some(42));
 /// assert_eq!(parse_sequence("-000000001"), Some(-1));
 /// assert_eq!(parse_sequence("-2147483648"), Some(i32::MIN));
@@ -43,7 +43,7 @@ pub fn parse_sequence(text: &str) -> Option<i32> {
 /// The suffix the server appends for `sequence`: `%010d`.
 ///
 /// ```
-/// use zk_recipes::contender::format_sequence;
+/// use zk_recipes::format_sequence;
 /// assert_eq!(format_sequence(7), "0000000007");
 /// assert_eq!(format_sequence(-7), "-000000007");
 /// assert_eq!(format_sequence(i32::MIN), "-2147483648");

@@ -112,7 +112,7 @@ impl AtomicLongBuilder {
 }
 
 /// A distributed `i64` counter at one znode, compatible with Curator's
-/// DistributedAtomicLong (see the [module](crate::counter)). A missing node or empty data reads as 0.
+/// DistributedAtomicLong. A missing node or empty data reads as 0.
 ///
 /// Every operation is cancel-safe: each write is one request, done or not, and nothing is
 /// left behind but the value. Reads are retried while the connection is lost; a write whose

@@ -33,6 +33,7 @@ use crate::{
 /// assert_ne!(LeadershipEvent::IsLeader, LeadershipEvent::NotLeader);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LeadershipEvent {
     /// This participant became the leader.
     IsLeader,

@@ -22,15 +22,12 @@ pub(crate) enum LineRule {
     Shared,
 }
 
-impl LineRule {
-    /// Whether a waiter may take the lock when the one node in its way goes, without
-    /// listing again: only where no node can join the line ahead of it later.
-    pub(crate) fn trusts_listing(self) -> bool {
-        self != LineRule::Write
-    }
-}
-
 impl Rule for LineRule {
+    /// Only where no node can join the line ahead of a waiter later: not on the write side.
+    fn trusts_listing(&self) -> bool {
+        *self != LineRule::Write
+    }
+
     fn place(&self, line: &[Contender], ours: usize) -> Place {
         match self {
             LineRule::Exclusive | LineRule::Write => Exclusive.place(line, ours),
@@ -111,5 +108,14 @@ mod tests {
             look(&names, &children, &children[2], &write),
             wait_for(children[1].clone(), false)
         );
+    }
+
+    #[test]
+    fn only_the_write_side_lists_again_before_holding() {
+        assert!(LineRule::Exclusive.trusts_listing());
+        assert!(LineRule::Shared.trusts_listing());
+        assert!(!LineRule::Write.trusts_listing());
+        // The walker's default, for the mutex and the elections.
+        assert!(crate::plumbing::line::Exclusive.trusts_listing());
     }
 }

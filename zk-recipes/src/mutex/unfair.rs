@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{Acquired, InterProcessMutex};
 use crate::{
     plumbing::{
-        line::{look, watch_node, Turn, WatchHolder},
+        line::{look, until_changed, Turn, WatchHolder},
         pending::Pending,
         protected::child_path,
         retry::retry_delay,
@@ -27,7 +27,7 @@ impl InterProcessMutex {
     ) -> Result<Option<Acquired>> {
         let core = &self.core;
         let client = &core.client;
-        let mut retry = 0;
+        let mut errors = 0;
         loop {
             let (node, children) = core.create.listed(client, Some(&pending.claim)).await?;
             let holder = match look(&core.names, &children, &node.name, &WatchHolder) {
@@ -47,20 +47,17 @@ impl InterProcessMutex {
             if !wait {
                 return Ok(None);
             }
-            match watch_node(client, &holder).await {
-                // Whatever happens to the holder's node, compete again.
-                Ok(Some(w)) => {
-                    w.await?;
-                }
-                Ok(None) => {}
+            // Whatever happens to the holder's node, compete again.
+            let pause = match until_changed(client, &holder).await {
+                Ok(()) => Duration::ZERO,
                 Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
+                    errors += 1;
+                    retry_delay(errors - 1)
                 }
                 Err(e) => return Err(e.into()),
-            }
-            let pause = rand::random_range(0..=UNFAIR_JITTER_MS);
-            tokio::time::sleep(Duration::from_millis(pause)).await;
+            };
+            let jitter = Duration::from_millis(rand::random_range(0..=UNFAIR_JITTER_MS));
+            tokio::time::sleep(pause + jitter).await;
         }
     }
 }

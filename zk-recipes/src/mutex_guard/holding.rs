@@ -89,6 +89,15 @@ impl Holding {
         })
     }
 
+    /// Marks the holding as given up before its node goes by another way than [`finish`]
+    /// (a barrier member deletes its own node while it leaves), so that the deletion is not
+    /// reported as a loss.
+    ///
+    /// [`finish`]: Self::finish
+    pub(crate) fn mark_released(&self) {
+        mark(&self.lost, LostReason::Released);
+    }
+
     pub(crate) fn lost_reason(&self) -> Option<LostReason> {
         *self.lost.borrow()
     }
@@ -234,6 +243,40 @@ fn mark(lost: &watch::Sender<Option<LostReason>>, reason: LostReason) {
         }
     });
 }
+
+/// The `path`, `is_held`, `lost_reason` and `lost` of a hold kept by a `holding:
+/// Arc<Holding>` field (a semaphore lease, a barrier member), each with the rustdoc written
+/// before its name, so every such hold answers alike while documenting itself in its words.
+/// The caller has `LostReason` in scope.
+macro_rules! holding_views {
+    (
+        $(#[$path_doc:meta])* path;
+        $(#[$held_doc:meta])* is_held;
+        $(#[$reason_doc:meta])* lost_reason;
+        $(#[$lost_doc:meta])* lost;
+    ) => {
+        $(#[$path_doc])*
+        pub fn path(&self) -> &str {
+            self.holding.path()
+        }
+
+        $(#[$held_doc])*
+        pub fn is_held(&self) -> bool {
+            self.holding.lost_reason().is_none()
+        }
+
+        $(#[$reason_doc])*
+        pub fn lost_reason(&self) -> Option<LostReason> {
+            self.holding.lost_reason()
+        }
+
+        $(#[$lost_doc])*
+        pub async fn lost(&self) -> LostReason {
+            self.holding.lost().await
+        }
+    };
+}
+pub(crate) use holding_views;
 
 #[cfg(test)]
 mod tests {

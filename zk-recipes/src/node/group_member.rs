@@ -20,7 +20,7 @@ use crate::{
 /// The members of a group: each member's id (its node's name) and payload (its data).
 pub type Members = BTreeMap<String, Bytes>;
 
-/// A member of a group; see the [module documentation](crate::node).
+/// A member of a group (Curator's GroupMember).
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {

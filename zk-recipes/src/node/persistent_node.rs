@@ -125,14 +125,14 @@ impl PersistentNodeBuilder {
     }
 }
 
-/// A node kept present across connection loss and session expiry; see the
-/// [module documentation](crate::node). Dropping it deletes the node in the background;
-/// [`close`](Self::close) does so and waits.
+/// A node kept present across connection loss and session expiry (Curator's
+/// PersistentNode). Dropping it deletes the node in the background; [`close`](Self::close)
+/// does so and waits.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use std::time::Duration;
-/// use zk_recipes::{node::NodeStatus, PersistentNode};
+/// use zk_recipes::{NodeStatus, PersistentNode};
 ///
 /// let node = PersistentNode::new(client, "/services/api/host-7", b"10.0.0.7:8080");
 /// let path = node.wait_until_present(Duration::from_secs(10)).await?;

@@ -57,7 +57,7 @@ pub(crate) struct Target {
 
 impl Target {
     /// A node known by path, owned by the session in its Stat (none for a persistent node).
-    pub(crate) fn node(node: &crate::protected::ProtectedNode) -> Target {
+    pub(crate) fn node(node: &crate::ProtectedNode) -> Target {
         Target {
             id: None,
             path: Some(node.path.clone()),

@@ -7,11 +7,22 @@
 //! hold ([`Exclusive`]); a read/write lock would let a reader hold when no writer is ahead
 //! of it, a semaphore the first `n`. [`look`] turns a listing into a [`Turn`], a plain value
 //! tested without a server; [`watch_node`] sets the watch the turn asks for.
+//!
+//! [`Walk`] is the whole of it, written once: list → look → watch → wait → list again, with
+//! the retry pause after a connection loss. A recipe with its own loop (the latch engine,
+//! which also follows session states) calls [`Walk::step`], one look and one wait, and
+//! decides what to do between steps; the mutex calls [`Walk::until_held`].
 
 use bytes::Bytes;
-use zk_session::{Client, Error, ErrorCode, OneshotWatch, Stat};
+use zk_session::{Client, Error, ErrorCode, EventType, OneshotWatch, Stat};
 
-use crate::contender::{Contender, ContenderNames};
+use crate::{
+    contender::{Contender, ContenderNames},
+    plumbing::{
+        protected::{child_path, ProtectedNode},
+        retry::{retry_delay, retrying},
+    },
+};
 
 /// Where a contender stands under a [`Rule`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +42,12 @@ pub(crate) enum Place {
 pub(crate) trait Rule {
     /// The place of the contender at index `ours` of `line` (oldest first).
     fn place(&self, line: &[Contender], ours: usize) -> Place;
+
+    /// Whether a waiter may hold when the one node in its way goes, without listing again:
+    /// only where no node can join the line ahead of it later (true unless a recipe says).
+    fn trusts_listing(&self) -> bool {
+        true
+    }
 }
 
 /// One holder, first come first served; a waiter watches only the one just ahead of it.
@@ -120,6 +137,224 @@ pub(crate) async fn data_watch(
     tokio::spawn(async move { client.get_data_watch(&path).await })
         .await
         .unwrap_or(Err(Error::Closed))
+}
+
+/// What one [`Walk::step`] came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Moved {
+    /// We hold.
+    Holds,
+    /// Our node is gone: queue again with a new one.
+    Gone,
+    /// We would have to wait, and were asked not to.
+    Busy,
+    /// Something changed: list again (after a pause when `after_error`, a connection loss).
+    Relist {
+        /// The step ended on a retryable error.
+        after_error: bool,
+    },
+}
+
+/// Our node's walk along the line under `dir`: the list → look → watch → retry loop of every
+/// recipe that waits in line. It keeps a data watch on our own node once it has had to wait
+/// (its deletion under us is then seen at once), which the holder may take over
+/// ([`into_own_watch`](Self::into_own_watch)).
+///
+/// ```text
+/// let mut walk = Walk::new(&client, &dir, &names, &rule, &node);
+/// match walk.until_held(children, true).await? {            // the mutex
+///     Moved::Holds => hold(walk.into_own_watch()),
+///     Moved::Gone => create again,
+///     ...
+/// }
+/// match walk.look(&children) {                              // a loop of its own
+///     Turn::WaitFor { .. } => {
+///         not leader;
+///         match guard(inp, walk.wait(turn)).await? { Ok(Moved::Holds) => lead, ... }
+///     }
+///     ...
+/// }
+/// ```
+pub(crate) struct Walk<'a, R> {
+    client: &'a Client,
+    dir: &'a str,
+    names: &'a ContenderNames,
+    rule: &'a R,
+    path: String,
+    name: String,
+    own: Option<OneshotWatch>,
+}
+
+impl<'a, R: Rule> Walk<'a, R> {
+    /// The walk of `node` (a child of `dir`), contenders recognised by `names`, holding
+    /// under `rule`.
+    pub(crate) fn new(
+        client: &'a Client,
+        dir: &'a str,
+        names: &'a ContenderNames,
+        rule: &'a R,
+        node: &ProtectedNode,
+    ) -> Self {
+        Walk {
+            client,
+            dir,
+            names,
+            rule,
+            path: node.path.clone(),
+            name: node.name.clone(),
+            own: None,
+        }
+    }
+
+    /// The data watch on our node set while waiting, for the holder to keep.
+    pub(crate) fn into_own_watch(self) -> Option<OneshotWatch> {
+        self.own
+    }
+
+    /// Steps until we hold, our node is gone, or (when not `wait`ing) we would have to
+    /// wait. `children` is a listing taken after our node's create; the line is listed
+    /// again after every change, pausing with the recipes' backoff after a connection loss.
+    pub(crate) async fn until_held(
+        &mut self,
+        mut children: Vec<String>,
+        wait: bool,
+    ) -> Result<Moved, Error> {
+        let mut errors = 0;
+        loop {
+            match self.step(&children, wait).await? {
+                Moved::Relist { after_error } => {
+                    if after_error {
+                        tokio::time::sleep(retry_delay(errors)).await;
+                        errors += 1;
+                    }
+                    children = retrying(self.client, || list(self.client, self.dir)).await?;
+                }
+                done => return Ok(done),
+            }
+        }
+    }
+
+    /// One look at `children` and, when we must wait (and `wait`), one wait for the node
+    /// ahead or our own to change: [`look`](Self::look) then [`wait`](Self::wait).
+    pub(crate) async fn step(&mut self, children: &[String], wait: bool) -> Result<Moved, Error> {
+        match self.look(children) {
+            Turn::Gone => Ok(Moved::Gone),
+            Turn::Holds => Ok(Moved::Holds),
+            Turn::WaitFor { .. } if !wait => Ok(Moved::Busy),
+            turn => self.wait(turn).await,
+        }
+    }
+
+    /// Where our node stands among `children` (a listing taken after our node's create):
+    /// for a recipe that acts between the look and the wait (the latch engine announces
+    /// that it is not leader before it waits).
+    pub(crate) fn look(&self, children: &[String]) -> Turn {
+        look(self.names, children, &self.name, self.rule)
+    }
+
+    /// Waits as `turn` (from [`look`](Self::look)) asks: for the node ahead or our own to
+    /// change. [`Moved::Holds`] at once for a turn that holds, [`Moved::Gone`] for one gone.
+    pub(crate) async fn wait(&mut self, turn: Turn) -> Result<Moved, Error> {
+        let (ahead, holds_when_gone) = match turn {
+            // Our node is gone (the listing comes after our create, on one session).
+            Turn::Gone => return Ok(Moved::Gone),
+            Turn::Holds => return Ok(Moved::Holds),
+            Turn::WaitFor {
+                name,
+                holds_when_gone,
+            } => (
+                child_path(self.dir, &name),
+                holds_when_gone && self.rule.trusts_listing(),
+            ),
+        };
+        match self.watch_ahead(&ahead, holds_when_gone).await? {
+            Ahead::Watching(w) => self.wait_for_change(w, holds_when_gone).await,
+            Ahead::Moved(m) => Ok(m),
+        }
+    }
+
+    /// Sets a data watch on the node ahead, and on our own node unless one is set.
+    /// getData, not exists: on a node already gone it leaves no watch behind.
+    async fn watch_ahead(&mut self, ahead: &str, holds_when_gone: bool) -> Result<Ahead, Error> {
+        let client = self.client;
+        let (pred, own_set) = if self.own.is_none() {
+            let (p, o) = tokio::join!(data_watch(client, ahead), data_watch(client, &self.path));
+            (p, Some(o))
+        } else {
+            (data_watch(client, ahead).await, None)
+        };
+        match own_set {
+            Some(Ok((_, _, w))) => self.own = Some(w),
+            Some(Err(Error::Code(ErrorCode::NoNode))) => return Ok(Ahead::Moved(Moved::Gone)),
+            Some(Err(e)) if !e.is_retryable() => return Err(e),
+            // Connection lost: the watch ahead failed too; start over below.
+            Some(Err(_)) | None => {}
+        }
+        let error = Moved::Relist { after_error: true };
+        Ok(match pred {
+            Ok((_, _, w)) if self.own.is_some() => Ahead::Watching(w),
+            Ok(_) => Ahead::Moved(error),
+            Err(Error::Code(ErrorCode::NoNode)) if holds_when_gone && self.own.is_some() => {
+                Ahead::Moved(Moved::Holds)
+            }
+            Err(Error::Code(ErrorCode::NoNode)) => {
+                Ahead::Moved(Moved::Relist { after_error: false })
+            }
+            Err(e) if e.is_retryable() => Ahead::Moved(error),
+            Err(e) => return Err(e),
+        })
+    }
+
+    /// Waits until our own node (whose watch is set) or the one ahead changes.
+    async fn wait_for_change(
+        &mut self,
+        ahead: OneshotWatch,
+        holds_when_gone: bool,
+    ) -> Result<Moved, Error> {
+        let relist = Moved::Relist { after_error: false };
+        let Some(own) = self.own.as_mut() else {
+            return Ok(relist);
+        };
+        tokio::select! {
+            // Our own deletion first: if both fired, the one ahead going must not make us
+            // hold without a node.
+            biased;
+            ev = own => {
+                self.own = None;
+                Ok(match ev? {
+                    ev if ev.event_type() == EventType::NodeDeleted => Moved::Gone,
+                    _ => relist,
+                })
+            }
+            ev = ahead => Ok(match ev? {
+                ev if ev.event_type() == EventType::NodeDeleted && holds_when_gone => Moved::Holds,
+                _ => relist,
+            }),
+        }
+    }
+}
+
+/// The watch [`Walk::watch_ahead`] set, or what to do instead of waiting.
+enum Ahead {
+    Watching(OneshotWatch),
+    Moved(Moved),
+}
+
+/// The children of `dir`; a missing `dir` lists as empty (our node is then gone too).
+pub(crate) async fn list(client: &Client, dir: &str) -> Result<Vec<String>, Error> {
+    match client.get_children(dir).await {
+        Err(Error::Code(ErrorCode::NoNode)) => Ok(Vec::new()),
+        other => other,
+    }
+}
+
+/// Waits until the node at `path` changes or goes (at once when it is gone already): an
+/// unfair waiter's watch on the holder.
+pub(crate) async fn until_changed(client: &Client, path: &str) -> Result<(), Error> {
+    match watch_node(client, path).await? {
+        Some(w) => w.await.map(drop),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

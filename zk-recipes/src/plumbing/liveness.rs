@@ -26,6 +26,7 @@ use crate::LostReason;
 /// assert_eq!(SuspendPolicy::default(), SuspendPolicy::StepDown);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum SuspendPolicy {
     /// Give up the lock or leadership at once (Curator's standard policy). Safe: the session
     /// may expire while we are cut off, and another participant may take over then.

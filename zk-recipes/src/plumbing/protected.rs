@@ -1,29 +1,4 @@
-//! Protected-mode creates, in the manner of Curator's `withProtection()`.
-//!
-//! A create can succeed on the server while its reply is lost with the connection. The session
-//! lives on, and so does the ephemeral node; a client that cannot recognise it would queue
-//! behind its own orphan until the session ends. So the node's name starts with
-//! `_c_<uuid>-` (Curator's format: a 36-character hyphenated lowercase uuid v4, fresh for each
-//! create), and after a ConnectionLoss the parent is listed to look for it:
-//!
-//! - found, and its `ephemeralOwner` is our session: adopted, no second node;
-//! - found under another session (an earlier, dying session of ours: CURATOR-498, or a node
-//!   taken for ours after a reconnect: CURATOR-604/696): deleted, never adopted, and the next
-//!   create uses a fresh uuid;
-//! - not found: created again.
-//!
-//! A create that is given up (an error, or the future dropped) leaves a background task that
-//! deletes whatever carries its uuid, until it is gone or the session is.
-//!
-//! ```no_run
-//! # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-//! use zk_recipes::protected::ProtectedCreate;
-//!
-//! let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
-//! assert!(node.name.starts_with("_c_"));
-//! assert_eq!(zk_session::SessionId::new(node.stat.ephemeral_owner), client.session_id());
-//! # Ok(()) }
-//! ```
+//! [`ProtectedCreate`]: Curator's protected mode (its documentation is on the type).
 
 use bytes::Bytes;
 use tokio::runtime::Handle;
@@ -46,10 +21,10 @@ const PARENT_ATTEMPTS: u32 = 10;
 /// A fresh uuid v4 in the 36-character hyphenated lowercase form, from `rand`.
 ///
 /// ```
-/// let id = zk_recipes::protected::new_protected_id();
+/// let id = zk_recipes::new_protected_id();
 /// assert_eq!(id.len(), 36);
 /// assert_eq!(id.as_bytes()[14], b'4'); // version 4
-/// assert_ne!(id, zk_recipes::protected::new_protected_id());
+/// assert_ne!(id, zk_recipes::new_protected_id());
 /// ```
 pub fn new_protected_id() -> String {
     let mut b: [u8; 16] = rand::random();
@@ -69,7 +44,7 @@ pub fn new_protected_id() -> String {
 /// `_c_<id>-`: what every node created with protected id `id` starts with.
 ///
 /// ```
-/// let p = zk_recipes::protected::protected_prefix("0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5");
+/// let p = zk_recipes::protected_prefix("0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5");
 /// assert_eq!(p, "_c_0f8e6a3c-1d2b-4c5d-8e9f-a0b1c2d3e4f5-");
 /// assert_eq!(p.len(), 40);
 /// ```
@@ -112,7 +87,7 @@ pub struct ProtectedNode {
 
 impl ProtectedNode {
     /// The node created at `path` with protected id `id`.
-    fn at(path: String, id: String, stat: Stat) -> ProtectedNode {
+    pub(crate) fn at(path: String, id: String, stat: Stat) -> ProtectedNode {
         let name = path.rsplit('/').next().unwrap_or_default().to_owned();
         ProtectedNode {
             path,
@@ -137,11 +112,38 @@ pub enum Recovery {
     NotFound,
 }
 
+/// Protected-mode creates, in the manner of Curator's `withProtection()`.
+///
+/// A create can succeed on the server while its reply is lost with the connection. The session
+/// lives on, and so does the ephemeral node; a client that cannot recognise it would queue
+/// behind its own orphan until the session ends. So the node's name starts with
+/// `_c_<uuid>-` (Curator's format: a 36-character hyphenated lowercase uuid v4, fresh for each
+/// create), and after a ConnectionLoss the parent is listed to look for it:
+///
+/// - found, and its `ephemeralOwner` is our session: adopted, no second node;
+/// - found under another session (an earlier, dying session of ours: CURATOR-498, or a node
+///   taken for ours after a reconnect: CURATOR-604/696): deleted, never adopted, and the next
+///   create uses a fresh uuid;
+/// - not found: created again.
+///
+/// A create that is given up (an error, or the future dropped) leaves a background task that
+/// deletes whatever carries its uuid, until it is gone or the session is.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::ProtectedCreate;
+///
+/// let node = ProtectedCreate::new("/locks/job", "lock-").create(&client).await?;
+/// assert!(node.name.starts_with("_c_"));
+/// assert_eq!(zk_session::SessionId::new(node.stat.ephemeral_owner), client.session_id());
+/// # Ok(()) }
+/// ```
+///
 /// A protected create: where, what name, what data and mode (ephemeral-sequential by default).
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use zk_recipes::protected::ProtectedCreate;
+/// use zk_recipes::ProtectedCreate;
 /// use zk_session::CreateOptions;
 ///
 /// let (node, children) = ProtectedCreate::new("/election", "latch-")
@@ -196,9 +198,9 @@ impl ProtectedCreate {
         &self.parent
     }
 
-    /// Creates the node, recovering from lost replies as the [module](self) describes.
+    /// Creates the node, recovering from lost replies as [`ProtectedCreate`] describes.
     ///
-    /// See the example in the [module documentation](self).
+    /// See the example on [`ProtectedCreate`].
     pub async fn create(&self, client: &Client) -> Result<ProtectedNode, RecipeError> {
         Ok(self.run(client, false, None).await?.0)
     }
@@ -298,7 +300,7 @@ impl ProtectedCreate {
     ///
     /// ```no_run
     /// # async fn f(client: zk_session::Client, id: &str) -> zk_recipes::Result<()> {
-    /// use zk_recipes::protected::{ProtectedCreate, Recovery};
+    /// use zk_recipes::{ProtectedCreate, Recovery};
     ///
     /// match ProtectedCreate::new("/locks/job", "lock-").recover(&client, id).await? {
     ///     Recovery::Adopted(node) => println!("ours: {}", node.path),
@@ -407,7 +409,7 @@ async fn list_retrying(client: &Client, parent: &str) -> Result<Vec<String>, Err
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// zk_recipes::protected::create_parents(&client, "/app/locks/job").await?;
+/// zk_recipes::create_parents(&client, "/app/locks/job").await?;
 /// # Ok(()) }
 /// ```
 pub async fn create_parents(client: &Client, path: &str) -> Result<(), RecipeError> {
@@ -432,7 +434,7 @@ async fn make_parents(client: &Client, path: &str) -> Result<(), Error> {
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client, id: &str) -> zk_recipes::Result<()> {
-/// let n = zk_recipes::protected::remove_protected(&client, "/locks/job", id).await?;
+/// let n = zk_recipes::remove_protected(&client, "/locks/job", id).await?;
 /// println!("removed {n}");
 /// # Ok(()) }
 /// ```

@@ -8,7 +8,7 @@ use std::{
 };
 
 use tokio::io::{AsyncBufReadExt, BufReader};
-use zk_recipes::cache::{Cache, CacheEvent};
+use zk_recipes::{Cache, CacheEvent};
 use zk_session::Client;
 
 use crate::wall_nanos;

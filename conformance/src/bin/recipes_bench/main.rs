@@ -30,7 +30,7 @@
 //! Leader failover: 3 participants with auto-requeue on one election path; each leader's task
 //! holds for `--hold-ms` and returns. A failover is the time from a task's return to the next
 //! leader's task starting; the first `--skip-terms` are warm-up, the next `--terms` are
-//! measured. Ours is `zk_recipes::leader_selector::LeaderSelector`, Curator's its
+//! measured. Ours is `zk_recipes::LeaderSelector`, Curator's its
 //! `LeaderSelector` (threads in the JVM of its 16-contender lock run).
 //!
 //! `--rounds` rounds (default 2): per contender count, ours, Curator and kazoo one after the
