@@ -355,3 +355,19 @@ async fn counter_updates_made_across_the_expiry_land_once() {
     assert_eq!(&bytes[..], &want.to_be_bytes());
     until_count(&count, want).await;
 }
+
+/// A compare-and-set on a count whose znode is gone fails with NoNode, as Curator's
+/// `trySetCount` throws: `Ok(false)` would send the usual retry loop spinning forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_count_try_set_on_a_deleted_node_is_no_node() {
+    let (c, admin) = (client(&shared()).await, client(&shared()).await);
+    let path = unique("count-gone");
+    let count = SharedCount::start(c, &path, 3).await.unwrap();
+    admin.delete(&path, Version::Any).await.unwrap();
+    let r = count.try_set(count.versioned(), 4).await;
+    assert!(
+        matches!(&r, Err(RecipeError::Session(e)) if e.code() == Some(ErrorCode::NoNode)),
+        "{r:?}"
+    );
+    assert_eq!(admin.exists(&path).await.unwrap(), None, "nothing created");
+}

@@ -305,3 +305,43 @@ async fn group_member_registers_again_on_the_new_session() {
     alice.close().await.unwrap();
     assert!(children(&admin, &group).await.is_empty());
 }
+
+/// A reconnect that lost nothing changes nothing: the status says `Present` again only
+/// after a real re-creation (a loss counted first), never for a node merely adopted back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_node_status_is_quiet_across_a_reconnect_that_lost_nothing() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let path = unique("pnode-quiet");
+    let node = PersistentNode::builder(c.clone(), &path, b"q").start();
+    node.wait_until_present(WAIT).await.unwrap();
+    let (_, before) = admin.get_data(&path).await.unwrap();
+    // Records every status change as it is published, with the loss count then.
+    let mut status = node.status();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorder = {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            while let Ok(s) = status.changed().await {
+                seen.lock().unwrap().push(s);
+            }
+        })
+    };
+
+    cut_and_reconnect(&proxy, &c).await;
+    // The keeper has looked again once it re-applied our data (a new data version).
+    until_some("our data re-applied after the reconnect", || async {
+        let (_, now) = admin.get_data(&path).await.ok()?;
+        (now.version > before.version).then_some(())
+    })
+    .await;
+    // A few round trips for a (wrong) announcement to reach the recorder.
+    for _ in 0..3 {
+        admin.exists(&path).await.unwrap();
+    }
+    assert_eq!(node.times_lost(), 0);
+    node.close().await.unwrap();
+    soon("the recorder ends", recorder).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, vec![NodeStatus::Closed], "a change means a change");
+}

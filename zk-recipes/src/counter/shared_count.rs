@@ -141,7 +141,8 @@ impl SharedCount {
 
     /// Sets the count to `value` if nobody has written since `previous` was read (the
     /// znode's version is still `previous.version()`); false, after reading the newer value,
-    /// otherwise. Cancel-safe: the write is one request, done or not.
+    /// otherwise. Fails with NoNode when the znode is gone (see [`set`](Self::set)).
+    /// Cancel-safe: the write is one request, done or not.
     ///
     /// See the example on [`SharedCount`].
     pub async fn try_set(&self, previous: VersionedCount, value: i32) -> Result<bool> {
@@ -155,12 +156,14 @@ impl SharedCount {
                 self.publish(value, &stat);
                 Ok(true)
             }
-            Err(Error::Code(ErrorCode::BadVersion | ErrorCode::NoNode)) => {
+            Err(Error::Code(ErrorCode::BadVersion)) => {
                 if let Ok((data, stat)) = self.client.get_data(&self.path).await {
                     offer(&self.value, VersionedCount::read(&self.path, &data, &stat)?);
                 }
                 Ok(false)
             }
+            // Gone: no read can make a later try succeed, so a compare-and-set loop must
+            // hear of it (Curator's trySetCount throws NoNode too).
             Err(e) => Err(e.into()),
         }
     }

@@ -352,7 +352,13 @@ impl Keeper {
                     }
                     counted = false;
                     self.shared.place(&path, stat.ephemeral_owner);
-                    self.status.send_replace(NodeStatus::Present(path.clone()));
+                    // A node adopted back unchanged after a reconnect is no news.
+                    let present = NodeStatus::Present(path.clone());
+                    self.status.send_if_modified(|s| {
+                        let changed = *s != present;
+                        *s = present;
+                        changed
+                    });
                     // Events from before this creation are stale (an expiry already
                     // repaired); the exists call in watch sees anything missed since.
                     let mut events = self.client.session_events();
