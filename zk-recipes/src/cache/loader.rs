@@ -24,6 +24,7 @@ use super::{
     in_order::InOrder,
     tree::{Tree, Want},
 };
+use crate::plumbing::liveness::Liveness;
 
 /// Reads per multiRead at most; fewer after a batch was lost with its connection (a reply
 /// larger than the frame limit ends the connection: smaller batches get through).
@@ -160,7 +161,7 @@ impl Loader {
     fn fill(&mut self) {
         while self.in_flight.len() < WINDOW
             && !self.queue.is_empty()
-            && self.client.state().is_connected()
+            && Liveness::now(&self.client).connected()
         {
             let n = self.batch.min(self.queue.len());
             let wants: Vec<Want> = self.queue.drain(..n).collect();

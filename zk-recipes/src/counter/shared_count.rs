@@ -10,12 +10,13 @@
 use std::sync::Arc;
 
 use tokio::{sync::watch, task::AbortHandle};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionEvent, Stat, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use super::{be_bytes, parent_of};
 use crate::{
+    plumbing::liveness::{client_ended, Turn},
     plumbing::protected::create_parents,
-    plumbing::retry::{may_retry, retry_delay},
+    plumbing::retry::{may_retry, retry_while, Pauses},
     plumbing::watches::{data_watch, exists_watch},
     RecipeError, Result, ValueWatch,
 };
@@ -92,14 +93,11 @@ impl SharedCount {
     /// See the example on [`SharedCount`].
     pub async fn start(client: Client, path: impl Into<String>, seed: i32) -> Result<SharedCount> {
         let path = path.into();
-        let first = loop {
-            match read_or_create(&client, &path, seed).await {
-                Err(RecipeError::Session(e)) if e.is_retryable() && may_retry(&client) => {
-                    tokio::time::sleep(retry_delay(0)).await
-                }
-                other => break other?,
-            }
-        };
+        let first = retry_while(
+            || read_or_create(&client, &path, seed),
+            |e| matches!(e, RecipeError::Session(e) if e.is_retryable() && may_retry(&client)),
+        )
+        .await?;
         let value = Arc::new(watch::channel(first).0);
         let follower = tokio::spawn(follow(client.clone(), path.clone(), value.clone()));
         Ok(SharedCount {
@@ -245,11 +243,11 @@ async fn read_or_create(client: &Client, path: &str, seed: i32) -> Result<Versio
 /// reconnect or new session (the watch may have missed changes meanwhile).
 async fn follow(client: Client, path: String, tx: Arc<watch::Sender<VersionedCount>>) {
     let mut events = client.session_events();
-    let mut retry = 0;
-    while !client.has_ended() {
+    let mut pauses = Pauses::default();
+    while !client_ended(&client) {
         match data_watch(&client, &path).await {
             Ok((data, stat, w)) => {
-                retry = 0;
+                pauses.reset();
                 if let Ok(v) = VersionedCount::read(&path, &data, &stat) {
                     offer(&tx, v);
                 }
@@ -267,15 +265,9 @@ async fn follow(client: Client, path: String, tx: Arc<watch::Sender<VersionedCou
                     }
                 }
                 Ok((Some(_), _)) => {}
-                Err(_) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
+                Err(_) => pauses.pause().await,
             },
-            Err(_) => {
-                tokio::time::sleep(retry_delay(retry)).await;
-                retry += 1;
-            }
+            Err(_) => pauses.pause().await,
         }
     }
 }
@@ -284,8 +276,8 @@ async fn follow(client: Client, path: String, tx: Arc<watch::Sender<VersionedCou
 /// the client is gone.
 async fn reconnected(events: &mut zk_session::SessionEvents) {
     loop {
-        match events.next().await {
-            Some(SessionEvent::Reconnected | SessionEvent::Connected { .. }) => return,
+        match events.next().await.map(Turn::of) {
+            Some(Some(Turn::Back { .. })) => return,
             Some(_) => {}
             None => std::future::pending::<()>().await,
         }

@@ -21,7 +21,7 @@ use crate::{
         line::{look, watch_node, Exclusive, Turn},
         liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
         protected::{child_path, ProtectedCreate, ProtectedNode},
-        retry::retry_delay,
+        retry::Pauses,
     },
     LostReason, RecipeError, Result,
 };
@@ -119,7 +119,7 @@ pub(crate) fn spawn(cfg: Config) -> Handle {
         status: status_tx,
         events: events.clone(),
         node: None,
-        errors: 0,
+        pauses: Pauses::default(),
     };
     tokio::spawn(engine.run(inputs));
     Handle {
@@ -172,8 +172,8 @@ struct Engine {
     status: watch::Sender<Status>,
     events: broadcast::Sender<LeadershipEvent>,
     node: Option<ProtectedNode>,
-    /// Retryable errors in a row, for the backoff.
-    errors: u32,
+    /// The backoff over retryable errors in a row.
+    pauses: Pauses,
 }
 
 impl Engine {
@@ -254,8 +254,7 @@ impl Engine {
             return Err(Stop::End(e.into()));
         }
         // The state change that usually follows ends the pause early.
-        let pause = retry_delay(self.errors);
-        self.errors += 1;
+        let pause = self.pauses.next_delay();
         guard(inp, tokio::time::sleep(pause)).await
     }
 
@@ -270,7 +269,7 @@ impl Engine {
         let Some((node, children)) = self.node_and_line(inp, &client).await? else {
             return Ok(());
         };
-        self.errors = 0;
+        self.pauses.reset();
         // A node of an earlier session is not ours any more, whatever its name says.
         if node.stat.ephemeral_owner != raw_session_id(&client) {
             return self.forget_stale(inp, &client, &node).await;
@@ -386,7 +385,7 @@ impl Engine {
         // claiming first.
         self.set_leader(false, notify);
         let client = self.cfg.client.clone();
-        let mut retry = 0;
+        let mut pauses = Pauses::default();
         while let Some(node) = self.node.clone() {
             let now = Liveness::seen(&client, inp.state.get_and_update());
             if now.session_over() {
@@ -397,8 +396,7 @@ impl Engine {
                 match delete_quietly(&client, &node.path).await {
                     Ok(()) => break,
                     Err(RecipeError::Session(e)) if e.is_retryable() => {
-                        tokio::time::sleep(retry_delay(retry)).await;
-                        retry += 1;
+                        pauses.pause().await;
                         continue;
                     }
                     // Nothing more we can do (e.g. no permission): the session's end will.

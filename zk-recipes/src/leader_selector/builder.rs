@@ -115,6 +115,7 @@ impl LeaderSelectorBuilder {
             status: status.clone(),
             ctl: ctl_rx,
             term: 0,
+            pauses: Default::default(),
         };
         tokio::spawn(supervisor.run());
         let selector = LeaderSelector {

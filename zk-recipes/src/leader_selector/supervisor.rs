@@ -11,7 +11,7 @@ use super::{Ctl, Leadership, Status, TaskFn};
 use crate::plumbing::liveness::raw_session_id;
 use crate::{
     mutex::InterProcessMutex,
-    plumbing::{liveness::Liveness, retry::retry_delay},
+    plumbing::{liveness::Liveness, retry::Pauses},
     InterProcessMutexGuard, LostReason, RecipeError,
 };
 
@@ -25,6 +25,8 @@ pub(super) struct Supervisor {
     pub(super) status: watch::Sender<Status>,
     pub(super) ctl: mpsc::UnboundedReceiver<Ctl>,
     pub(super) term: u64,
+    /// The backoff over failed acquires in a row.
+    pub(super) pauses: Pauses,
 }
 
 /// How a term ended.
@@ -108,6 +110,7 @@ impl Supervisor {
             Ok(g) => g,
             Err(e) => return self.after_failed_acquire(e).await,
         };
+        self.pauses.reset();
         if !self.on_current_session(&guard).await {
             let _ = guard.release().await;
             return Ok(());
@@ -147,7 +150,7 @@ impl Supervisor {
     }
 
     /// Ends the selector when the failure is for good; otherwise pauses before queueing again.
-    async fn after_failed_acquire(&self, e: RecipeError) -> Result<(), Stop> {
+    async fn after_failed_acquire(&mut self, e: RecipeError) -> Result<(), Stop> {
         // Over for good; an expiry the client recovers from is not: the next acquire runs
         // on the new session.
         if let Some(reason) = Liveness::now(&self.client).ended() {
@@ -159,7 +162,7 @@ impl Supervisor {
             {
                 return Err(Stop::ended(RecipeError::Session(s)))
             }
-            _ => tokio::time::sleep(retry_delay(3)).await,
+            _ => self.pauses.pause().await,
         }
         Ok(())
     }

@@ -12,8 +12,9 @@ use zk_session::{Client, ErrorCode};
 use super::PersistentNode;
 use crate::{
     cache::{Cache, CacheEvents, CacheMode},
+    plumbing::liveness::client_ended,
     plumbing::protected::child_path,
-    plumbing::retry::retry_delay,
+    plumbing::retry::retry_while,
     RecipeError, Result, ValueWatch,
 };
 
@@ -139,22 +140,23 @@ impl Drop for AbortOnDrop {
 /// Starts a cache of the group's children with their data, retrying while the connection
 /// is down, and mirrors it into `view` until the cache stops (its client ended).
 async fn follow(client: Client, group: String, view: Arc<watch::Sender<Members>>) {
-    let mut retry = 0;
-    while !client.has_ended() {
-        let mut builder = Cache::builder(client.clone(), &group).mode(CacheMode::Children);
-        // Subscribed before the start: the initial load's events are not missed.
-        let mut events = builder.subscribe();
-        match builder.start().await {
-            Ok(cache) => return mirror(&cache, &mut events, &view).await,
-            Err(RecipeError::Session(e))
-                if e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired) =>
-            {
-                tokio::time::sleep(retry_delay(retry)).await;
-                retry += 1;
-            }
-            // A group path the server refuses: nothing to follow; the view keeps this member.
-            Err(_) => return,
-        }
+    let started = retry_while(
+        || async {
+            let mut builder = Cache::builder(client.clone(), &group).mode(CacheMode::Children);
+            // Subscribed before the start: the initial load's events are not missed.
+            let events = builder.subscribe();
+            Ok::<_, RecipeError>((builder.start().await?, events))
+        },
+        |e| {
+            matches!(e, RecipeError::Session(e)
+                if (e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired))
+                    && !client_ended(&client))
+        },
+    )
+    .await;
+    // A group path the server refuses: nothing to follow; the view keeps this member.
+    if let Ok((cache, mut events)) = started {
+        mirror(&cache, &mut events, &view).await
     }
 }
 

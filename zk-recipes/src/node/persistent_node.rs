@@ -23,16 +23,15 @@ use std::{
 
 use bytes::Bytes;
 use tokio::{runtime::Handle, sync::watch, task::AbortHandle};
-use zk_session::{
-    Client, CreateMode, CreateOptions, Error, ErrorCode, EventType, SessionEvent, Stat, Version,
-};
+use zk_session::{Client, CreateMode, CreateOptions, Error, ErrorCode, EventType, Stat, Version};
 
 use crate::{
     counter::parent_of,
     plumbing::cleanup::{spawn_removal, Target},
+    plumbing::liveness::{client_ended, Turn},
     plumbing::pending::CLEANUP_GRACE,
     plumbing::protected::{create_parents, ProtectedCreate},
-    plumbing::retry::retry_delay,
+    plumbing::retry::Pauses,
     plumbing::watches::exists_watch,
     RecipeError, Result, ValueWatch,
 };
@@ -337,14 +336,14 @@ enum Gone {
 
 impl Keeper {
     async fn run(self) {
-        let mut retry = 0;
+        let mut pauses = Pauses::default();
         // Whether the loss that the next creation repairs was already counted.
         let mut counted = false;
-        while !self.client.has_ended() {
+        while !client_ended(&self.client) {
             let had_node = self.shared.placed().is_some();
             match self.ensure().await {
                 Ok((path, stat, created)) => {
-                    retry = 0;
+                    pauses.reset();
                     // Created again without having seen it go (deleted, or its session
                     // expired, while we were disconnected): a loss all the same.
                     if had_node && created && !counted {
@@ -368,10 +367,7 @@ impl Keeper {
                         counted = true;
                     }
                 }
-                Err(_) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
+                Err(_) => pauses.pause().await,
             }
         }
     }
@@ -461,13 +457,11 @@ impl Keeper {
                     Ok(_) => {}
                     Err(_) => return Gone::Check,
                 },
-                ev = events.next() => match ev {
+                ev = events.next() => match ev.map(Turn::of) {
                     // A persistent or TTL node outlives the session.
-                    Some(SessionEvent::Expired) if ephemeral => return Gone::Lost,
-                    Some(SessionEvent::Expired) => return Gone::Check,
-                    Some(SessionEvent::Reconnected | SessionEvent::Connected { .. }) => {
-                        return Gone::Check
-                    }
+                    Some(Some(Turn::Expired)) if ephemeral => return Gone::Lost,
+                    Some(Some(Turn::Expired)) => return Gone::Check,
+                    Some(Some(t)) if t.writable_again() => return Gone::Check,
                     Some(_) => {}
                     None => return Gone::Check,
                 },

@@ -16,6 +16,34 @@ pub(crate) fn retry_delay(n: u32) -> Duration {
     BACKOFF.delay(n)
 }
 
+/// The pauses between the tries of one operation, each longer than the last up to the
+/// cap: the one backoff of the recipes. A loop that cannot be [`retry_while`] (it waits on
+/// other things between tries, or goes on for the recipe's life) keeps one of these and
+/// [`reset`](Self::reset)s it after a success.
+#[derive(Debug, Default)]
+pub(crate) struct Pauses {
+    tries: u32,
+}
+
+impl Pauses {
+    /// The next pause, counting it as taken.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let d = retry_delay(self.tries);
+        self.tries = self.tries.saturating_add(1);
+        d
+    }
+
+    /// Sleeps the next pause.
+    pub(crate) async fn pause(&mut self) {
+        tokio::time::sleep(self.next_delay()).await;
+    }
+
+    /// Starts over from the shortest pause: the operation succeeded.
+    pub(crate) fn reset(&mut self) {
+        self.tries = 0;
+    }
+}
+
 /// Whether an operation that failed retryably may be tried again: not once the client is
 /// over, nor while the session is presumed lost (no connection for the whole session
 /// timeout), when the session fails every request at once and the caller is owed a prompt
@@ -43,7 +71,7 @@ where
 }
 
 /// Runs `op` until it fails with an error `again` does not want retried, or succeeds,
-/// pausing [`retry_delay`] between tries: the one retry loop of the recipes.
+/// pausing [`Pauses`] between tries: the one retry loop of the recipes.
 pub(crate) async fn retry_while<T, E, F, Fut>(
     mut op: F,
     mut again: impl FnMut(&E) -> bool,
@@ -52,13 +80,10 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let mut retry = 0;
+    let mut pauses = Pauses::default();
     loop {
         match op().await {
-            Err(e) if again(&e) => {
-                tokio::time::sleep(retry_delay(retry)).await;
-                retry += 1;
-            }
+            Err(e) if again(&e) => pauses.pause().await,
             other => return other,
         }
     }
@@ -76,5 +101,17 @@ mod tests {
         }
         assert!(retry_delay(0) <= Duration::from_millis(50));
         assert!(BACKOFF.ceiling(30) == Duration::from_secs(1));
+    }
+
+    #[test]
+    fn pauses_grow_until_reset() {
+        let mut p = Pauses::default();
+        for _ in 0..10 {
+            p.next_delay();
+        }
+        assert_eq!(p.tries, 10);
+        assert!(p.next_delay() <= Duration::from_secs(1));
+        p.reset();
+        assert!(p.next_delay() <= Duration::from_millis(50));
     }
 }
