@@ -18,11 +18,12 @@
 pub mod barrier;
 pub mod cache;
 pub mod counter;
+pub mod group_member;
 pub mod leader_latch;
 pub mod leader_selector;
 pub mod mutex;
 pub mod mutex_guard;
-pub mod node;
+pub mod persistent_node;
 pub mod rw_lock;
 pub mod semaphore;
 
@@ -38,10 +39,14 @@ mod value_watch;
 mod plumbing;
 
 pub use barrier::DoubleBarrier;
-pub use cache::{Cache, CacheBuilder, CacheEvent, CacheEvents};
+pub use cache::{
+    Cache, CacheBuilder, CacheData, CacheEvent, CacheEvents, CacheMode, CacheStatus, CachedNode,
+    ResyncReason,
+};
 pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use counter::{
-    AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
+    AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, SharedCountBuilder,
+    SharedCountStatus, VersionedCount,
 };
 pub use error::{RecipeError, Result};
 pub use leader_latch::{
@@ -52,8 +57,9 @@ pub use leadership_watch::LeadershipWatch;
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
-pub use node::{GroupMember, PersistentNode};
+pub use group_member::{GroupMember, GroupMemberBuilder, Members};
 pub use participant::Participant;
+pub use persistent_node::{NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use plumbing::{
     liveness::SuspendPolicy,
     protected::{self, ProtectedCreate, ProtectedNode, Recovery},

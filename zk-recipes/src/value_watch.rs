@@ -65,6 +65,65 @@ impl<T: Clone> ValueWatch<T> {
     }
 }
 
+/// A recipe's working state beside the public status derived from it, changed together:
+/// the status's watchers are woken only when the status becomes another variant, so that a
+/// status change is always a change.
+#[derive(Debug)]
+pub(crate) struct Derived<S, P> {
+    state: watch::Sender<S>,
+    status: watch::Sender<P>,
+    derive: fn(&S) -> P,
+}
+
+impl<S, P: Clone> Derived<S, P> {
+    pub(crate) fn new(initial: S, derive: fn(&S) -> P) -> Self {
+        let status = watch::channel(derive(&initial)).0;
+        Derived {
+            state: watch::channel(initial).0,
+            status,
+            derive,
+        }
+    }
+
+    /// Changes the state with `f` (waking its watchers when `f` says it changed), and the
+    /// status with it.
+    pub(crate) fn send_if_modified(&self, f: impl FnOnce(&mut S) -> bool) -> bool {
+        let changed = self.state.send_if_modified(f);
+        let now = (self.derive)(&self.state.borrow());
+        self.status.send_if_modified(|s| {
+            let new = std::mem::discriminant(s) != std::mem::discriminant(&now);
+            if new {
+                *s = now;
+            }
+            new
+        });
+        changed
+    }
+
+    /// Changes the state with `f`, and the status with it.
+    pub(crate) fn send_modify(&self, f: impl FnOnce(&mut S)) {
+        self.send_if_modified(|s| {
+            f(s);
+            true
+        });
+    }
+
+    /// The working state now.
+    pub(crate) fn borrow(&self) -> watch::Ref<'_, S> {
+        self.state.borrow()
+    }
+
+    /// A watch of the working state.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<S> {
+        self.state.subscribe()
+    }
+
+    /// A watch of the status.
+    pub(crate) fn status(&self) -> watch::Receiver<P> {
+        self.status.subscribe()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::task::{Context, Poll, Poll::Ready, Waker};
@@ -110,5 +169,30 @@ mod tests {
             Ready(Err(RecipeError::Closed))
         ));
         assert_eq!(w.get(), 5, "the last value stays readable");
+    }
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Phase {
+        Low,
+        High(u32),
+    }
+
+    #[test]
+    fn a_derived_status_wakes_its_watchers_only_when_its_variant_changes() {
+        let d = Derived::new(1u32, |n| if *n < 10 { Phase::Low } else { Phase::High(*n) });
+        let mut w = ValueWatch::new(d.status());
+        d.send_modify(|n| *n = 2);
+        assert!(poll_once(w.changed()).is_pending(), "still low");
+        assert_eq!(*d.borrow(), 2);
+        d.send_modify(|n| *n = 12);
+        assert!(matches!(poll_once(w.changed()), Ready(Ok(Phase::High(12)))));
+        d.send_modify(|n| *n = 13);
+        assert!(poll_once(w.changed()).is_pending(), "still high");
+        assert!(!d.send_if_modified(|_| false));
+        drop(d);
+        assert!(matches!(
+            poll_once(w.changed()),
+            Ready(Err(RecipeError::Closed))
+        ));
     }
 }

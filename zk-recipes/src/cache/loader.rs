@@ -24,21 +24,14 @@ use super::{
     in_order::InOrder,
     tree::{Tree, Want},
 };
-use crate::plumbing::liveness::Liveness;
+use super::CacheStatus;
+use crate::{plumbing::liveness::Liveness, LostReason};
 
 /// Reads per multiRead at most; fewer after a batch was lost with its connection (a reply
 /// larger than the frame limit ends the connection: smaller batches get through).
 const MAX_BATCH: usize = 256;
 /// Batches in flight at once.
 const WINDOW: usize = 8;
-
-/// Where the cache stands, for [`Cache::initialized`](super::Cache::initialized).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
-    Loading,
-    Initialized,
-    Stopped,
-}
 
 /// What the cache handle and its task share: the view and the subscribers, under one lock,
 /// so that an event is queued in the same step as the change it reports.
@@ -51,7 +44,8 @@ pub(crate) struct State {
 #[derive(Debug)]
 pub(crate) struct Shared {
     state: Mutex<State>,
-    pub(crate) phase: watch::Sender<Phase>,
+    /// The cache's public status.
+    pub(crate) status: watch::Sender<CacheStatus>,
 }
 
 impl Shared {
@@ -61,7 +55,7 @@ impl Shared {
                 tree,
                 fan_out: FanOut::default(),
             }),
-            phase: watch::channel(Phase::Loading).0,
+            status: watch::channel(CacheStatus::Loading).0,
         }
     }
 
@@ -243,7 +237,7 @@ impl Loader {
         let marker = if !self.initialized {
             self.initialized = true;
             self.resync = None;
-            self.shared.phase.send_replace(Phase::Initialized);
+            self.shared.status.send_replace(CacheStatus::Initialized);
             CacheEvent::Initialized
         } else if let Some(reason) = self.resync.take() {
             CacheEvent::Resynced(reason)
@@ -258,6 +252,16 @@ impl Drop for Loader {
     /// The task ended or was dropped with the cache: the subscribers' streams end.
     fn drop(&mut self) {
         self.shared.lock().fan_out.close();
-        self.shared.phase.send_replace(Phase::Stopped);
+        // Unless closed: then the handle has said so.
+        let why = Liveness::now(&self.client)
+            .ended()
+            .unwrap_or(LostReason::Closed);
+        self.shared.status.send_if_modified(|s| {
+            let open = !s.has_ended();
+            if open {
+                *s = CacheStatus::Ended(why);
+            }
+            open
+        });
     }
 }

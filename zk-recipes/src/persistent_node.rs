@@ -22,21 +22,28 @@ use std::{
 };
 
 use bytes::Bytes;
-use tokio::{runtime::Handle, sync::watch, task::AbortHandle};
+use tokio::{
+    runtime::Handle,
+    sync::{oneshot, watch},
+    task::AbortHandle,
+};
 use zk_session::{Client, CreateMode, CreateOptions, Error, ErrorCode, EventType, Stat, Version};
 
 use crate::{
     counter::parent_of,
     plumbing::cleanup::{spawn_removal, Target},
-    plumbing::liveness::{client_ended, Turn},
+    plumbing::liveness::{client_ended, Liveness, Turn},
     plumbing::pending::CLEANUP_GRACE,
     plumbing::protected::{create_parents, ProtectedCreate},
     plumbing::retry::Pauses,
+    plumbing::runtime,
     plumbing::watches::exists_watch,
-    RecipeError, Result, ValueWatch,
+    LostReason, RecipeError, Result, ValueWatch,
 };
 
-/// Where a [`PersistentNode`]'s node stands.
+/// Where a [`PersistentNode`]'s node stands: the recipe's [`status`](PersistentNode::status).
+/// A new value is published only when the node's state changes (a reconnect that lost
+/// nothing is no change).
 ///
 /// See the example on [`PersistentNode`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,22 +56,34 @@ pub enum NodeStatus {
     /// The node was there and is gone (deleted, or its session expired); the recipe is
     /// creating it again.
     Lost,
-    /// The recipe was closed.
+    /// The recipe was closed (or dropped): the last state.
     Closed,
+    /// The client ended for good, and the recipe with it: the last state.
+    Ended(LostReason),
+}
+
+impl NodeStatus {
+    /// Whether this is a last state ([`Closed`](Self::Closed) or [`Ended`](Self::Ended)).
+    pub fn has_ended(&self) -> bool {
+        matches!(self, NodeStatus::Closed | NodeStatus::Ended(_))
+    }
 }
 
 /// Builds a [`PersistentNode`]; see [`PersistentNode::builder`].
 ///
 /// ```no_run
-/// # async fn f(client: zk_session::Client) {
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::PersistentNode;
 /// use zk_session::CreateOptions;
 ///
-/// let node = PersistentNode::builder(client, "/services/api/instance-", b"10.0.0.7:8080")
+/// let node = PersistentNode::builder(client, "/services/api/instance-")
+///     .data(b"10.0.0.7:8080")
 ///     .options(CreateOptions::ephemeral_sequential())
 ///     .protected()
-///     .start();
-/// # }
+///     .start()
+///     .await?;
+/// println!("registered as {:?}", node.path());
+/// # Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct PersistentNodeBuilder {
@@ -76,6 +95,14 @@ pub struct PersistentNodeBuilder {
 }
 
 impl PersistentNodeBuilder {
+    /// The node's data (default: none).
+    ///
+    /// See the example on [`PersistentNodeBuilder`].
+    pub fn data(mut self, data: &[u8]) -> Self {
+        self.data = Bytes::copy_from_slice(data);
+        self
+    }
+
     /// The create mode, ACL and TTL (default: ephemeral, open ACL). TTL modes need a server
     /// with `zookeeper.extendedTypesEnabled=true`.
     ///
@@ -94,16 +121,24 @@ impl PersistentNodeBuilder {
         self
     }
 
-    /// Starts keeping the node present (inside a tokio runtime).
+    /// Creates the node (or adopts the one there) and returns once it is present; from then
+    /// on a background task keeps it present. While the client is disconnected this waits
+    /// for the connection; wrap it in a timeout to bound that.
+    ///
+    /// Fails with the server's refusal of the first create (an invalid path, NoAuth...), or
+    /// the client's end, or [`RecipeError::NoRuntime`] outside a tokio runtime. Cancel-safe:
+    /// a dropped start deletes what it made, in the background.
     ///
     /// See the example on [`PersistentNodeBuilder`].
-    pub fn start(self) -> PersistentNode {
+    pub async fn start(self) -> Result<PersistentNode> {
+        let handle = runtime::current()?;
         let status = Arc::new(watch::channel(NodeStatus::Pending).0);
         let shared = Arc::new(Shared {
             data: StdMutex::new(self.data),
             placed: StdMutex::new(None),
             losses: AtomicU64::new(0),
         });
+        let (first_tx, first) = oneshot::channel();
         let keeper = Keeper {
             client: self.client.clone(),
             base: self.path,
@@ -112,37 +147,50 @@ impl PersistentNodeBuilder {
             shared: shared.clone(),
             status: status.clone(),
         };
-        let task = tokio::spawn(keeper.run());
-        PersistentNode {
+        let task = handle.spawn(keeper.run(first_tx));
+        // Made before the wait: dropping the start drops it, and it cleans up.
+        let node = PersistentNode {
             client: self.client,
             shared,
             status,
             task: task.abort_handle(),
-            handle: Handle::current(),
+            handle,
             closed: false,
+        };
+        match first.await {
+            Ok(Ok(())) => Ok(node),
+            Ok(Err(e)) => Err(e),
+            // The keeper stopped before its first create: the client ended.
+            Err(_) => Err(RecipeError::Lost(
+                Liveness::now(&node.client)
+                    .ended()
+                    .unwrap_or(LostReason::Closed),
+            )),
         }
     }
 }
 
-/// A node kept present across connection loss and session expiry; see the
-/// [module documentation](crate::node). Dropping it deletes the node in the background;
-/// [`close`](Self::close) does so and waits.
+/// A node kept present across connection loss and session expiry, as Curator's
+/// PersistentNode: see the [module documentation](self). Dropping it deletes the node in
+/// the background; [`close`](Self::close) does so and says whether it worked.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
-/// use std::time::Duration;
-/// use zk_recipes::{node::NodeStatus, PersistentNode};
+/// use zk_recipes::{NodeStatus, PersistentNode};
 ///
-/// let node = PersistentNode::new(client, "/services/api/host-7", b"10.0.0.7:8080");
-/// let path = node.wait_until_present(Duration::from_secs(10)).await?;
+/// let node = PersistentNode::builder(client, "/services/api/host-7")
+///     .data(b"10.0.0.7:8080")
+///     .start()
+///     .await?;
 /// let mut status = node.status();
 /// let mut seen = node.times_lost();
 /// while let Ok(now) = status.changed().await {
 ///     // A loss may be over before we look: the count says it happened.
 ///     let lost = node.times_lost();
 ///     match &now {
-///         NodeStatus::Lost => eprintln!("{path} is gone; re-creating"),
+///         NodeStatus::Lost => eprintln!("the node is gone; re-creating"),
 ///         NodeStatus::Present(p) if lost > seen => eprintln!("{p} was lost and is back"),
+///         other if other.has_ended() => break,
 ///         _ => {}
 ///     }
 ///     seen = lost;
@@ -188,35 +236,28 @@ impl Shared {
 }
 
 impl PersistentNode {
-    /// An ephemeral node at `path` with `data`, kept present.
-    ///
-    /// See the example on [`PersistentNode`].
-    pub fn new(client: Client, path: impl Into<String>, data: &[u8]) -> PersistentNode {
-        Self::builder(client, path, data).start()
-    }
-
-    /// A builder for the mode and protection.
+    /// A builder for an ephemeral node at `path` (see [`PersistentNodeBuilder`] for the data,
+    /// the mode and protection).
     ///
     /// See the example on [`PersistentNodeBuilder`].
-    pub fn builder(client: Client, path: impl Into<String>, data: &[u8]) -> PersistentNodeBuilder {
+    pub fn builder(client: Client, path: impl Into<String>) -> PersistentNodeBuilder {
         PersistentNodeBuilder {
             client,
             path: path.into(),
-            data: Bytes::copy_from_slice(data),
+            data: Bytes::new(),
             options: CreateOptions::ephemeral(),
             protected: false,
         }
     }
 
-    /// The node's path, once it has been created (a sequential or protected node's name is
-    /// known only then).
+    /// The node's path (a sequential or protected node's name is the one it first got).
     ///
-    /// See the example on [`PersistentNode`].
+    /// See the example on [`PersistentNodeBuilder`].
     pub fn path(&self) -> Option<String> {
         self.shared.placed().map(|(p, _)| p)
     }
 
-    /// Where the node stands, as it changes.
+    /// Where the node stands, as it changes; its last state says why the recipe ended.
     ///
     /// See the example on [`PersistentNode`].
     pub fn status(&self) -> ValueWatch<NodeStatus> {
@@ -230,25 +271,6 @@ impl PersistentNode {
     /// See the example on [`PersistentNode`].
     pub fn times_lost(&self) -> u64 {
         self.shared.losses.load(Ordering::Acquire)
-    }
-
-    /// Waits until the node is present (at once if it is); its path. Fails with
-    /// [`RecipeError::Timeout`] after `wait`. Cancel-safe.
-    ///
-    /// See the example on [`PersistentNode`].
-    pub async fn wait_until_present(&self, wait: Duration) -> Result<String> {
-        let mut rx = self.status.subscribe();
-        let found = tokio::time::timeout(wait, async {
-            loop {
-                if let NodeStatus::Present(p) = &*rx.borrow_and_update() {
-                    return Ok(p.clone());
-                }
-                if rx.changed().await.is_err() {
-                    return Err(RecipeError::Closed);
-                }
-            }
-        });
-        found.await.unwrap_or(Err(RecipeError::Timeout))
     }
 
     /// Replaces the node's data: written now when the node is there, and on every
@@ -274,8 +296,9 @@ impl PersistentNode {
         }
     }
 
-    /// Stops keeping the node and deletes it; waits a little for the deletion, which goes
-    /// on in the background until the node or its session is gone. Cancel-safe.
+    /// Stops keeping the node and deletes it: `Ok` once it is gone (or its session is), the
+    /// server's refusal otherwise. Waits a little for the deletion, which goes on in the
+    /// background until the node or its session is gone. Cancel-safe.
     ///
     /// See the example on [`PersistentNode`].
     pub async fn close(mut self) -> Result<()> {
@@ -289,7 +312,13 @@ impl PersistentNode {
     fn stop(&mut self) -> crate::plumbing::cleanup::Removal {
         self.closed = true;
         self.task.abort();
-        self.status.send_replace(NodeStatus::Closed);
+        self.status.send_if_modified(|s| {
+            let open = !s.has_ended();
+            if open {
+                *s = NodeStatus::Closed;
+            }
+            open
+        });
         let target = match self.shared.placed() {
             Some((path, owner)) => Target {
                 id: None,
@@ -335,7 +364,10 @@ enum Gone {
 }
 
 impl Keeper {
-    async fn run(self) {
+    /// Keeps the node present until the client ends; `first` hears how the first create
+    /// went (the server's refusal ends the task: nothing to keep).
+    async fn run(self, first: oneshot::Sender<Result<()>>) {
+        let mut first = Some(first);
         let mut pauses = Pauses::default();
         // Whether the loss that the next creation repairs was already counted.
         let mut counted = false;
@@ -358,6 +390,9 @@ impl Keeper {
                         *s = present;
                         changed
                     });
+                    if let Some(first) = first.take() {
+                        let _ = first.send(Ok(()));
+                    }
                     // Events from before this creation are stale (an expiry already
                     // repaired); the exists call in watch sees anything missed since.
                     let mut events = self.client.session_events();
@@ -367,9 +402,22 @@ impl Keeper {
                         counted = true;
                     }
                 }
+                Err(RecipeError::Session(e))
+                    if first.is_some()
+                        && !(e.is_retryable() || e.code() == Some(ErrorCode::SessionExpired)) =>
+                {
+                    if let Some(first) = first.take() {
+                        let _ = first.send(Err(e.into()));
+                    }
+                    return;
+                }
                 Err(_) => pauses.pause().await,
             }
         }
+        let why = Liveness::now(&self.client)
+            .ended()
+            .unwrap_or(LostReason::Closed);
+        self.status.send_replace(NodeStatus::Ended(why));
     }
 
     /// Counted before it is told, so a receiver woken by it sees the count.
