@@ -30,7 +30,6 @@ pub mod semaphore;
 // What the recipes share with their users: errors, reasons, participants, contender names.
 pub mod contender;
 pub mod error;
-mod leadership_watch;
 mod lost_reason;
 mod participant;
 mod value_watch;
@@ -50,10 +49,9 @@ pub use counter::{
 };
 pub use error::{RecipeError, Result};
 pub use leader_latch::{
-    CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
+    CloseMode, LatchStatus, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
 };
-pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
-pub use leadership_watch::LeadershipWatch;
+pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership, SelectorStatus};
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;

@@ -8,6 +8,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
+use crate::value_watch::Derived;
 use crate::plumbing::liveness::raw_session_id;
 use crate::{
     mutex::InterProcessMutex,
@@ -22,11 +23,13 @@ pub(super) struct Supervisor {
     pub(super) id: String,
     pub(super) task: Arc<TaskFn>,
     pub(super) auto_requeue: bool,
-    pub(super) status: watch::Sender<Status>,
+    pub(super) status: Derived<Status, super::SelectorStatus>,
     pub(super) ctl: mpsc::UnboundedReceiver<Ctl>,
     pub(super) term: u64,
     /// The backoff over failed acquires in a row.
     pub(super) pauses: Pauses,
+    /// How the last term's node release went, for a close that ended it.
+    pub(super) released: crate::Result<()>,
 }
 
 /// How a term ended.
@@ -34,7 +37,7 @@ enum TermEnd {
     Returned,
     Lost(LostReason),
     Interrupted,
-    Close(Option<oneshot::Sender<()>>),
+    Close(Option<oneshot::Sender<crate::Result<()>>>),
 }
 
 impl TermEnd {
@@ -52,11 +55,11 @@ impl TermEnd {
 /// Why the selector ends, and the close call waiting to hear it, if any.
 struct Stop {
     reason: RecipeError,
-    reply: Option<oneshot::Sender<()>>,
+    reply: Option<oneshot::Sender<crate::Result<()>>>,
 }
 
 impl Stop {
-    fn closed(reply: Option<oneshot::Sender<()>>) -> Stop {
+    fn closed(reply: Option<oneshot::Sender<crate::Result<()>>>) -> Stop {
         Stop {
             reason: RecipeError::Closed,
             reply,
@@ -89,7 +92,7 @@ impl Supervisor {
             s.ended = Some(stop.reason);
         });
         if let Some(r) = stop.reply {
-            let _ = r.send(());
+            let _ = r.send(std::mem::replace(&mut self.released, Ok(())));
         }
     }
 
@@ -222,7 +225,7 @@ impl Supervisor {
         self.status.send_modify(|s| s.leading = false);
         let _ = ended_tx.send(Some(end.reason()));
         // A failed delete is retried in the background until the node or the session is gone.
-        let _ = guard.release().await;
+        self.released = guard.release().await;
         end
     }
 }
