@@ -232,12 +232,13 @@ async fn selector_close_queued_and_leading(pause: Pause) {
             } else {
                 Some(holder.acquire().await.map_err(|e| e.to_string())?)
             };
-            let selector = LeaderSelector::builder(env.c.clone(), &env.path, |lead| async move {
-                lead.lost().await;
-            })
-            .start()
-            .await
-            .map_err(|e| e.to_string())?;
+            let selector = LeaderSelector::builder(env.c.clone(), &env.path)
+                .task(|lead| async move {
+                    lead.lost().await;
+                })
+                .start()
+                .await
+                .map_err(|e| e.to_string())?;
             if leading {
                 let mut w = selector.watch_leadership();
                 tokio::time::timeout(SETTLE, w.wait_for(true))
@@ -270,12 +271,13 @@ async fn selector_close_queued_and_leading(pause: Pause) {
 async fn selector_relinquish_and_requeue() {
     let env = Env::new("relinquish", Pause::Yield).await;
     let env = &env;
-    let selector = LeaderSelector::builder(env.c.clone(), &env.path, |lead| async move {
-        lead.lost().await;
-    })
-    .start()
-    .await
-    .expect("the selector starts");
+    let selector = LeaderSelector::builder(env.c.clone(), &env.path)
+        .task(|lead| async move {
+            lead.lost().await;
+        })
+        .start()
+        .await
+        .expect("the selector starts");
     let mut w = selector.watch_leadership();
     tokio::time::timeout(SETTLE, w.wait_for(true))
         .await

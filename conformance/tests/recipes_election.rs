@@ -375,18 +375,19 @@ where
     let mut selectors = Vec::new();
     for (c, id) in clients.iter().zip(["a", "b", "c"]) {
         let (st, term) = (stage.clone(), term.clone());
-        let s = LeaderSelector::builder(c.clone(), path, move |lead: Leadership| {
-            let (st, term) = (st.clone(), term.clone());
-            async move {
-                let _on = OnStage::enter(&st, lead.id());
-                term(lead).await;
-            }
-        })
-        .id(id)
-        .auto_requeue(true)
-        .start()
-        .await
-        .expect("the selector starts");
+        let s = LeaderSelector::builder(c.clone(), path)
+            .task(move |lead: Leadership| {
+                let (st, term) = (st.clone(), term.clone());
+                async move {
+                    let _on = OnStage::enter(&st, lead.id());
+                    term(lead).await;
+                }
+            })
+            .id(id)
+            .auto_requeue(true)
+            .start()
+            .await
+            .expect("the selector starts");
         selectors.push(s);
     }
     (stage, selectors)
@@ -507,19 +508,20 @@ async fn selector_without_requeue_interrupt_node_deletion_and_requeue() {
     let stage = Arc::new(Stage::default());
     let st = stage.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, String, u64)>();
-    let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
-        let st = st.clone();
-        let tx = tx.clone();
-        async move {
-            let _on = OnStage::enter(&st, lead.id());
-            let _ = tx.send((lead.term(), lead.node().to_owned(), lead.fencing_token()));
-            std::future::pending::<()>().await;
-        }
-    })
-    .id("solo")
-    .start()
-    .await
-    .expect("the selector starts");
+    let s = LeaderSelector::builder(c.clone(), path.clone())
+        .task(move |lead: Leadership| {
+            let st = st.clone();
+            let tx = tx.clone();
+            async move {
+                let _on = OnStage::enter(&st, lead.id());
+                let _ = tx.send((lead.term(), lead.node().to_owned(), lead.fencing_token()));
+                std::future::pending::<()>().await;
+            }
+        })
+        .id("solo")
+        .start()
+        .await
+        .expect("the selector starts");
     // Term 1, cancelled by interrupt_leadership; without auto-requeue it stays out.
     let (term, node1, token1) = soon("term 1", rx.recv()).await.unwrap();
     assert_eq!(term, 1);
@@ -561,20 +563,21 @@ async fn selector_start_joins_the_line_and_a_term_says_why_it_ended() {
     let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<LostReason>();
-    let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
-        let tx = tx.clone();
-        async move {
-            // Outlives the task, which the interrupt drops.
-            tokio::spawn(async move {
-                let _ = tx.send(lead.lost().await);
-            });
-            std::future::pending::<()>().await;
-        }
-    })
-    .id("joiner")
-    .start()
-    .await
-    .expect("the selector starts");
+    let s = LeaderSelector::builder(c.clone(), path.clone())
+        .task(move |lead: Leadership| {
+            let tx = tx.clone();
+            async move {
+                // Outlives the task, which the interrupt drops.
+                tokio::spawn(async move {
+                    let _ = tx.send(lead.lost().await);
+                });
+                std::future::pending::<()>().await;
+            }
+        })
+        .id("joiner")
+        .start()
+        .await
+        .expect("the selector starts");
     // In line as soon as start returns: behind the holder, not leading.
     let line = participant_ids(s.participants().await.unwrap());
     assert_eq!(line, ["", "joiner"], "the holder's node has no data");
@@ -586,7 +589,8 @@ async fn selector_start_joins_the_line_and_a_term_says_why_it_ended() {
     assert_eq!(reason, Some(LostReason::Interrupted));
     s.close().await;
     // An election that cannot be joined: the start fails, with the session's error.
-    let bad = LeaderSelector::builder(c.clone(), "no-leading-slash", |_lead| async {})
+    let bad = LeaderSelector::builder(c.clone(), "no-leading-slash")
+        .task(|_lead| async {})
         .start()
         .await;
     assert!(matches!(bad, Err(RecipeError::Session(_))), "{bad:?}");

@@ -186,35 +186,36 @@ async fn selector_beside_curator_leader_selector() {
         our_clients.push(c.clone());
         let (violation, terms, marker) = (violation.clone(), terms.clone(), marker.clone());
         let (tc, stopping) = (c.clone(), stopping.clone());
-        let s = LeaderSelector::builder(c, path.clone(), move |lead: Leadership| {
-            let (violation, terms, marker) = (violation.clone(), terms.clone(), marker.clone());
-            let (c, stopping) = (tc.clone(), stopping.clone());
-            async move {
-                if stopping.load(Ordering::SeqCst) {
-                    // Winding down: lead without the marker until closed.
-                    std::future::pending::<()>().await;
-                }
-                match c
-                    .create(&marker, lead.id().as_bytes(), CreateOptions::ephemeral())
-                    .await
-                {
-                    Err(Error::Code(ErrorCode::NodeExists)) => {
-                        violation.store(true, Ordering::SeqCst)
+        let s = LeaderSelector::builder(c, path.clone())
+            .task(move |lead: Leadership| {
+                let (violation, terms, marker) = (violation.clone(), terms.clone(), marker.clone());
+                let (c, stopping) = (tc.clone(), stopping.clone());
+                async move {
+                    if stopping.load(Ordering::SeqCst) {
+                        // Winding down: lead without the marker until closed.
+                        std::future::pending::<()>().await;
                     }
-                    r => {
-                        r.unwrap();
+                    match c
+                        .create(&marker, lead.id().as_bytes(), CreateOptions::ephemeral())
+                        .await
+                    {
+                        Err(Error::Code(ErrorCode::NodeExists)) => {
+                            violation.store(true, Ordering::SeqCst)
+                        }
+                        r => {
+                            r.unwrap();
+                        }
                     }
+                    terms.lock().unwrap().push(lead.id().to_owned());
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    c.delete(&marker, Version::Any).await.unwrap();
                 }
-                terms.lock().unwrap().push(lead.id().to_owned());
-                tokio::time::sleep(Duration::from_millis(150)).await;
-                c.delete(&marker, Version::Any).await.unwrap();
-            }
-        })
-        .id(id)
-        .auto_requeue(true)
-        .start()
-        .await
-        .expect("the selector starts");
+            })
+            .id(id)
+            .auto_requeue(true)
+            .start()
+            .await
+            .expect("the selector starts");
         ours.push(s);
     }
 

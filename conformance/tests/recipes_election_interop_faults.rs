@@ -29,16 +29,17 @@ async fn reporting_selector(
     policy: SuspendPolicy,
 ) -> (LeaderSelector, mpsc::UnboundedReceiver<Leadership>) {
     let (tx, terms) = mpsc::unbounded_channel();
-    let selector = LeaderSelector::builder(c.clone(), path, move |lead: Leadership| {
-        let _ = tx.send(lead);
-        std::future::pending()
-    })
-    .id("ours")
-    .auto_requeue(true)
-    .suspend_policy(policy)
-    .start()
-    .await
-    .expect("the selector starts");
+    let selector = LeaderSelector::builder(c.clone(), path)
+        .task(move |lead: Leadership| {
+            let _ = tx.send(lead);
+            std::future::pending()
+        })
+        .id("ours")
+        .auto_requeue(true)
+        .suspend_policy(policy)
+        .start()
+        .await
+        .expect("the selector starts");
     (selector, terms)
 }
 

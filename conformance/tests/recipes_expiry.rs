@@ -240,18 +240,19 @@ async fn selector(
     st: &Arc<Stage>,
 ) -> LeaderSelector {
     let st = st.clone();
-    LeaderSelector::builder(c.clone(), path.to_owned(), move |_lead: Leadership| {
-        let st = st.clone();
-        async move {
-            let _on = OnStage::enter(&st);
-            std::future::pending::<()>().await;
-        }
-    })
-    .id(id)
-    .auto_requeue(requeue)
-    .start()
-    .await
-    .expect("the selector starts")
+    LeaderSelector::builder(c.clone(), path.to_owned())
+        .task(move |_lead: Leadership| {
+            let st = st.clone();
+            async move {
+                let _on = OnStage::enter(&st);
+                std::future::pending::<()>().await;
+            }
+        })
+        .id(id)
+        .auto_requeue(requeue)
+        .start()
+        .await
+        .expect("the selector starts")
 }
 
 /// At most one selector leads and at most one task runs; returns the leader's index.

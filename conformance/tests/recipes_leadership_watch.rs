@@ -19,13 +19,14 @@ async fn a_selectors_watch_follows_its_terms_and_its_end() {
     let c = client(&conformance::shared_standalone().connect_string()).await;
     let path = unique_under("leadership-watch", "selector");
     let (tx, mut terms) = mpsc::unbounded_channel();
-    let selector = LeaderSelector::builder(c.clone(), path.as_str(), move |lead: Leadership| {
-        let _ = tx.send(lead);
-        std::future::pending()
-    })
-    .start()
-    .await
-    .expect("the selector starts");
+    let selector = LeaderSelector::builder(c.clone(), path.as_str())
+        .task(move |lead: Leadership| {
+            let _ = tx.send(lead);
+            std::future::pending()
+        })
+        .start()
+        .await
+        .expect("the selector starts");
     // Made before the first term.
     let mut w = selector.watch_leadership();
     soon("leading", w.wait_for(true)).await.unwrap();

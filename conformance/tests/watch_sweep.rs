@@ -18,11 +18,11 @@ const AFTER_DROP: Duration = Duration::from_secs(10);
 async fn a_dropped_leadership_wait_loses_no_change() {
     let c = client(&conformance::shared_standalone().connect_string()).await;
     let path = unique_under("watch-sweep", "selector");
-    let selector =
-        LeaderSelector::builder(c.clone(), path.as_str(), |_lead| std::future::pending())
-            .start()
-            .await
-            .expect("the selector starts");
+    let selector = LeaderSelector::builder(c.clone(), path.as_str())
+        .task(|_lead| std::future::pending())
+        .start()
+        .await
+        .expect("the selector starts");
     let plan = SweepPlan::default();
     let report = sweep(&plan, |k| {
         let selector = &selector;

@@ -13,10 +13,10 @@ use zk_session::{Client, ErrorCode};
 use crate::{
     cache::{Cache, CacheEvents, CacheMode},
     participant::default_id,
-    plumbing::runtime,
     plumbing::liveness::client_ended,
     plumbing::protected::child_path,
     plumbing::retry::retry_while,
+    plumbing::runtime,
     NodeStatus, PersistentNode, RecipeError, Result, ValueWatch,
 };
 

@@ -180,13 +180,16 @@ impl LeaderLatchBuilder {
     pub async fn start(self) -> Result<LeaderLatch> {
         let rt = runtime::current()?;
         let id = self.id.unwrap_or_else(default_id);
-        let handle = engine::spawn(&rt, engine::Config {
-            client: self.client.clone(),
-            dir: self.path.clone(),
-            name: LATCH_NAME,
-            id: id.clone(),
-            policy: self.policy,
-        });
+        let handle = engine::spawn(
+            &rt,
+            engine::Config {
+                client: self.client.clone(),
+                dir: self.path.clone(),
+                name: LATCH_NAME,
+                id: id.clone(),
+                policy: self.policy,
+            },
+        );
         let latch = LeaderLatch {
             client: self.client,
             path: self.path,

@@ -48,6 +48,7 @@ pub use counter::{
     SharedCountStatus, VersionedCount,
 };
 pub use error::{RecipeError, Result};
+pub use group_member::{GroupMember, GroupMemberBuilder, Members};
 pub use leader_latch::{
     CloseMode, LatchStatus, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
 };
@@ -55,7 +56,6 @@ pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership, Sel
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
-pub use group_member::{GroupMember, GroupMemberBuilder, Members};
 pub use participant::Participant;
 pub use persistent_node::{NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use plumbing::{

@@ -17,6 +17,7 @@ use zk_session::{
     Client, Error, ErrorCode, PersistentWatch, ReadOp, ReadResult, SessionEvent, SessionEvents,
 };
 
+use super::CacheStatus;
 use super::{
     connection::Connection,
     event::{CacheEvent, ResyncReason},
@@ -24,7 +25,6 @@ use super::{
     in_order::InOrder,
     tree::{Tree, Want},
 };
-use super::CacheStatus;
 use crate::{plumbing::liveness::Liveness, LostReason};
 
 /// Reads per multiRead at most; fewer after a batch was lost with its connection (a reply

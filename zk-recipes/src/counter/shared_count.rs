@@ -84,7 +84,10 @@ pub enum SharedCountStatus {
 impl SharedCountStatus {
     /// Whether this is a last state ([`Closed`](Self::Closed) or [`Ended`](Self::Ended)).
     pub fn has_ended(&self) -> bool {
-        matches!(self, SharedCountStatus::Closed | SharedCountStatus::Ended(_))
+        matches!(
+            self,
+            SharedCountStatus::Closed | SharedCountStatus::Ended(_)
+        )
     }
 }
 

@@ -8,8 +8,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
-use crate::value_watch::Derived;
 use crate::plumbing::liveness::raw_session_id;
+use crate::value_watch::Derived;
 use crate::{
     mutex::InterProcessMutex,
     plumbing::{liveness::Liveness, retry::Pauses},
