@@ -116,7 +116,7 @@ async fn selector_closed_during_the_listing_retry_leaves_no_node() {
         .expect("the selector starts");
     until_children(&t.admin, &t.path, 1).await;
     until_state(&t.c, SessionState::Suspended).await;
-    soon("close", selector.close()).await;
+    soon("close", selector.close()).await.unwrap();
     t.reconnect_and_expect_no_node().await;
 }
 

@@ -268,8 +268,8 @@ async fn selector_beside_curator_leader_selector() {
         }
     })
     .await;
-    for s in &ours {
-        soon("close", s.close()).await;
+    for s in ours {
+        soon("close", s.close()).await.unwrap();
     }
     // A term that began just as the wind-down did may have left its ephemeral marker.
     for c in &our_clients {
@@ -311,7 +311,7 @@ async fn latch_beside_curator_leader_latch() {
     )
     .await
     .unwrap();
-    soon("a leads", a.await_leadership()).await.unwrap();
+    soon("a leads", leads(&a)).await.unwrap();
     let mut j = Peer::spawn(&["latch", &cs, &path, "curator-j"]);
     j.wait_count("READY", 1).await;
     j.send("status");
@@ -330,7 +330,7 @@ async fn latch_beside_curator_leader_latch() {
     assert_eq!(ids, ["rust-a", "curator-j"]);
 
     // Ours leaves: Curator's takes over.
-    a.close().await;
+    a.close().await.unwrap();
     j.wait_count("LEADER", 1).await;
 
     // Ours queues behind Curator's, and does not lead while it does.
@@ -340,7 +340,9 @@ async fn latch_beside_curator_leader_latch() {
     )
     .await
     .unwrap();
-    let r = b.await_leadership_timeout(Duration::from_millis(500)).await;
+    let r = tokio::time::timeout(Duration::from_millis(500), leads(&b))
+        .await
+        .unwrap_or(Err(RecipeError::Timeout));
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
     assert_eq!(b.leader().await.unwrap().unwrap().id, "curator-j");
     j.send("status");
@@ -349,8 +351,18 @@ async fn latch_beside_curator_leader_latch() {
     // Curator's leaves: ours takes over.
     j.send("close");
     j.wait_count("CLOSED", 1).await;
-    soon("b leads", b.await_leadership()).await.unwrap();
+    soon("b leads", leads(&b)).await.unwrap();
     assert_eq!(b.leader().await.unwrap().unwrap().id, "rust-b");
-    b.close().await;
+    b.close().await.unwrap();
     assert!(participant_ids(&ca, &path).await.is_empty());
+}
+
+/// Waits until `latch` leads (`Ok`), or it ends first (why).
+async fn leads(latch: &LeaderLatch) -> zk_recipes::Result<()> {
+    let mut status = latch.status();
+    match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+        zk_recipes::LatchStatus::Ended(e) => Err(e),
+        zk_recipes::LatchStatus::Closed => Err(RecipeError::Closed),
+        _ => Ok(()),
+    }
 }

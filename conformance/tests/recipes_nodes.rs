@@ -14,10 +14,8 @@ use recipes_support::{
     children, client, cut_and_reconnect, eventually, expire_and_renew, proxied, shared, soon,
     unique, until_some, until_state,
 };
-use zk_recipes::{node::NodeStatus, GroupMember, PersistentNode, RecipeError};
+use zk_recipes::{GroupMember, NodeStatus, PersistentNode, RecipeError};
 use zk_session::{Client, CreateOptions, SessionState, Version};
-
-const WAIT: Duration = Duration::from_secs(30);
 
 /// Waits until `admin` sees `path` with `data`, owned by `owner`.
 async fn until_node(admin: &Client, path: &str, data: &[u8], owner: i64) {
@@ -35,11 +33,14 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let base = format!("{}/services/api-", unique("pnode"));
-    let node = PersistentNode::builder(c.clone(), &base, b"v1")
+    let node = PersistentNode::builder(c.clone(), &base)
+        .data(b"v1")
         .options(CreateOptions::ephemeral_sequential())
         .protected()
-        .start();
-    let path = node.wait_until_present(WAIT).await.unwrap();
+        .start()
+        .await
+        .unwrap();
+    let path = node.path().unwrap();
     let name = path.rsplit('/').next().unwrap().to_owned();
     assert!(name.starts_with("_c_") && name.contains("-api-"), "{name}");
     until_node(&admin, &path, b"v1", ephemeral_owner(&c)).await;
@@ -105,10 +106,13 @@ async fn persistent_node_adopts_an_existing_node() {
     c.create(&path, b"old", CreateOptions::persistent())
         .await
         .unwrap();
-    let node = PersistentNode::builder(c.clone(), &path, b"new")
+    let node = PersistentNode::builder(c.clone(), &path)
+        .data(b"new")
         .options(CreateOptions::persistent())
-        .start();
-    assert_eq!(node.wait_until_present(WAIT).await.unwrap(), path);
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(node.path().unwrap(), path);
     until_node(&c, &path, b"new", 0).await;
     node.close().await.unwrap();
     assert_eq!(c.exists(&path).await.unwrap(), None);
@@ -121,10 +125,13 @@ async fn persistent_ttl_node_comes_back_and_close_removes_it() {
     let c = client(&shared()).await;
     let admin = client(&shared()).await;
     let path = format!("{}/lease", unique("pnode-ttl"));
-    let node = PersistentNode::builder(c.clone(), &path, b"t1")
+    let node = PersistentNode::builder(c.clone(), &path)
+        .data(b"t1")
         .options(CreateOptions::ttl(Duration::from_secs(600)))
-        .start();
-    assert_eq!(node.wait_until_present(WAIT).await.unwrap(), path);
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(node.path().unwrap(), path);
     let (data, first) = admin.get_data(&path).await.unwrap();
     assert_eq!(&data[..], b"t1");
     // Not an ephemeral (the server hides the TTL it keeps in this field).
@@ -158,10 +165,12 @@ async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
             .unwrap()
     });
     let c = client(&zk.connect_string()).await;
-    let node = PersistentNode::builder(c.clone(), "/lease", b"t1")
+    let node = PersistentNode::builder(c.clone(), "/lease")
+        .data(b"t1")
         .options(CreateOptions::ttl(Duration::from_millis(500)))
-        .start();
-    node.wait_until_present(WAIT).await.unwrap();
+        .start()
+        .await
+        .unwrap();
     let first = until_some("the first TTL node", || async {
         c.exists("/lease").await.ok().flatten()
     })
@@ -179,12 +188,20 @@ async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
 async fn group_members_see_each_other_join_change_and_leave() {
     let group = unique("group");
     let (a, b) = (client(&shared()).await, client(&shared()).await);
-    let alice = GroupMember::start(a, &group, "alice", b"10.0.0.1");
+    let alice = GroupMember::builder(a, &group)
+        .id("alice")
+        .payload(b"10.0.0.1")
+        .start()
+        .await
+        .unwrap();
     // Before the view has seen anything, this member is in it with its payload.
     assert_eq!(&alice.members()["alice"][..], b"10.0.0.1");
-    let mut bob = GroupMember::start(b, &group, "bob", b"10.0.0.2");
-    alice.wait_until_registered(WAIT).await.unwrap();
-    bob.wait_until_registered(WAIT).await.unwrap();
+    let mut bob = GroupMember::builder(b, &group)
+        .id("bob")
+        .payload(b"10.0.0.2")
+        .start()
+        .await
+        .unwrap();
     let mut view = alice.changes();
     soon("alice sees bob", view.wait_for(|m| m.len() == 2))
         .await
@@ -232,8 +249,12 @@ async fn group_view_follows_other_clients_across_reconnects() {
     let group = unique("group-cache");
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
-    alice.wait_until_registered(WAIT).await.unwrap();
+    let alice = GroupMember::builder(c.clone(), &group)
+        .id("alice")
+        .payload(b"a1")
+        .start()
+        .await
+        .unwrap();
     let carol = format!("{group}/carol");
     admin
         .create(&carol, b"c1", CreateOptions::persistent())
@@ -285,10 +306,18 @@ async fn group_member_registers_again_on_the_new_session() {
     let group = unique("group-expiry");
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
-    let bob = GroupMember::start(admin.clone(), &group, "bob", b"b1");
-    alice.wait_until_registered(WAIT).await.unwrap();
-    bob.wait_until_registered(WAIT).await.unwrap();
+    let alice = GroupMember::builder(c.clone(), &group)
+        .id("alice")
+        .payload(b"a1")
+        .start()
+        .await
+        .unwrap();
+    let bob = GroupMember::builder(admin.clone(), &group)
+        .id("bob")
+        .payload(b"b1")
+        .start()
+        .await
+        .unwrap();
     until_members(&alice, &[("alice", b"a1"), ("bob", b"b1")]).await;
 
     let (old, new) = expire_and_renew(&proxy, &c).await;
@@ -298,7 +327,12 @@ async fn group_member_registers_again_on_the_new_session() {
     // The view follows the group on the new session.
     bob.close().await.unwrap();
     until_members(&alice, &[("alice", b"a1")]).await;
-    let carol = GroupMember::start(admin.clone(), &group, "carol", b"c1");
+    let carol = GroupMember::builder(admin.clone(), &group)
+        .id("carol")
+        .payload(b"c1")
+        .start()
+        .await
+        .unwrap();
     until_members(&alice, &[("alice", b"a1"), ("carol", b"c1")]).await;
     until_members(&carol, &[("alice", b"a1"), ("carol", b"c1")]).await;
     carol.close().await.unwrap();
@@ -313,8 +347,11 @@ async fn persistent_node_status_is_quiet_across_a_reconnect_that_lost_nothing() 
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let path = unique("pnode-quiet");
-    let node = PersistentNode::builder(c.clone(), &path, b"q").start();
-    node.wait_until_present(WAIT).await.unwrap();
+    let node = PersistentNode::builder(c.clone(), &path)
+        .data(b"q")
+        .start()
+        .await
+        .unwrap();
     let (_, before) = admin.get_data(&path).await.unwrap();
     // Records every status change as it is published, with the loss count then.
     let mut status = node.status();
