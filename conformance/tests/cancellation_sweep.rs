@@ -449,7 +449,7 @@ async fn session_watch_operations(pause: Pause) {
 
 /// The cache's start (which adds its persistent watch) and its wait for the initial load,
 /// dropped at every point; and the cache itself dropped after each: no watch is left.
-async fn cache_start_and_initialized(pause: Pause) {
+async fn cache_start_and_close(pause: Pause) {
     let env = Env::new("cache", pause).await;
     let env = &env;
     for p in [env.path.clone(), format!("{}/there", env.path)] {
@@ -632,7 +632,7 @@ with_both_pauses!(
     latch_start_and_close,
     protected_create,
     session_watch_operations,
-    cache_start_and_initialized,
+    cache_start_and_close,
     semaphore_acquire_and_release,
     rw_lock_acquires,
     counters,

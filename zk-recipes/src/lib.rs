@@ -11,6 +11,38 @@
 //!
 //! A held lock and a term of leadership both say why they ended with a [`LostReason`], and
 //! both fence writes behind their node (`fenced_multi`).
+//!
+//! ## One lifecycle for the long-lived recipes
+//!
+//! [`Cache`], [`LeaderLatch`], [`LeaderSelector`], [`SharedCount`], [`PersistentNode`] and
+//! [`GroupMember`] share one shape:
+//! - `X::builder(client, path)`, typed options, then `start().await`, which returns once the
+//!   recipe is established (the node exists, the view is loaded, the latch is in line...) and
+//!   fails with [`RecipeError::NoRuntime`] outside a tokio runtime rather than panicking;
+//! - `status()`, a [`ValueWatch`] of the recipe's status enum ([`CacheStatus`],
+//!   [`LatchStatus`], [`SelectorStatus`], [`SharedCountStatus`], [`NodeStatus`]): a new value
+//!   only when the state changes, the last one saying why the recipe ended
+//!   (`Closed`, or `Ended` with the reason); wait for a state with
+//!   [`ValueWatch::wait_for`];
+//! - `close(self).await`, which removes what the recipe owns on the server and says whether
+//!   that worked.
+//!
+//! Dropping a recipe without `close` cleans up all the same, in the background (on the
+//! runtime it was started on); `close` is for knowing when and whether it is done.
+//!
+//! ```no_run
+//! # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+//! use zk_recipes::{LatchStatus, LeaderLatch};
+//!
+//! let latch = LeaderLatch::builder(client, "/election/indexer").start().await?;
+//! let mut status = latch.status();
+//! match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+//!     LatchStatus::Leader => println!("leading"),
+//!     other => println!("out of the election: {other:?}"),
+//! }
+//! latch.close().await?;
+//! # Ok(()) }
+//! ```
 
 #![warn(missing_docs)]
 

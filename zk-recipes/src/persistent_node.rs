@@ -32,10 +32,10 @@ use zk_session::{Client, CreateMode, CreateOptions, Error, ErrorCode, EventType,
 use crate::{
     counter::parent_of,
     plumbing::cleanup::{spawn_removal, Target},
-    plumbing::liveness::{client_ended, Liveness, Turn},
+    plumbing::liveness::{client_ended, raw_session_id, Liveness, Turn},
     plumbing::pending::CLEANUP_GRACE,
     plumbing::protected::{create_parents, ProtectedCreate},
-    plumbing::retry::Pauses,
+    plumbing::retry::{retrying, Pauses},
     plumbing::runtime,
     plumbing::watches::exists_watch,
     LostReason, RecipeError, Result, ValueWatch,
@@ -136,6 +136,7 @@ impl PersistentNodeBuilder {
         let shared = Arc::new(Shared {
             data: StdMutex::new(self.data),
             placed: StdMutex::new(None),
+            sending: StdMutex::new(None),
             losses: AtomicU64::new(0),
         });
         let (first_tx, first) = oneshot::channel();
@@ -214,6 +215,9 @@ struct Shared {
     data: StdMutex<Bytes>,
     /// The node's path and owning session (0 for a persistent node), once created.
     placed: StdMutex<Option<(String, i64)>>,
+    /// The path and session of a first (plain ephemeral) create sent and not yet placed:
+    /// what a start dropped before the answer may have made.
+    sending: StdMutex<Option<(String, i64)>>,
     /// How many times the node was lost.
     losses: AtomicU64,
 }
@@ -225,6 +229,13 @@ impl Shared {
 
     fn placed(&self) -> Option<(String, i64)> {
         self.placed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn sending(&self) -> Option<(String, i64)> {
+        self.sending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
@@ -325,7 +336,13 @@ impl PersistentNode {
                 path: Some(path),
                 session: (owner != 0).then_some(owner),
             },
-            None => Target::default(),
+            None => {
+                if let Some((path, owner)) = self.shared.sending() {
+                    let client = self.client.clone();
+                    self.handle.spawn(remove_if_owned(client, path, owner));
+                }
+                Target::default()
+            }
         };
         let parent = target
             .path
@@ -469,6 +486,16 @@ impl Keeper {
             return Ok((node.path, node.stat));
         }
         loop {
+            // A plain ephemeral node has a known path, so a dropped start can find it. (A
+            // sequential one cannot be found: protected mode is for that.)
+            if self.options.mode() == CreateMode::Ephemeral {
+                let sent = (self.base.clone(), raw_session_id(&self.client));
+                *self
+                    .shared
+                    .sending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(sent);
+            }
             match self
                 .client
                 .create_with_stat(&self.base, data, self.options.clone())
@@ -516,6 +543,27 @@ impl Keeper {
             }
         }
     }
+}
+
+/// Deletes `path` if it is an ephemeral node of session `owner` (0: none): what a create
+/// dropped before its answer may have made. Retried across reconnects; a session that is
+/// over took the node with it.
+async fn remove_if_owned(client: Client, path: String, owner: i64) {
+    if owner == 0 {
+        return;
+    }
+    let _ = retrying(&client, || async {
+        match client.exists(&path).await? {
+            Some(stat) if stat.ephemeral_owner == owner => {
+                match client.delete(&path, Version::Exact(stat.version)).await {
+                    Ok(()) | Err(Error::Code(ErrorCode::NoNode | ErrorCode::BadVersion)) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+            _ => Ok(()),
+        }
+    })
+    .await;
 }
 
 /// The mode a node is re-created in once its name is fixed: the non-sequential twin.

@@ -243,6 +243,17 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     .await;
     assert_swept("barrier member dropped after enter", &report, true);
     let node_path = format!("{}/node", env.path);
+    sweep_op(env, "PersistentNode start", true, NOTHING, || {
+        PersistentNode::builder(env.c.clone(), &node_path)
+            .data(b"x")
+            .start()
+    })
+    .await;
+    let group = format!("{}/group", env.path);
+    sweep_op(env, "GroupMember start", true, NOTHING, || {
+        GroupMember::builder(env.c.clone(), &group).id("me").start()
+    })
+    .await;
     let report = sweep(&env.plan, |k| {
         let node_path = &node_path;
         async move {
@@ -258,7 +269,6 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     })
     .await;
     assert_swept("PersistentNode close", &report, true);
-    let group = format!("{}/group", env.path);
     let report = sweep(&env.plan, |k| {
         let group = &group;
         async move {
