@@ -17,6 +17,16 @@ use recipes_support::{
 use zk_recipes::{GroupMember, NodeStatus, PersistentNode, RecipeError};
 use zk_session::{Client, CreateOptions, SessionState, Version};
 
+/// A started member of `group`.
+async fn member(c: Client, group: &str, id: &str, payload: &[u8]) -> GroupMember {
+    GroupMember::builder(c, group)
+        .id(id)
+        .payload(payload)
+        .start()
+        .await
+        .unwrap()
+}
+
 /// Waits until `admin` sees `path` with `data`, owned by `owner`.
 async fn until_node(admin: &Client, path: &str, data: &[u8], owner: i64) {
     until_some(&format!("{path} with our data"), || async {
@@ -188,20 +198,10 @@ async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
 async fn group_members_see_each_other_join_change_and_leave() {
     let group = unique("group");
     let (a, b) = (client(&shared()).await, client(&shared()).await);
-    let alice = GroupMember::builder(a, &group)
-        .id("alice")
-        .payload(b"10.0.0.1")
-        .start()
-        .await
-        .unwrap();
+    let alice = member(a, &group, "alice", b"10.0.0.1").await;
     // Before the view has seen anything, this member is in it with its payload.
     assert_eq!(&alice.members()["alice"][..], b"10.0.0.1");
-    let mut bob = GroupMember::builder(b, &group)
-        .id("bob")
-        .payload(b"10.0.0.2")
-        .start()
-        .await
-        .unwrap();
+    let mut bob = member(b, &group, "bob", b"10.0.0.2").await;
     let mut view = alice.changes();
     soon("alice sees bob", view.wait_for(|m| m.len() == 2))
         .await
@@ -249,12 +249,7 @@ async fn group_view_follows_other_clients_across_reconnects() {
     let group = unique("group-cache");
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let alice = GroupMember::builder(c.clone(), &group)
-        .id("alice")
-        .payload(b"a1")
-        .start()
-        .await
-        .unwrap();
+    let alice = member(c.clone(), &group, "alice", b"a1").await;
     let carol = format!("{group}/carol");
     admin
         .create(&carol, b"c1", CreateOptions::persistent())
@@ -306,18 +301,8 @@ async fn group_member_registers_again_on_the_new_session() {
     let group = unique("group-expiry");
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let alice = GroupMember::builder(c.clone(), &group)
-        .id("alice")
-        .payload(b"a1")
-        .start()
-        .await
-        .unwrap();
-    let bob = GroupMember::builder(admin.clone(), &group)
-        .id("bob")
-        .payload(b"b1")
-        .start()
-        .await
-        .unwrap();
+    let alice = member(c.clone(), &group, "alice", b"a1").await;
+    let bob = member(admin.clone(), &group, "bob", b"b1").await;
     until_members(&alice, &[("alice", b"a1"), ("bob", b"b1")]).await;
 
     let (old, new) = expire_and_renew(&proxy, &c).await;
@@ -327,12 +312,7 @@ async fn group_member_registers_again_on_the_new_session() {
     // The view follows the group on the new session.
     bob.close().await.unwrap();
     until_members(&alice, &[("alice", b"a1")]).await;
-    let carol = GroupMember::builder(admin.clone(), &group)
-        .id("carol")
-        .payload(b"c1")
-        .start()
-        .await
-        .unwrap();
+    let carol = member(admin.clone(), &group, "carol", b"c1").await;
     until_members(&alice, &[("alice", b"a1"), ("carol", b"c1")]).await;
     until_members(&carol, &[("alice", b"a1"), ("carol", b"c1")]).await;
     carol.close().await.unwrap();
