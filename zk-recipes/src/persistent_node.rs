@@ -32,7 +32,7 @@ use zk_session::{Client, CreateMode, CreateOptions, Error, ErrorCode, EventType,
 use crate::{
     counter::parent_of,
     plumbing::cleanup::{spawn_removal, Target},
-    plumbing::liveness::{client_ended, raw_session_id, Liveness, Turn},
+    plumbing::liveness::{client_ended, raw_session_id, why_ended, Turn},
     plumbing::pending::CLEANUP_GRACE,
     plumbing::protected::{create_parents, ProtectedCreate},
     plumbing::retry::{retrying, Pauses},
@@ -162,11 +162,7 @@ impl PersistentNodeBuilder {
             Ok(Ok(())) => Ok(node),
             Ok(Err(e)) => Err(e),
             // The keeper stopped before its first create: the client ended.
-            Err(_) => Err(RecipeError::Lost(
-                Liveness::now(&node.client)
-                    .ended()
-                    .unwrap_or(LostReason::Closed),
-            )),
+            Err(_) => Err(RecipeError::Lost(why_ended(&node.client))),
         }
     }
 }
@@ -431,9 +427,7 @@ impl Keeper {
                 Err(_) => pauses.pause().await,
             }
         }
-        let why = Liveness::now(&self.client)
-            .ended()
-            .unwrap_or(LostReason::Closed);
+        let why = why_ended(&self.client);
         self.status.send_replace(NodeStatus::Ended(why));
     }
 

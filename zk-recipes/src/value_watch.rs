@@ -4,8 +4,8 @@ use tokio::sync::watch;
 
 use crate::{RecipeError, Result};
 
-/// A recipe's value as it changes, newest first: a [`PersistentNode`](crate::PersistentNode)'s
-/// status, a [`GroupMember`](crate::GroupMember)'s view of the group, a
+/// A recipe's value as it changes, newest first: every long-lived recipe's `status()`, a
+/// [`GroupMember`](crate::GroupMember)'s view of the group, a
 /// [`SharedCount`](crate::SharedCount)'s value. A slow reader skips to the newest value; none
 /// is queued. Clones watch independently.
 ///
@@ -13,7 +13,7 @@ use crate::{RecipeError, Result};
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::SharedCount;
 ///
-/// let count = SharedCount::start(client, "/app/max-workers", 10).await?;
+/// let count = SharedCount::builder(client, "/app/max-workers").seed(10).start().await?;
 /// let mut changes = count.changes();
 /// // At once if it already is.
 /// let now = changes.wait_for(|c| c.value() >= 10).await?;
@@ -48,8 +48,8 @@ impl<T: Clone> ValueWatch<T> {
 
     /// Waits for a value newer than any this watch has returned (or than the one when it
     /// was made) and returns it; [`RecipeError::Closed`] once the recipe has been dropped
-    /// (a closed [`PersistentNode`](crate::PersistentNode) says
-    /// [`NodeStatus::Closed`](crate::node::NodeStatus::Closed) first). Cancel-safe.
+    /// (a recipe's status says how it ended first: [`NodeStatus::Closed`](crate::NodeStatus)
+    /// and the like). Cancel-safe.
     pub async fn changed(&mut self) -> Result<T> {
         self.rx.changed().await.map_err(|_| RecipeError::Closed)?;
         Ok(self.rx.borrow_and_update().clone())

@@ -25,7 +25,7 @@ use super::{
     in_order::InOrder,
     tree::{Tree, Want},
 };
-use crate::{plumbing::liveness::Liveness, LostReason};
+use crate::plumbing::liveness::{why_ended, Liveness};
 
 /// Reads per multiRead at most; fewer after a batch was lost with its connection (a reply
 /// larger than the frame limit ends the connection: smaller batches get through).
@@ -253,9 +253,7 @@ impl Drop for Loader {
     fn drop(&mut self) {
         self.shared.lock().fan_out.close();
         // Unless closed: then the handle has said so.
-        let why = Liveness::now(&self.client)
-            .ended()
-            .unwrap_or(LostReason::Closed);
+        let why = why_ended(&self.client);
         self.shared.status.send_if_modified(|s| {
             let open = !s.has_ended();
             if open {

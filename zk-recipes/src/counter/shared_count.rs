@@ -14,7 +14,7 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use super::{be_bytes, parent_of};
 use crate::{
-    plumbing::liveness::{client_ended, Liveness, Turn},
+    plumbing::liveness::{client_ended, why_ended, Turn},
     plumbing::protected::create_parents,
     plumbing::retry::{may_retry, retry_while, Pauses},
     plumbing::runtime,
@@ -386,7 +386,7 @@ impl Follower {
                 Err(_) => pauses.pause().await,
             }
         }
-        let why = Liveness::now(client).ended().unwrap_or(LostReason::Closed);
+        let why = why_ended(client);
         self.set_status(SharedCountStatus::Ended(why));
     }
 

@@ -267,6 +267,11 @@ pub(crate) fn client_ended(client: &Client) -> bool {
     Liveness::now(client).ended().is_some()
 }
 
+/// Why the client ended, for a recipe that stopped with it (closed when it does not say).
+pub(crate) fn why_ended(client: &Client) -> LostReason {
+    Liveness::now(client).ended().unwrap_or(LostReason::Closed)
+}
+
 /// [`Liveness::session_gone`] of the client now.
 pub(crate) fn session_gone(client: &Client, owner: i64) -> bool {
     Liveness::now(client).session_gone(raw_session_id(client), owner)
