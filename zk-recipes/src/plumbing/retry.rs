@@ -4,7 +4,7 @@
 
 use std::{future::Future, time::Duration};
 
-use zk_session::{Backoff, Client, Error, ErrorCode};
+use zk_session::{Backoff, Client, Error, ErrorCode, RetryPolicy};
 
 use super::liveness::client_over;
 
@@ -89,6 +89,30 @@ where
     }
 }
 
+/// Runs `op` until it answers `Ok`, pausing between tries as the caller's `policy` says
+/// (an optimistic update raced by another writer): the number of tries and the last
+/// answer, `Err` when the policy gave up. A failure of `op` itself ends the tries.
+pub(crate) async fn retry_under<T, R, E, F, Fut>(
+    policy: &RetryPolicy,
+    mut op: F,
+) -> Result<(u32, Result<T, R>), E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Result<T, R>, E>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match op().await? {
+            Ok(v) => return Ok((tries, Ok(v))),
+            Err(r) => match policy.sleep_for(tries - 1) {
+                Some(d) => tokio::time::sleep(d).await,
+                None => return Ok((tries, Err(r))),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +125,28 @@ mod tests {
         }
         assert!(retry_delay(0) <= Duration::from_millis(50));
         assert!(BACKOFF.ceiling(30) == Duration::from_secs(1));
+    }
+
+    #[tokio::test]
+    async fn a_policy_bounds_the_tries_and_a_failure_ends_them() {
+        let policy = RetryPolicy::exponential_backoff(Duration::from_millis(1), 2);
+        let mut calls = 0;
+        let r: Result<(u32, Result<(), u32>), ()> = retry_under(&policy, || {
+            calls += 1;
+            std::future::ready(Ok(Err(calls)))
+        })
+        .await;
+        assert_eq!(r, Ok((3, Err(3))), "one try and two retries");
+        let mut calls = 0;
+        let r: Result<(u32, Result<u32, ()>), ()> = retry_under(&policy, || {
+            calls += 1;
+            std::future::ready(if calls == 2 { Ok(Ok(7)) } else { Ok(Err(())) })
+        })
+        .await;
+        assert_eq!(r, Ok((2, Ok(7))));
+        let r: Result<(u32, Result<(), ()>), &str> =
+            retry_under(&policy, || std::future::ready(Err("refused"))).await;
+        assert_eq!(r, Err("refused"));
     }
 
     #[test]
