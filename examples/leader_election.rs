@@ -17,23 +17,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for id in ["alpha", "beta"] {
         let client = Client::builder(&servers).connect().await?;
         let terms = terms.clone();
-        let selector = LeaderSelector::builder(client, "/examples/election", move |lead| {
-            let terms = terms.clone();
-            async move {
-                println!(
-                    "{} leads (term {}, fencing token {})",
-                    lead.id(),
-                    lead.term(),
-                    lead.fencing_token()
-                );
-                // The leader's work; returning gives leadership up.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                let _ = terms.send(lead.id().to_owned());
-            }
-        })
-        .id(id)
-        .start()
-        .await?;
+        let selector = LeaderSelector::builder(client, "/examples/election")
+            .task(move |lead| {
+                let terms = terms.clone();
+                async move {
+                    println!(
+                        "{} leads (term {}, fencing token {})",
+                        lead.id(),
+                        lead.term(),
+                        lead.fencing_token()
+                    );
+                    // The leader's work; returning gives leadership up.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let _ = terms.send(lead.id().to_owned());
+                }
+            })
+            .id(id)
+            .start()
+            .await?;
         selectors.push(selector);
     }
     // Each participant leads once (no auto_requeue): two terms in all.
@@ -42,8 +43,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         leaders.push(ended.recv().await.ok_or("the selectors stopped")?);
     }
     println!("leaders in order: {}", leaders.join(" -> "));
-    for selector in &selectors {
-        selector.close().await;
+    for selector in selectors {
+        selector.close().await?;
     }
     Ok(())
 }

@@ -238,24 +238,25 @@ async fn selector_close_queued_and_leading(pause: Pause) {
             } else {
                 Some(holder.acquire().await.map_err(|e| e.to_string())?)
             };
-            let selector = LeaderSelector::builder(env.c.clone(), &env.path, |lead| async move {
-                lead.lost().await;
-            })
-            .start()
-            .await
-            .map_err(|e| e.to_string())?;
+            let selector = LeaderSelector::builder(env.c.clone(), &env.path)
+                .task(|lead| async move {
+                    lead.lost().await;
+                })
+                .start()
+                .await
+                .map_err(|e| e.to_string())?;
             if leading {
-                let mut w = selector.watch_leadership();
-                tokio::time::timeout(SETTLE, w.wait_for(true))
+                let mut w = selector.status();
+                tokio::time::timeout(SETTLE, w.wait_for(|s| s.is_leader()))
                     .await
                     .map_err(|_| "never led")?
                     .map_err(|e| e.to_string())?;
             } else {
                 recipes_support::until_children(&env.observer, &env.path, 2).await;
             }
+            // A close not yet sent leaves the selector in line: dropping it (with the
+            // close's future) leaves too.
             let done = poll_then_drop(selector.close(), k, env.plan.pause).await;
-            // A close not yet sent leaves the selector in line: dropping it leaves too.
-            drop(selector);
             let checked = env.clean(&[], &[]).await;
             drop(hg);
             checked?;
@@ -276,30 +277,31 @@ async fn selector_close_queued_and_leading(pause: Pause) {
 async fn selector_relinquish_and_requeue() {
     let env = Env::new("relinquish", Pause::Yield).await;
     let env = &env;
-    let selector = LeaderSelector::builder(env.c.clone(), &env.path, |lead| async move {
-        lead.lost().await;
-    })
-    .start()
-    .await
-    .expect("the selector starts");
-    let mut w = selector.watch_leadership();
-    tokio::time::timeout(SETTLE, w.wait_for(true))
+    let selector = LeaderSelector::builder(env.c.clone(), &env.path)
+        .task(|lead| async move {
+            lead.lost().await;
+        })
+        .start()
+        .await
+        .expect("the selector starts");
+    let mut w = selector.status();
+    tokio::time::timeout(SETTLE, w.wait_for(|s| s.is_leader()))
         .await
         .unwrap()
         .unwrap();
     selector.interrupt_leadership();
-    tokio::time::timeout(SETTLE, w.wait_for(false))
+    tokio::time::timeout(SETTLE, w.wait_for(|s| !s.is_leader()))
         .await
         .unwrap()
         .unwrap();
     env.clean(&[], &[]).await.unwrap();
     env.another_takes_the_lock().await.unwrap();
     assert!(selector.requeue());
-    tokio::time::timeout(SETTLE, w.wait_for(true))
+    tokio::time::timeout(SETTLE, w.wait_for(|s| s.is_leader()))
         .await
         .unwrap()
         .unwrap();
-    selector.close().await;
+    selector.close().await.unwrap();
     env.clean(&[], &[]).await.unwrap();
 }
 
@@ -310,7 +312,11 @@ async fn latch_start_and_close(pause: Pause) {
         let start = LeaderLatch::builder(env.c.clone(), &env.path).start();
         let done = poll_then_drop(start, k, env.plan.pause).await;
         if let Some(latch) = done {
-            latch.map_err(|e| e.to_string())?.close().await;
+            latch
+                .map_err(|e| e.to_string())?
+                .close()
+                .await
+                .map_err(|e| e.to_string())?;
             env.clean(&[], &[]).await?;
             return Ok(true);
         }
@@ -326,7 +332,6 @@ async fn latch_start_and_close(pause: Pause) {
                 .await
                 .map_err(|e| e.to_string())?;
             let done = poll_then_drop(latch.close_with(mode), k, env.plan.pause).await;
-            drop(latch);
             env.clean(&[], &[]).await?;
             Ok(done.is_some())
         })
@@ -450,7 +455,7 @@ async fn session_watch_operations(pause: Pause) {
 
 /// The cache's start (which adds its persistent watch) and its wait for the initial load,
 /// dropped at every point; and the cache itself dropped after each: no watch is left.
-async fn cache_start_and_initialized(pause: Pause) {
+async fn cache_start_and_close(pause: Pause) {
     let env = Env::new("cache", pause).await;
     let env = &env;
     for p in [env.path.clone(), format!("{}/there", env.path)] {
@@ -480,20 +485,20 @@ async fn cache_start_and_initialized(pause: Pause) {
             .start()
             .await
             .map_err(|e| e.to_string())?;
-        let done = poll_then_drop(cache.initialized(), k, env.plan.pause).await;
+        // Loaded when started.
+        if cache.len() != 2 {
+            return Err(format!("loaded {} of 2 znodes", cache.len()));
+        }
+        let done = poll_then_drop(cache.close(), k, env.plan.pause).await;
         let completed = done.is_some();
         if let Some(r) = done {
             r.map_err(|e| e.to_string())?;
-            if cache.len() != 2 {
-                return Err(format!("loaded {} of 2 znodes", cache.len()));
-            }
         }
-        drop(cache);
         env.clean(&[], &[]).await?;
         Ok(completed)
     })
     .await;
-    assert_swept("cache initialized", &report, true);
+    assert_swept("cache close", &report, true);
 }
 
 /// The sweep's checks can fail: a future that leaks a node or a watch is caught.
@@ -633,7 +638,7 @@ with_both_pauses!(
     latch_start_and_close,
     protected_create,
     session_watch_operations,
-    cache_start_and_initialized,
+    cache_start_and_close,
     semaphore_acquire_and_release,
     rw_lock_acquires,
     counters,

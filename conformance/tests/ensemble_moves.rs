@@ -91,7 +91,10 @@ async fn a_following_client_keeps_its_session_while_every_member_is_replaced() {
         .start()
         .await
         .unwrap();
-    latch.await_leadership_timeout(WITHIN).await.unwrap();
+    tokio::time::timeout(WITHIN, latch.status().wait_for(|s| s.is_leader()))
+        .await
+        .expect("leading in time")
+        .unwrap();
 
     // Three members join.
     let admin = Client::builder(&original).connect().await.unwrap();

@@ -14,7 +14,7 @@ use cache_support::*;
 use recipes_support::{
     client, eventually, expire_session, shared, soon, unique, until_state, watches_of, Proxy,
 };
-use zk_recipes::{Cache, CacheData, CacheEvent, CacheMode, ResyncReason};
+use zk_recipes::{Cache, CacheData, CacheEvent, CacheMode, CacheStatus, ResyncReason};
 use zk_session::{Op, SessionState, Version};
 
 #[tokio::test]
@@ -29,7 +29,7 @@ async fn loads_a_tree_then_reports_each_change() {
         matches!(e, CacheEvent::Initialized)
     })
     .await;
-    assert!(cache.is_initialized());
+    assert_eq!(cache.status().get(), CacheStatus::Initialized);
     assert_eq!(load.len(), all.len() + 1, "{:?}", described(&load));
     assert_eq!(cache.len(), all.len());
     assert_eq!(
@@ -97,9 +97,6 @@ async fn modes_depth_and_stat_only() {
     let two = start(CacheMode::Tree, Some(2), CacheData::StatOnly)
         .await
         .unwrap();
-    for cache in [&node, &kids, &two] {
-        soon("initialized", cache.initialized()).await.unwrap();
-    }
     assert_eq!(node.len(), 1);
     assert_eq!(node.children(&root).unwrap(), Vec::<String>::new());
     assert_eq!(node.get(&root).unwrap().stat().num_children, 3);
@@ -207,11 +204,8 @@ async fn a_flat_directory_of_100000_children_loads_completely() {
     while let Some(r) = writes.join_next().await {
         r.unwrap().expect("create the children");
     }
-    let cache = Cache::builder(client(&shared()).await, &root)
-        .start()
-        .await
-        .unwrap();
-    tokio::time::timeout(Duration::from_secs(120), cache.initialized())
+    let start = Cache::builder(client(&shared()).await, &root).start();
+    let cache = tokio::time::timeout(Duration::from_secs(120), start)
         .await
         .expect("loads within 2 minutes")
         .unwrap();
@@ -300,7 +294,6 @@ async fn changes_during_the_initial_load_end_up_in_the_view() {
         .await
         .unwrap();
     writer.await.unwrap();
-    soon("initialized", cache.initialized()).await.unwrap();
     view_matches_server(&admin, &cache, &root).await;
 }
 
@@ -390,7 +383,6 @@ async fn dropping_the_cache_leaves_no_watch() {
     let server = conformance::shared_standalone().server();
     let cache = Cache::builder(c.clone(), &root).start().await.unwrap();
     let mut events = cache.subscribe();
-    soon("initialized", cache.initialized()).await.unwrap();
     assert!(watches_of(server, sid(&c)).contains(&root));
     drop(cache);
     // What was queued is still read, then the end.

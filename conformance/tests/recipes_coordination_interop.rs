@@ -315,7 +315,11 @@ async fn shared_count_values_cross_between_curator_and_us() {
     let connect = shared();
     let path = unique("interop-count");
     let c = client(&connect).await;
-    let ours = SharedCount::start(c, &path, 17).await.unwrap();
+    let ours = SharedCount::builder(c, &path)
+        .seed(17)
+        .start()
+        .await
+        .unwrap();
     let out = run_peer(["count-get", &connect, &path].map(String::from).to_vec()).await;
     assert_eq!(said(&out, "VALUE"), "17");
     let out = run_peer(

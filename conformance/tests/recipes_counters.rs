@@ -36,8 +36,16 @@ async fn shared_count_seeds_once_sets_with_versions_and_streams_changes() {
         client(&shared()).await,
     );
     let path = format!("{}/deep/count", unique("count"));
-    let first = SharedCount::start(a, &path, 5).await.unwrap();
-    let second = SharedCount::start(b, &path, 99).await.unwrap();
+    let first = SharedCount::builder(a, &path)
+        .seed(5)
+        .start()
+        .await
+        .unwrap();
+    let second = SharedCount::builder(b, &path)
+        .seed(99)
+        .start()
+        .await
+        .unwrap();
     assert_eq!(
         (first.count(), second.count()),
         (5, 5),
@@ -72,7 +80,9 @@ async fn shared_count_seeds_once_sets_with_versions_and_streams_changes() {
         .create(&bad, b"\x01", CreateOptions::persistent())
         .await
         .unwrap();
-    let err = SharedCount::start(admin.clone(), &bad, 0)
+    let err = SharedCount::builder(admin.clone(), &bad)
+        .seed(0)
+        .start()
         .await
         .unwrap_err();
     assert!(
@@ -88,7 +98,11 @@ async fn shared_count_catches_up_after_connection_loss_and_expiry() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let path = unique("count-faults");
-    let count = SharedCount::start(c.clone(), &path, 0).await.unwrap();
+    let count = SharedCount::builder(c.clone(), &path)
+        .seed(0)
+        .start()
+        .await
+        .unwrap();
 
     proxy.partition(true);
     until_state(&c, SessionState::Suspended).await;
@@ -280,7 +294,9 @@ async fn counters(
     let path = unique(tag);
     let long = DistributedAtomicLong::new(c.clone(), format!("{path}/long"));
     assert!(long.initialize(start).await.unwrap());
-    let count = SharedCount::start(c.clone(), format!("{path}/count"), 0)
+    let count = SharedCount::builder(c.clone(), format!("{path}/count"))
+        .seed(0)
+        .start()
         .await
         .unwrap();
     (path, Arc::new(long), Arc::new(count))
@@ -354,4 +370,24 @@ async fn counter_updates_made_across_the_expiry_land_once() {
     let (bytes, _) = admin.get_data(&format!("{path}/count")).await.unwrap();
     assert_eq!(&bytes[..], &want.to_be_bytes());
     until_count(&count, want).await;
+}
+
+/// A compare-and-set on a count whose znode is gone fails with NoNode, as Curator's
+/// `trySetCount` throws: `Ok(false)` would send the usual retry loop spinning forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_count_try_set_on_a_deleted_node_is_no_node() {
+    let (c, admin) = (client(&shared()).await, client(&shared()).await);
+    let path = unique("count-gone");
+    let count = SharedCount::builder(c, &path)
+        .seed(3)
+        .start()
+        .await
+        .unwrap();
+    admin.delete(&path, Version::Any).await.unwrap();
+    let r = count.try_set(count.versioned(), 4).await;
+    assert!(
+        matches!(&r, Err(RecipeError::Session(e)) if e.code() == Some(ErrorCode::NoNode)),
+        "{r:?}"
+    );
+    assert_eq!(admin.exists(&path).await.unwrap(), None, "nothing created");
 }

@@ -107,13 +107,14 @@ async fn dropped_try_acquire_during_the_listing_retry_leaves_no_node() {
 #[tokio::test]
 async fn selector_closed_during_the_listing_retry_leaves_no_node() {
     let t = ListingCut::new("edge-selector-listing").await;
-    let selector = LeaderSelector::builder(t.c.clone(), &t.path, |_lead| async {})
+    let selector = LeaderSelector::builder(t.c.clone(), &t.path)
+        .task(|_lead| async {})
         .start()
         .await
         .expect("the selector starts");
     until_children(&t.admin, &t.path, 1).await;
     until_state(&t.c, SessionState::Suspended).await;
-    soon("close", selector.close()).await;
+    soon("close", selector.close()).await.unwrap();
     t.reconnect_and_expect_no_node().await;
 }
 

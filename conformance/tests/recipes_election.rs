@@ -19,10 +19,10 @@ use std::{
 use conformance::{four_letter_word, shared_standalone, Standalone, ZkServer};
 // The helpers the mutex tests use too (same SOON); `watches_under` stays here, shaped for
 // elections.
-use recipes_support::{client, eventually, participant_ids, soon, unique_under, SOON};
+use recipes_support::{client, eventually, leads, participant_ids, soon, unique_under, SOON};
 use zk_recipes::{
-    CloseMode, InterProcessMutex, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent,
-    LostReason, RecipeError, SuspendPolicy,
+    CloseMode, InterProcessMutex, LatchStatus, LeaderLatch, LeaderSelector, Leadership,
+    LeadershipEvent, LostReason, RecipeError, SelectorStatus, SuspendPolicy,
 };
 use zk_session::{Client, OnExpiry, SessionState, Version};
 
@@ -116,12 +116,14 @@ async fn latch_basics_order_stream_and_close_modes() {
     let (ca, cb, cc) = (client(&cs).await, client(&cs).await, client(&cs).await);
     let path = unique("latch-basics");
     let a = latch(&ca, &path, "a").await;
-    soon("a leads", a.await_leadership()).await.unwrap();
+    soon("a leads", leads(&a)).await.unwrap();
     let b = latch(&cb, &path, "b").await;
     let c = latch(&cc, &path, "c").await;
     assert!(a.has_leadership());
     // Waiting behind a leader times out (not a timing assertion: b cannot lead while a does).
-    let r = b.await_leadership_timeout(Duration::from_millis(300)).await;
+    let r = tokio::time::timeout(Duration::from_millis(300), leads(&b))
+        .await
+        .unwrap_or(Err(RecipeError::Timeout));
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
     assert!(!b.has_leadership() && !c.has_leadership());
 
@@ -149,18 +151,15 @@ async fn latch_basics_order_stream_and_close_modes() {
     // NotifyLeader: a's stream hears NotLeader; b's hears IsLeader.
     let mut a_changes = a.changes();
     let mut b_changes = b.changes();
-    a.close_with(CloseMode::NotifyLeader).await;
-    assert!(!a.has_leadership());
+    let a_status = a.status();
+    a.close_with(CloseMode::NotifyLeader).await.unwrap();
+    assert!(matches!(a_status.get(), LatchStatus::Closed));
     assert_eq!(a_changes.next().await, Some(LeadershipEvent::NotLeader));
     assert_eq!(
         a_changes.next().await,
         None,
         "the stream ends with the latch"
     );
-    assert!(matches!(
-        a.await_leadership().await,
-        Err(RecipeError::Closed)
-    ));
     assert_eq!(
         soon("b hears", b_changes.next()).await,
         Some(LeadershipEvent::IsLeader)
@@ -169,11 +168,12 @@ async fn latch_basics_order_stream_and_close_modes() {
     assert_eq!(c.leader().await.unwrap().unwrap().id, "b");
 
     // Silent: b steps down without telling its stream.
-    b.close().await;
-    assert!(!b.has_leadership());
+    let b_status = b.status();
+    b.close().await.unwrap();
+    assert!(matches!(b_status.get(), LatchStatus::Closed));
     assert_eq!(b_changes.next().await, None);
-    soon("c leads", c.await_leadership()).await.unwrap();
-    c.close().await;
+    soon("c leads", leads(&c)).await.unwrap();
+    c.close().await.unwrap();
     assert_no_leftovers(&ca, zk, &path).await;
 }
 
@@ -184,7 +184,7 @@ async fn latch_leader_whose_node_is_deleted_steps_down_and_queues_again() {
     let (ca, cb, admin) = (client(&cs).await, client(&cs).await, client(&cs).await);
     let path = unique("latch-deleted");
     let a = latch(&ca, &path, "a").await;
-    soon("a leads", a.await_leadership()).await.unwrap();
+    soon("a leads", leads(&a)).await.unwrap();
     let b = latch(&cb, &path, "b").await;
     let mut a_changes = a.changes();
     admin
@@ -196,7 +196,7 @@ async fn latch_leader_whose_node_is_deleted_steps_down_and_queues_again() {
         soon("a steps down", a_changes.next()).await,
         Some(LeadershipEvent::NotLeader)
     );
-    soon("b leads", b.await_leadership()).await.unwrap();
+    soon("b leads", leads(&b)).await.unwrap();
     // a is back in line, behind b.
     eventually("a queued again", || async {
         let ids = participant_ids(a.participants().await.unwrap());
@@ -204,9 +204,9 @@ async fn latch_leader_whose_node_is_deleted_steps_down_and_queues_again() {
     })
     .await;
     assert!(!a.has_leadership());
-    b.close().await;
-    soon("a leads again", a.await_leadership()).await.unwrap();
-    a.close().await;
+    b.close().await.unwrap();
+    soon("a leads again", leads(&a)).await.unwrap();
+    a.close().await.unwrap();
     assert_no_leftovers(&admin, zk, &path).await;
 }
 
@@ -222,25 +222,21 @@ async fn latch_leader_losing_its_session_gives_exactly_one_new_leader() {
         latches.push(latch(&c, &path, id).await);
         clients.push(c);
     }
-    soon("a leads", latches[0].await_leadership())
-        .await
-        .unwrap();
+    soon("a leads", leads(&latches[0])).await.unwrap();
     expire(&cs, &clients[0]).await;
     // The old leader knows it is out: its latch ends with the session.
-    let r = soon("a's latch ends", latches[0].await_leadership()).await;
+    let r = soon("a's latch ends", leads(&latches[0])).await;
     assert!(matches!(r, Err(RecipeError::Lost(_))), "{r:?}");
     assert!(!latches[0].has_leadership());
     // The next in line leads, and only it.
-    soon("b leads", latches[1].await_leadership())
-        .await
-        .unwrap();
+    soon("b leads", leads(&latches[1])).await.unwrap();
     let leaders: Vec<usize> = (0..4).filter(|i| latches[*i].has_leadership()).collect();
     assert_eq!(leaders, [1]);
     let ps = latches[2].participants().await.unwrap();
     let ids: Vec<&str> = ps.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["b", "c", "d"]);
-    for l in &latches[1..] {
-        l.close().await;
+    for l in latches.drain(1..) {
+        l.close().await.unwrap();
     }
     assert_no_leftovers(&clients[1], zk, &path).await;
 }
@@ -276,12 +272,8 @@ async fn latch_suspend_policies_across_a_server_restart() {
     )
     .await
     .unwrap();
-    soon("strict leads", strict.await_leadership())
-        .await
-        .unwrap();
-    soon("patient leads", patient.await_leadership())
-        .await
-        .unwrap();
+    soon("strict leads", leads(&strict)).await.unwrap();
+    soon("patient leads", leads(&patient)).await.unwrap();
     let strict_node = strict.our_path().unwrap();
     let mut changes = strict.changes();
 
@@ -321,15 +313,15 @@ async fn latch_suspend_policies_across_a_server_restart() {
     if change.is_none() {
         panic!(
             "the latch ended: {:?}; client {:?}",
-            strict.await_leadership().await,
+            leads(&strict).await,
             ca.state()
         );
     }
     assert_eq!(change, Some(LeadershipEvent::IsLeader));
     assert_eq!(strict.our_path().as_deref(), Some(strict_node.as_str()));
     assert!(patient.has_leadership());
-    strict.close().await;
-    patient.close().await;
+    strict.close().await.unwrap();
+    patient.close().await.unwrap();
     assert_no_leftovers(&ca, &zk, &path).await;
 }
 
@@ -375,18 +367,19 @@ where
     let mut selectors = Vec::new();
     for (c, id) in clients.iter().zip(["a", "b", "c"]) {
         let (st, term) = (stage.clone(), term.clone());
-        let s = LeaderSelector::builder(c.clone(), path, move |lead: Leadership| {
-            let (st, term) = (st.clone(), term.clone());
-            async move {
-                let _on = OnStage::enter(&st, lead.id());
-                term(lead).await;
-            }
-        })
-        .id(id)
-        .auto_requeue(true)
-        .start()
-        .await
-        .expect("the selector starts");
+        let s = LeaderSelector::builder(c.clone(), path)
+            .task(move |lead: Leadership| {
+                let (st, term) = (st.clone(), term.clone());
+                async move {
+                    let _on = OnStage::enter(&st, lead.id());
+                    term(lead).await;
+                }
+            })
+            .id(id)
+            .auto_requeue(true)
+            .start()
+            .await
+            .expect("the selector starts");
         selectors.push(s);
     }
     (stage, selectors)
@@ -433,10 +426,11 @@ async fn selector_rotation_with_auto_requeue_never_two_leaders() {
             "{name}"
         );
     }
-    for s in &selectors {
-        soon(&format!("closing {}", s.id()), s.close()).await;
-        assert!(!s.has_leadership());
-        assert!(matches!(s.ended(), Some(RecipeError::Closed)));
+    for s in selectors {
+        let status = s.status();
+        let what = format!("closing {}", s.id());
+        soon(&what, s.close()).await.unwrap();
+        assert!(matches!(status.get(), SelectorStatus::Closed));
     }
     assert_eq!(stage.max.load(Ordering::SeqCst), 1, "two leaders at once");
     assert_eq!(stage.now.load(Ordering::SeqCst), 0);
@@ -470,12 +464,14 @@ async fn selector_leader_losing_its_session_is_cancelled_and_exactly_one_takes_o
     expire(&cs, &clients[first]).await;
     eventually(
         "the old leader's task is dropped and its selector ends",
-        || async { !selectors[first].has_leadership() && selectors[first].ended().is_some() },
+        || async {
+            !selectors[first].has_leadership() && selectors[first].status().get().has_ended()
+        },
     )
     .await;
     assert!(matches!(
-        selectors[first].ended(),
-        Some(RecipeError::Lost(_))
+        selectors[first].status().get(),
+        SelectorStatus::Ended(RecipeError::Lost(_))
     ));
     eventually("a new leader", || async {
         (0..3).any(|i| i != first && selectors[i].has_leadership())
@@ -488,9 +484,9 @@ async fn selector_leader_losing_its_session_is_cancelled_and_exactly_one_takes_o
     assert_eq!(stage.terms.lock().unwrap().len(), 2);
     let leader = selectors[leaders[0]].leader().await.unwrap().unwrap();
     assert_eq!(leader.id, selectors[leaders[0]].id());
-    for (i, s) in selectors.iter().enumerate() {
+    for (i, s) in selectors.into_iter().enumerate() {
         if i != first {
-            s.close().await;
+            s.close().await.unwrap();
         }
     }
     assert_eq!(stage.now.load(Ordering::SeqCst), 0);
@@ -507,19 +503,20 @@ async fn selector_without_requeue_interrupt_node_deletion_and_requeue() {
     let stage = Arc::new(Stage::default());
     let st = stage.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, String, u64)>();
-    let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
-        let st = st.clone();
-        let tx = tx.clone();
-        async move {
-            let _on = OnStage::enter(&st, lead.id());
-            let _ = tx.send((lead.term(), lead.node().to_owned(), lead.fencing_token()));
-            std::future::pending::<()>().await;
-        }
-    })
-    .id("solo")
-    .start()
-    .await
-    .expect("the selector starts");
+    let s = LeaderSelector::builder(c.clone(), path.clone())
+        .task(move |lead: Leadership| {
+            let st = st.clone();
+            let tx = tx.clone();
+            async move {
+                let _on = OnStage::enter(&st, lead.id());
+                let _ = tx.send((lead.term(), lead.node().to_owned(), lead.fencing_token()));
+                std::future::pending::<()>().await;
+            }
+        })
+        .id("solo")
+        .start()
+        .await
+        .expect("the selector starts");
     // Term 1, cancelled by interrupt_leadership; without auto-requeue it stays out.
     let (term, node1, token1) = soon("term 1", rx.recv()).await.unwrap();
     assert_eq!(term, 1);
@@ -543,8 +540,8 @@ async fn selector_without_requeue_interrupt_node_deletion_and_requeue() {
         !s.has_leadership() && stage.now.load(Ordering::SeqCst) == 0
     })
     .await;
-    assert!(s.ended().is_none());
-    s.close().await;
+    assert!(!s.status().get().has_ended());
+    s.close().await.unwrap();
     assert_eq!(stage.max.load(Ordering::SeqCst), 1);
     assert_no_leftovers(&admin, zk, &path).await;
 }
@@ -561,20 +558,21 @@ async fn selector_start_joins_the_line_and_a_term_says_why_it_ended() {
     let holder = InterProcessMutex::new(admin.clone(), &path);
     let hg = holder.acquire().await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<LostReason>();
-    let s = LeaderSelector::builder(c.clone(), path.clone(), move |lead: Leadership| {
-        let tx = tx.clone();
-        async move {
-            // Outlives the task, which the interrupt drops.
-            tokio::spawn(async move {
-                let _ = tx.send(lead.lost().await);
-            });
-            std::future::pending::<()>().await;
-        }
-    })
-    .id("joiner")
-    .start()
-    .await
-    .expect("the selector starts");
+    let s = LeaderSelector::builder(c.clone(), path.clone())
+        .task(move |lead: Leadership| {
+            let tx = tx.clone();
+            async move {
+                // Outlives the task, which the interrupt drops.
+                tokio::spawn(async move {
+                    let _ = tx.send(lead.lost().await);
+                });
+                std::future::pending::<()>().await;
+            }
+        })
+        .id("joiner")
+        .start()
+        .await
+        .expect("the selector starts");
     // In line as soon as start returns: behind the holder, not leading.
     let line = participant_ids(s.participants().await.unwrap());
     assert_eq!(line, ["", "joiner"], "the holder's node has no data");
@@ -584,9 +582,10 @@ async fn selector_start_joins_the_line_and_a_term_says_why_it_ended() {
     s.interrupt_leadership();
     let reason = soon("the term's end", rx.recv()).await;
     assert_eq!(reason, Some(LostReason::Interrupted));
-    s.close().await;
+    s.close().await.unwrap();
     // An election that cannot be joined: the start fails, with the session's error.
-    let bad = LeaderSelector::builder(c.clone(), "no-leading-slash", |_lead| async {})
+    let bad = LeaderSelector::builder(c.clone(), "no-leading-slash")
+        .task(|_lead| async {})
         .start()
         .await;
     assert!(matches!(bad, Err(RecipeError::Session(_))), "{bad:?}");

@@ -186,35 +186,36 @@ async fn selector_beside_curator_leader_selector() {
         our_clients.push(c.clone());
         let (violation, terms, marker) = (violation.clone(), terms.clone(), marker.clone());
         let (tc, stopping) = (c.clone(), stopping.clone());
-        let s = LeaderSelector::builder(c, path.clone(), move |lead: Leadership| {
-            let (violation, terms, marker) = (violation.clone(), terms.clone(), marker.clone());
-            let (c, stopping) = (tc.clone(), stopping.clone());
-            async move {
-                if stopping.load(Ordering::SeqCst) {
-                    // Winding down: lead without the marker until closed.
-                    std::future::pending::<()>().await;
-                }
-                match c
-                    .create(&marker, lead.id().as_bytes(), CreateOptions::ephemeral())
-                    .await
-                {
-                    Err(Error::Code(ErrorCode::NodeExists)) => {
-                        violation.store(true, Ordering::SeqCst)
+        let s = LeaderSelector::builder(c, path.clone())
+            .task(move |lead: Leadership| {
+                let (violation, terms, marker) = (violation.clone(), terms.clone(), marker.clone());
+                let (c, stopping) = (tc.clone(), stopping.clone());
+                async move {
+                    if stopping.load(Ordering::SeqCst) {
+                        // Winding down: lead without the marker until closed.
+                        std::future::pending::<()>().await;
                     }
-                    r => {
-                        r.unwrap();
+                    match c
+                        .create(&marker, lead.id().as_bytes(), CreateOptions::ephemeral())
+                        .await
+                    {
+                        Err(Error::Code(ErrorCode::NodeExists)) => {
+                            violation.store(true, Ordering::SeqCst)
+                        }
+                        r => {
+                            r.unwrap();
+                        }
                     }
+                    terms.lock().unwrap().push(lead.id().to_owned());
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    c.delete(&marker, Version::Any).await.unwrap();
                 }
-                terms.lock().unwrap().push(lead.id().to_owned());
-                tokio::time::sleep(Duration::from_millis(150)).await;
-                c.delete(&marker, Version::Any).await.unwrap();
-            }
-        })
-        .id(id)
-        .auto_requeue(true)
-        .start()
-        .await
-        .expect("the selector starts");
+            })
+            .id(id)
+            .auto_requeue(true)
+            .start()
+            .await
+            .expect("the selector starts");
         ours.push(s);
     }
 
@@ -267,8 +268,8 @@ async fn selector_beside_curator_leader_selector() {
         }
     })
     .await;
-    for s in &ours {
-        soon("close", s.close()).await;
+    for s in ours {
+        soon("close", s.close()).await.unwrap();
     }
     // A term that began just as the wind-down did may have left its ephemeral marker.
     for c in &our_clients {
@@ -310,7 +311,7 @@ async fn latch_beside_curator_leader_latch() {
     )
     .await
     .unwrap();
-    soon("a leads", a.await_leadership()).await.unwrap();
+    soon("a leads", leads(&a)).await.unwrap();
     let mut j = Peer::spawn(&["latch", &cs, &path, "curator-j"]);
     j.wait_count("READY", 1).await;
     j.send("status");
@@ -329,7 +330,7 @@ async fn latch_beside_curator_leader_latch() {
     assert_eq!(ids, ["rust-a", "curator-j"]);
 
     // Ours leaves: Curator's takes over.
-    a.close().await;
+    a.close().await.unwrap();
     j.wait_count("LEADER", 1).await;
 
     // Ours queues behind Curator's, and does not lead while it does.
@@ -339,7 +340,9 @@ async fn latch_beside_curator_leader_latch() {
     )
     .await
     .unwrap();
-    let r = b.await_leadership_timeout(Duration::from_millis(500)).await;
+    let r = tokio::time::timeout(Duration::from_millis(500), leads(&b))
+        .await
+        .unwrap_or(Err(RecipeError::Timeout));
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
     assert_eq!(b.leader().await.unwrap().unwrap().id, "curator-j");
     j.send("status");
@@ -348,8 +351,18 @@ async fn latch_beside_curator_leader_latch() {
     // Curator's leaves: ours takes over.
     j.send("close");
     j.wait_count("CLOSED", 1).await;
-    soon("b leads", b.await_leadership()).await.unwrap();
+    soon("b leads", leads(&b)).await.unwrap();
     assert_eq!(b.leader().await.unwrap().unwrap().id, "rust-b");
-    b.close().await;
+    b.close().await.unwrap();
     assert!(participant_ids(&ca, &path).await.is_empty());
+}
+
+/// Waits until `latch` leads (`Ok`), or it ends first (why).
+async fn leads(latch: &LeaderLatch) -> zk_recipes::Result<()> {
+    let mut status = latch.status();
+    match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+        zk_recipes::LatchStatus::Ended(e) => Err(e),
+        zk_recipes::LatchStatus::Closed => Err(RecipeError::Closed),
+        _ => Ok(()),
+    }
 }

@@ -29,16 +29,17 @@ async fn reporting_selector(
     policy: SuspendPolicy,
 ) -> (LeaderSelector, mpsc::UnboundedReceiver<Leadership>) {
     let (tx, terms) = mpsc::unbounded_channel();
-    let selector = LeaderSelector::builder(c.clone(), path, move |lead: Leadership| {
-        let _ = tx.send(lead);
-        std::future::pending()
-    })
-    .id("ours")
-    .auto_requeue(true)
-    .suspend_policy(policy)
-    .start()
-    .await
-    .expect("the selector starts");
+    let selector = LeaderSelector::builder(c.clone(), path)
+        .task(move |lead: Leadership| {
+            let _ = tx.send(lead);
+            std::future::pending()
+        })
+        .id("ours")
+        .auto_requeue(true)
+        .suspend_policy(policy)
+        .start()
+        .await
+        .expect("the selector starts");
     (selector, terms)
 }
 
@@ -127,7 +128,7 @@ impl Side {
         assert_eq!(term.node(), rejoined);
         assert_eq!(term.term(), 2);
         ours_alone(admin, path, &rejoined, new).await;
-        selector.close().await;
+        selector.close().await.unwrap();
         self.clean(path).await;
     }
 }
@@ -146,7 +147,7 @@ async fn latch_curator_leads_when_our_leaders_session_expires() {
         .start()
         .await
         .unwrap();
-    soon("ours leads", latch.await_leadership()).await.unwrap();
+    soon("ours leads", leads(&latch)).await.unwrap();
     let our_node = latch.our_path().expect("a node while leading");
     let (mut peer, curator_session) = start_peer("latch", path, CURATOR_SESSION_MS).await;
     until_children(admin, path, 2).await;
@@ -190,11 +191,12 @@ async fn latch_curator_leads_when_our_leaders_session_expires() {
     assert!(!peer.has_said("NOTLEADER"), "Curator's stepped down");
 
     let leads = spawn_on(&Arc::new(latch), |l| async move {
-        l.await_leadership().await?;
+        leads(&l).await?;
         Ok(l)
     });
     let latch = hand_back(peer, admin, &curator_node, leads).await;
-    latch.close().await;
+    let latch = Arc::into_inner(latch).expect("the last handle");
+    latch.close().await.unwrap();
     side.clean(path).await;
 }
 
@@ -262,7 +264,7 @@ async fn selector_we_lead_when_the_curator_leader_is_killed() {
         .unwrap();
     assert!(term.is_current() && selector.has_leadership());
     case.ours_alone(term.node()).await;
-    selector.close().await;
+    selector.close().await.unwrap();
     case.all_gone().await;
 }
 
@@ -280,14 +282,11 @@ async fn latch_we_lead_when_the_curator_leader_is_killed() {
     assert!(!latch.has_leadership(), "ours leads beside Curator's");
 
     case.kill_until_gone(|| latch.has_leadership()).await;
-    soon(
-        "ours leads after Curator's session",
-        latch.await_leadership(),
-    )
-    .await
-    .unwrap();
+    soon("ours leads after Curator's session", leads(&latch))
+        .await
+        .unwrap();
     case.ours_alone(&latch.our_path().expect("a node while leading"))
         .await;
-    latch.close().await;
+    latch.close().await.unwrap();
     case.all_gone().await;
 }

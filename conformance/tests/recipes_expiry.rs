@@ -19,9 +19,9 @@ use std::{
 };
 
 use recipes_support::{
-    children, client, cut_off, eventually, expire_and_renew, expire_session, let_back_renewed,
-    name_of, participant_ids, proxied, shared, soon, spawn_acquire, unique, until_children,
-    until_some,
+    children, client, cut_off, eventually, expire_and_renew, expire_session, leads,
+    let_back_renewed, name_of, participant_ids, proxied, shared, soon, spawn_acquire, unique,
+    until_children, until_some,
 };
 use zk_recipes::{
     InterProcessMutex, LeaderLatch, LeaderSelector, Leadership, LeadershipEvent, LostReason,
@@ -240,18 +240,19 @@ async fn selector(
     st: &Arc<Stage>,
 ) -> LeaderSelector {
     let st = st.clone();
-    LeaderSelector::builder(c.clone(), path.to_owned(), move |_lead: Leadership| {
-        let st = st.clone();
-        async move {
-            let _on = OnStage::enter(&st);
-            std::future::pending::<()>().await;
-        }
-    })
-    .id(id)
-    .auto_requeue(requeue)
-    .start()
-    .await
-    .expect("the selector starts")
+    LeaderSelector::builder(c.clone(), path.to_owned())
+        .task(move |_lead: Leadership| {
+            let st = st.clone();
+            async move {
+                let _on = OnStage::enter(&st);
+                std::future::pending::<()>().await;
+            }
+        })
+        .id(id)
+        .auto_requeue(requeue)
+        .start()
+        .await
+        .expect("the selector starts")
 }
 
 /// At most one selector leads and at most one task runs; returns the leader's index.
@@ -291,7 +292,7 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
             && ps.iter().all(|p| p.session_id != a_old)
     })
     .await;
-    assert!(a.ended().is_none());
+    assert!(!a.status().get().has_ended());
     let ids = participant_ids(c.participants().await.unwrap());
     assert_eq!(ids, ["b", "c", "a"]);
     assert_eq!(one_leader(&all, &st), Some(1));
@@ -305,7 +306,7 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
         ps.iter().all(|p| p.id != "b" && p.session_id != b_old),
         "{ps:?}"
     );
-    assert!(b.ended().is_none() && !b.has_leadership());
+    assert!(!b.status().get().has_ended() && !b.has_leadership());
     // Asked to, it queues on its new session.
     assert!(b.requeue());
     eventually("b is back in line on its new session", || async {
@@ -314,8 +315,8 @@ async fn selector_with_auto_requeue_rejoins_on_the_new_session_and_one_without_d
     })
     .await;
     assert_eq!(one_leader(&all, &st), Some(2));
-    for s in all {
-        s.close().await;
+    for s in [a, b, c] {
+        s.close().await.unwrap();
     }
     assert_eq!(st.now.load(Ordering::SeqCst), 0);
     assert!(st.most.load(Ordering::SeqCst) <= 1);
@@ -341,13 +342,13 @@ async fn latch_takes_part_again_on_the_new_session() {
     let path = unique("rexp-latch");
     let a = start_latch(&ca, &path, "a").await;
     let mut changes = a.changes();
-    soon("a leads", a.await_leadership()).await.unwrap();
+    soon("a leads", leads(&a)).await.unwrap();
     let b = start_latch(&cb, &path, "b").await;
     let old_path = a.our_path().unwrap();
     assert!(a.has_leadership() && !b.has_leadership());
 
     let (old, new) = expire_and_renew(&proxy, &ca).await;
-    soon("b leads", b.await_leadership()).await.unwrap();
+    soon("b leads", leads(&b)).await.unwrap();
     assert!(!a.has_leadership(), "two leaders");
     let new_path = until_some("a's new node", || async {
         a.our_path().filter(|p| *p != old_path)
@@ -360,12 +361,15 @@ async fn latch_takes_part_again_on_the_new_session() {
     assert_eq!(ps[1].path, new_path);
     assert!(!a.has_leadership() && b.has_leadership());
     // Still in the election: waiting, not ended.
-    let r = a.await_leadership_timeout(Duration::from_millis(300)).await;
+    let r = tokio::time::timeout(Duration::from_millis(300), leads(&a))
+        .await
+        .unwrap_or(Err(RecipeError::Timeout));
     assert!(matches!(r, Err(RecipeError::Timeout)), "{r:?}");
 
-    b.close().await;
-    soon("a leads again", a.await_leadership()).await.unwrap();
-    assert!(!b.has_leadership());
+    let b_status = b.status();
+    b.close().await.unwrap();
+    soon("a leads again", leads(&a)).await.unwrap();
+    assert!(!b_status.get().is_leader());
     let mut seen = Vec::new();
     while seen.len() < 3 {
         seen.push(soon("a's changes", changes.next()).await.unwrap());
@@ -378,7 +382,7 @@ async fn latch_takes_part_again_on_the_new_session() {
             LeadershipEvent::IsLeader
         ]
     );
-    a.close().await;
+    a.close().await.unwrap();
     until_children(&cb, &path, 0).await;
 }
 

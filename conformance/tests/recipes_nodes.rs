@@ -17,7 +17,15 @@ use recipes_support::{
 use zk_recipes::{GroupMember, NodeStatus, PersistentNode, RecipeError};
 use zk_session::{Client, CreateOptions, SessionState, Version};
 
-const WAIT: Duration = Duration::from_secs(30);
+/// A started member of `group`.
+async fn member(c: Client, group: &str, id: &str, payload: &[u8]) -> GroupMember {
+    GroupMember::builder(c, group)
+        .id(id)
+        .payload(payload)
+        .start()
+        .await
+        .unwrap()
+}
 
 /// Waits until `admin` sees `path` with `data`, owned by `owner`.
 async fn until_node(admin: &Client, path: &str, data: &[u8], owner: i64) {
@@ -35,11 +43,14 @@ async fn persistent_node_comes_back_after_deletion_and_expiry() {
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
     let base = format!("{}/services/api-", unique("pnode"));
-    let node = PersistentNode::builder(c.clone(), &base, b"v1")
+    let node = PersistentNode::builder(c.clone(), &base)
+        .data(b"v1")
         .options(CreateOptions::ephemeral_sequential())
         .protected()
-        .start();
-    let path = node.wait_until_present(WAIT).await.unwrap();
+        .start()
+        .await
+        .unwrap();
+    let path = node.path().unwrap();
     let name = path.rsplit('/').next().unwrap().to_owned();
     assert!(name.starts_with("_c_") && name.contains("-api-"), "{name}");
     until_node(&admin, &path, b"v1", ephemeral_owner(&c)).await;
@@ -105,10 +116,13 @@ async fn persistent_node_adopts_an_existing_node() {
     c.create(&path, b"old", CreateOptions::persistent())
         .await
         .unwrap();
-    let node = PersistentNode::builder(c.clone(), &path, b"new")
+    let node = PersistentNode::builder(c.clone(), &path)
+        .data(b"new")
         .options(CreateOptions::persistent())
-        .start();
-    assert_eq!(node.wait_until_present(WAIT).await.unwrap(), path);
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(node.path().unwrap(), path);
     until_node(&c, &path, b"new", 0).await;
     node.close().await.unwrap();
     assert_eq!(c.exists(&path).await.unwrap(), None);
@@ -121,10 +135,13 @@ async fn persistent_ttl_node_comes_back_and_close_removes_it() {
     let c = client(&shared()).await;
     let admin = client(&shared()).await;
     let path = format!("{}/lease", unique("pnode-ttl"));
-    let node = PersistentNode::builder(c.clone(), &path, b"t1")
+    let node = PersistentNode::builder(c.clone(), &path)
+        .data(b"t1")
         .options(CreateOptions::ttl(Duration::from_secs(600)))
-        .start();
-    assert_eq!(node.wait_until_present(WAIT).await.unwrap(), path);
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(node.path().unwrap(), path);
     let (data, first) = admin.get_data(&path).await.unwrap();
     assert_eq!(&data[..], b"t1");
     // Not an ephemeral (the server hides the TTL it keeps in this field).
@@ -158,10 +175,12 @@ async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
             .unwrap()
     });
     let c = client(&zk.connect_string()).await;
-    let node = PersistentNode::builder(c.clone(), "/lease", b"t1")
+    let node = PersistentNode::builder(c.clone(), "/lease")
+        .data(b"t1")
         .options(CreateOptions::ttl(Duration::from_millis(500)))
-        .start();
-    node.wait_until_present(WAIT).await.unwrap();
+        .start()
+        .await
+        .unwrap();
     let first = until_some("the first TTL node", || async {
         c.exists("/lease").await.ok().flatten()
     })
@@ -179,12 +198,10 @@ async fn persistent_ttl_node_reaped_by_the_server_comes_back() {
 async fn group_members_see_each_other_join_change_and_leave() {
     let group = unique("group");
     let (a, b) = (client(&shared()).await, client(&shared()).await);
-    let alice = GroupMember::start(a, &group, "alice", b"10.0.0.1");
+    let alice = member(a, &group, "alice", b"10.0.0.1").await;
     // Before the view has seen anything, this member is in it with its payload.
     assert_eq!(&alice.members()["alice"][..], b"10.0.0.1");
-    let mut bob = GroupMember::start(b, &group, "bob", b"10.0.0.2");
-    alice.wait_until_registered(WAIT).await.unwrap();
-    bob.wait_until_registered(WAIT).await.unwrap();
+    let mut bob = member(b, &group, "bob", b"10.0.0.2").await;
     let mut view = alice.changes();
     soon("alice sees bob", view.wait_for(|m| m.len() == 2))
         .await
@@ -232,8 +249,7 @@ async fn group_view_follows_other_clients_across_reconnects() {
     let group = unique("group-cache");
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
-    alice.wait_until_registered(WAIT).await.unwrap();
+    let alice = member(c.clone(), &group, "alice", b"a1").await;
     let carol = format!("{group}/carol");
     admin
         .create(&carol, b"c1", CreateOptions::persistent())
@@ -285,10 +301,8 @@ async fn group_member_registers_again_on_the_new_session() {
     let group = unique("group-expiry");
     let (proxy, c) = proxied().await;
     let admin = client(&shared()).await;
-    let alice = GroupMember::start(c.clone(), &group, "alice", b"a1");
-    let bob = GroupMember::start(admin.clone(), &group, "bob", b"b1");
-    alice.wait_until_registered(WAIT).await.unwrap();
-    bob.wait_until_registered(WAIT).await.unwrap();
+    let alice = member(c.clone(), &group, "alice", b"a1").await;
+    let bob = member(admin.clone(), &group, "bob", b"b1").await;
     until_members(&alice, &[("alice", b"a1"), ("bob", b"b1")]).await;
 
     let (old, new) = expire_and_renew(&proxy, &c).await;
@@ -298,10 +312,53 @@ async fn group_member_registers_again_on_the_new_session() {
     // The view follows the group on the new session.
     bob.close().await.unwrap();
     until_members(&alice, &[("alice", b"a1")]).await;
-    let carol = GroupMember::start(admin.clone(), &group, "carol", b"c1");
+    let carol = member(admin.clone(), &group, "carol", b"c1").await;
     until_members(&alice, &[("alice", b"a1"), ("carol", b"c1")]).await;
     until_members(&carol, &[("alice", b"a1"), ("carol", b"c1")]).await;
     carol.close().await.unwrap();
     alice.close().await.unwrap();
     assert!(children(&admin, &group).await.is_empty());
+}
+
+/// A reconnect that lost nothing changes nothing: the status says `Present` again only
+/// after a real re-creation (a loss counted first), never for a node merely adopted back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_node_status_is_quiet_across_a_reconnect_that_lost_nothing() {
+    let (proxy, c) = proxied().await;
+    let admin = client(&shared()).await;
+    let path = unique("pnode-quiet");
+    let node = PersistentNode::builder(c.clone(), &path)
+        .data(b"q")
+        .start()
+        .await
+        .unwrap();
+    let (_, before) = admin.get_data(&path).await.unwrap();
+    // Records every status change as it is published, with the loss count then.
+    let mut status = node.status();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorder = {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            while let Ok(s) = status.changed().await {
+                seen.lock().unwrap().push(s);
+            }
+        })
+    };
+
+    cut_and_reconnect(&proxy, &c).await;
+    // The keeper has looked again once it re-applied our data (a new data version).
+    until_some("our data re-applied after the reconnect", || async {
+        let (_, now) = admin.get_data(&path).await.ok()?;
+        (now.version > before.version).then_some(())
+    })
+    .await;
+    // A few round trips for a (wrong) announcement to reach the recorder.
+    for _ in 0..3 {
+        admin.exists(&path).await.unwrap();
+    }
+    assert_eq!(node.times_lost(), 0);
+    node.close().await.unwrap();
+    soon("the recorder ends", recorder).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, vec![NodeStatus::Closed], "a change means a change");
 }

@@ -138,11 +138,14 @@ async fn persistent_nodes_protected_sequential_share_curators_layout() {
     peer.send(&format!("node {base} from-curator")).await;
     let theirs = peer.answer("NODE").await;
     let c = client(&shared()).await;
-    let node = PersistentNode::builder(c.clone(), &base, b"from-us")
+    let node = PersistentNode::builder(c.clone(), &base)
+        .data(b"from-us")
         .options(CreateOptions::ephemeral_sequential())
         .protected()
-        .start();
-    let ours = node.wait_until_present(SOON).await.unwrap();
+        .start()
+        .await
+        .unwrap();
+    let ours = node.path().unwrap();
 
     // Both under the parent, both `_c_<uuid>-api-<ten digits>`.
     let mut names = children(&admin, &parent).await;
@@ -239,8 +242,12 @@ async fn group_members_of_curator_and_ours_see_each_other() {
     let mut peer = start_peer().await;
     peer.send(&format!("join {group} curator c1")).await;
     peer.expect("JOINED").await;
-    let mut ours = GroupMember::start(client(&shared()).await, &group, "ours", b"o1");
-    ours.wait_until_registered(SOON).await.unwrap();
+    let mut ours = GroupMember::builder(client(&shared()).await, &group)
+        .id("ours")
+        .payload(b"o1")
+        .start()
+        .await
+        .unwrap();
     // One layout: a node per member, named by its id, holding its payload.
     assert_eq!(
         until_children(&admin, &group, 2).await,

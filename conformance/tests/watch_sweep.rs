@@ -1,5 +1,5 @@
 //! Cancellation sweeps of the recipes' watch types against a real ZooKeeper 3.8: a
-//! `LeadershipWatch::changed` or `ValueWatch::changed` dropped after any number of polls,
+//! `ValueWatch::changed` (of a selector's status or a count's value) dropped after any number of polls,
 //! while the change it waits for is on its way, loses nothing: the same watch's next call
 //! still returns that change.
 
@@ -18,28 +18,28 @@ const AFTER_DROP: Duration = Duration::from_secs(10);
 async fn a_dropped_leadership_wait_loses_no_change() {
     let c = client(&conformance::shared_standalone().connect_string()).await;
     let path = unique_under("watch-sweep", "selector");
-    let selector =
-        LeaderSelector::builder(c.clone(), path.as_str(), |_lead| std::future::pending())
-            .start()
-            .await
-            .expect("the selector starts");
+    let selector = LeaderSelector::builder(c.clone(), path.as_str())
+        .task(|_lead| std::future::pending())
+        .start()
+        .await
+        .expect("the selector starts");
     let plan = SweepPlan::default();
     let report = sweep(&plan, |k| {
         let selector = &selector;
         async move {
             // One watch for the dropped wait and the next.
-            let mut w = selector.watch_leadership();
-            soon("leading again", w.wait_for(true))
+            let mut w = selector.status();
+            soon("leading again", w.wait_for(|s| s.is_leader()))
                 .await
                 .map_err(|e| format!("leading again: {e}"))?;
             // The end of the term is on its way while the wait is polled.
             selector.interrupt_leadership();
             let done = poll_then_drop(w.changed(), k, plan.pause).await;
             let outcome = match done {
-                Some(Ok(false)) => Ok(true),
+                Some(Ok(s)) if !s.is_leader() => Ok(true),
                 Some(other) => Err(format!("the wait said {other:?}")),
                 None => match tokio::time::timeout(AFTER_DROP, w.changed()).await {
-                    Ok(Ok(false)) => Ok(false),
+                    Ok(Ok(s)) if !s.is_leader() => Ok(false),
                     Ok(other) => Err(format!("after the drop, the next wait said {other:?}")),
                     Err(_) => Err("after the drop, the change was lost".to_owned()),
                 },
@@ -52,7 +52,7 @@ async fn a_dropped_leadership_wait_loses_no_change() {
     println!("{report:?}");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     assert!(report.drops > 0, "no drop was swept");
-    selector.close().await;
+    selector.close().await.unwrap();
     let _ = c.delete(&path, zk_session::Version::Any).await;
 }
 
@@ -61,10 +61,18 @@ async fn a_dropped_value_wait_loses_no_change() {
     let cs = conformance::shared_standalone().connect_string();
     let (a, b) = (client(&cs).await, client(&cs).await);
     let path = unique_under("watch-sweep", "count");
-    let ours = SharedCount::start(a.clone(), path.as_str(), 0)
+    let ours = SharedCount::builder(a.clone(), path.as_str())
+        .seed(0)
+        .start()
         .await
         .unwrap();
-    let theirs = Arc::new(SharedCount::start(b, path.as_str(), 0).await.unwrap());
+    let theirs = Arc::new(
+        SharedCount::builder(b, path.as_str())
+            .seed(0)
+            .start()
+            .await
+            .unwrap(),
+    );
     let plan = SweepPlan::default();
     let report = sweep(&plan, |k| {
         let (ours, theirs) = (&ours, theirs.clone());

@@ -8,7 +8,7 @@ use std::{
 
 use tokio::process::{Child, Command};
 use zk_recipes::{
-    InterProcessMutex, InterProcessSemaphoreV2, LeaderLatch, LostReason, RecipeError,
+    InterProcessMutex, InterProcessSemaphoreV2, LatchStatus, LeaderLatch, LostReason, RecipeError,
 };
 use zk_session::Client;
 
@@ -132,13 +132,15 @@ pub async fn elect(
     };
     let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
     let outcome = async {
-        let mut leading = loop {
+        let mut status = latch.status();
+        let leading = |s: &LatchStatus| s.is_leader() || s.has_ended();
+        let now = {
             let wait = async {
                 match deadline {
-                    Some(d) => tokio::time::timeout_at(d, latch.await_leadership())
+                    Some(d) => tokio::time::timeout_at(d, status.wait_for(leading))
                         .await
                         .unwrap_or(Err(RecipeError::Timeout)),
-                    None => latch.await_leadership().await,
+                    None => status.wait_for(leading).await,
                 }
             };
             tokio::select! {
@@ -147,12 +149,12 @@ pub async fn elect(
                     return Err(interrupted_failure(sig, "waiting for leadership"))
                 }
             }
-            // Subscribed before CMD starts; a term that ended meanwhile does not count.
-            let leading = latch.watch_leadership();
-            if leading.is_leading() {
-                break leading;
-            }
         };
+        match now {
+            LatchStatus::Ended(e) => return Err(recipe_failure(&what, e)),
+            LatchStatus::Closed => return Err(recipe_failure(&what, RecipeError::Closed)),
+            _ => {}
+        }
         let node = latch.our_path().unwrap_or_default();
         // The fencing token is the latch node's czxid, as for a lock.
         let token = match client.exists(&node).await {
@@ -168,13 +170,14 @@ pub async fn elect(
         let env = fencing_env(path, &node, token);
         supervise(cmd, &env, async {
             // Not leading, or the latch ended: either way the term is over.
-            let _ = leading.wait_for(false).await;
+            let _ = status.wait_for(|s| !s.is_leader()).await;
             format!("lost leadership at {path}")
         })
         .await
     }
     .await;
-    latch.close().await;
+    // Leaving is best effort: the session's end removes the node anyway.
+    let _ = latch.close().await;
     outcome
 }
 

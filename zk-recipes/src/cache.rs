@@ -20,7 +20,7 @@
 //!   (ZOOKEEPER-4466); the session layer keeps the watch when the application sets one;
 //! - event paths outside the root are ignored (ClickHouse Keeper reports the watch's own path).
 //!
-//! Dropping the [`Cache`] removes its watch and ends its streams.
+//! Closing or dropping the [`Cache`] removes its watch and ends its streams.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,8 +30,7 @@
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;
 //! let mut builder = Cache::builder(client, "/services").mode(CacheMode::Tree).max_depth(2);
 //! let mut events = builder.subscribe(); // from the very first event of the load
-//! let cache = builder.start().await?;
-//! cache.initialized().await?;
+//! let cache = builder.start().await?; // returns once the view is complete
 //! println!("instances: {:?}", cache.children("/services/api"));
 //! while let Some(event) = events.next().await {
 //!     match event {
@@ -60,8 +59,8 @@ use zk_session::{AddWatchMode, Client};
 pub use event::{CacheEvent, CachedNode, ResyncReason};
 pub use fan_out::CacheEvents;
 
-use crate::{RecipeError, Result};
-use loader::{Loader, Phase, Shared};
+use crate::{plumbing::runtime, LostReason, RecipeError, Result, ValueWatch};
+use loader::{Loader, Shared};
 use tree::Tree;
 
 /// What part of the tree under the root a cache holds.
@@ -143,13 +142,17 @@ impl CacheBuilder {
         }
     }
 
-    /// Adds the watch on the root and starts loading; returns once the watch is in place
-    /// (wait for [`Cache::initialized`] for the load). The root need not exist: the view is
-    /// empty until it does.
+    /// Adds the watch on the root, loads the view and returns once it is complete (the
+    /// [`CacheEvent::Initialized`] of the subscribers taken before). The root need not
+    /// exist: the view is empty until it does. While the client is disconnected the load
+    /// waits for the connection; wrap the start in a timeout to bound that.
     ///
     /// Fails with the session's error if the watch cannot be added (an invalid path, a
-    /// client that has ended...). Cancellation-safe: a dropped `start` leaves no watch.
+    /// client that has ended...), with [`RecipeError::Lost`] if the client ends during the
+    /// load, or with [`RecipeError::NoRuntime`] outside a tokio runtime. Cancel-safe: a
+    /// dropped `start` leaves no watch.
     pub async fn start(self) -> Result<Cache> {
+        let handle = runtime::current()?;
         let depth = self.depth();
         let keep = self.data == CacheData::Keep;
         self.shared.lock().tree = Tree::new(&self.root, depth, keep);
@@ -162,13 +165,53 @@ impl CacheBuilder {
         let session = self.client.session_events();
         let watch = self.client.add_watch(&self.root, mode).await?;
         let loader = Loader::new(self.client.clone(), self.shared.clone(), &self.root);
-        let task = tokio::spawn(loader.run(watch, session));
-        Ok(Cache {
+        let task = handle.spawn(loader.run(watch, session));
+        // Made before the wait: dropping the start drops it, and its watch.
+        let cache = Cache {
             root: self.root,
             capacity: self.capacity,
             shared: self.shared,
             task,
-        })
+        };
+        let loaded = cache
+            .status()
+            .wait_for(|s| *s != CacheStatus::Loading)
+            .await?;
+        match loaded {
+            CacheStatus::Ended(why) => Err(RecipeError::Lost(why)),
+            _ => Ok(cache),
+        }
+    }
+}
+
+/// Where a [`Cache`] stands: the recipe's [`status`](Cache::status).
+///
+/// ```no_run
+/// # async fn f(cache: zk_recipes::Cache) -> zk_recipes::Result<()> {
+/// let mut status = cache.status();
+/// let end = status.wait_for(|s| s.has_ended()).await?;
+/// println!("the cache stopped: {end:?}");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheStatus {
+    /// The initial load is under way (only seen before [`CacheBuilder::start`] returns).
+    Loading,
+    /// The view is complete and followed (after a reconnect it is read again in full; the
+    /// subscribers hear [`CacheEvent::Resynced`]).
+    Initialized,
+    /// The cache was closed (or dropped): the last state.
+    Closed,
+    /// The client ended for good, and the cache with it: the last state. The view stays
+    /// readable as it was.
+    Ended(LostReason),
+}
+
+impl CacheStatus {
+    /// Whether this is a last state ([`Closed`](Self::Closed) or [`Ended`](Self::Ended)).
+    pub fn has_ended(&self) -> bool {
+        matches!(self, CacheStatus::Closed | CacheStatus::Ended(_))
     }
 }
 
@@ -186,11 +229,12 @@ pub struct Cache {
 
 impl Cache {
     /// A builder for a cache of `root` on `client`'s session.
-    pub fn builder(client: Client, root: &str) -> CacheBuilder {
-        let shared = Arc::new(Shared::new(Tree::new(root, 0, true)));
+    pub fn builder(client: Client, root: impl Into<String>) -> CacheBuilder {
+        let root = root.into();
+        let shared = Arc::new(Shared::new(Tree::new(&root, 0, true)));
         CacheBuilder {
             client,
-            root: root.to_owned(),
+            root,
             mode: CacheMode::default(),
             data: CacheData::default(),
             max_depth: None,
@@ -229,34 +273,44 @@ impl Cache {
         self.shared.lock().fan_out.subscribe(self.capacity)
     }
 
-    /// True once the initial load is complete.
-    pub fn is_initialized(&self) -> bool {
-        *self.shared.phase.borrow() == Phase::Initialized
+    /// Where the cache stands, as it changes; its last state says why it ended.
+    ///
+    /// See the example on [`CacheStatus`].
+    pub fn status(&self) -> ValueWatch<CacheStatus> {
+        ValueWatch::new(self.shared.status.subscribe())
     }
 
-    /// Waits until the initial load is complete. Fails with [`RecipeError::Closed`] if the
-    /// cache stopped first (its client ended). Cancellation-safe.
-    pub async fn initialized(&self) -> Result<()> {
-        let mut rx = self.shared.phase.subscribe();
-        let phase = *rx
-            .wait_for(|p| *p != Phase::Loading)
-            .await
-            .map_err(|_| RecipeError::Closed)?;
-        match phase {
-            Phase::Initialized => Ok(()),
-            _ => Err(RecipeError::Closed),
-        }
+    /// Stops the cache: its watch is removed (the session sends the removal) and the
+    /// subscribers' streams end. Always `Ok`: the cache owns nothing else on the server.
+    /// Cancel-safe.
+    ///
+    /// ```no_run
+    /// # async fn f(cache: zk_recipes::Cache) -> zk_recipes::Result<()> {
+    /// cache.close().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn close(mut self) -> Result<()> {
+        self.stop();
+        // The task drops the watch (and ends the streams) as it goes.
+        let _ = (&mut self.task).await;
+        Ok(())
     }
 
-    /// True once the cache has stopped: its client ended. The view stays readable as it was.
-    pub fn is_stopped(&self) -> bool {
-        *self.shared.phase.borrow() == Phase::Stopped
+    fn stop(&self) {
+        self.shared.status.send_if_modified(|s| {
+            let open = !s.has_ended();
+            if open {
+                *s = CacheStatus::Closed;
+            }
+            open
+        });
+        self.task.abort();
     }
 }
 
 impl Drop for Cache {
     /// Stops the task: its watch is removed and the event streams end.
     fn drop(&mut self) {
-        self.task.abort();
+        self.stop();
     }
 }

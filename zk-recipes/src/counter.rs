@@ -12,7 +12,7 @@ mod shared_count;
 
 pub use self::{
     atomic_long::{AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong},
-    shared_count::{SharedCount, VersionedCount},
+    shared_count::{SharedCount, SharedCountBuilder, SharedCountStatus, VersionedCount},
 };
 
 use crate::RecipeError;

@@ -44,6 +44,9 @@ pub enum RecipeError {
         /// How many bytes it holds.
         len: usize,
     },
+    /// A recipe was started outside a tokio runtime: its background work needs one.
+    #[error("not inside a tokio runtime: a recipe's background work needs one")]
+    NoRuntime,
     /// An argument the recipe cannot work with (a lease count of zero, say).
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),

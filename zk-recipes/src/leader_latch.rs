@@ -18,10 +18,10 @@
 //! When the session expires, leadership ends with it (the node is gone). By default the
 //! zk-session client then creates a new session on the same handle, and the latch takes
 //! part again on it with a new node, as Curator's latch resets on reconnecting after a loss:
-//! [`LeaderLatch::await_leadership`] keeps waiting, and [`LeaderLatch::our_path`] names the
-//! new node. With a client built with
-//! [`OnExpiry::End`](zk_session::OnExpiry::End) the expiry ends the latch:
-//! `await_leadership` fails with [`RecipeError::Lost`], and a new client and latch are
+//! its [`status`](LeaderLatch::status) goes back to [`LatchStatus::InLine`], and
+//! [`LeaderLatch::our_path`] names the new node. With a client built with
+//! [`OnExpiry::End`](zk_session::OnExpiry::End) the expiry ends the latch: its status ends
+//! as [`LatchStatus::Ended`] with [`RecipeError::Lost`], and a new client and latch are
 //! needed.
 //!
 //! ```no_run
@@ -34,9 +34,11 @@
 //!     .id("indexer-7")
 //!     .start()
 //!     .await?;
-//! latch.await_leadership().await?;
-//! println!("leading; participants: {:?}", latch.participants().await?);
-//! latch.close_with(CloseMode::NotifyLeader).await;
+//! let now = latch.status().wait_for(|s| s.is_leader() || s.has_ended()).await?;
+//! if now.is_leader() {
+//!     println!("leading; participants: {:?}", latch.participants().await?);
+//! }
+//! latch.close_with(CloseMode::NotifyLeader).await?;
 //! # Ok(()) }
 //! ```
 
@@ -44,19 +46,18 @@
 // in line.
 pub(crate) mod engine;
 
-use std::time::Duration;
-
 use tokio::sync::{broadcast, watch};
 use zk_session::Client;
 
 use self::engine::{Handle, Status};
 use crate::{
     participant::{default_id, list_participants},
-    RecipeError, Result,
+    plumbing::runtime,
+    RecipeError, Result, ValueWatch,
 };
 
 pub use self::engine::LeadershipEvent;
-use crate::{LeadershipWatch, Participant, SuspendPolicy};
+use crate::{Participant, SuspendPolicy};
 
 /// The node name after the protected prefix, as Curator's LeaderLatch writes it.
 const LATCH_NAME: &str = "latch-";
@@ -76,6 +77,46 @@ pub enum CloseMode {
     Silent,
     /// A leader that closes sends [`LeadershipEvent::NotLeader`] first.
     NotifyLeader,
+}
+
+/// Where a [`LeaderLatch`] stands: the recipe's [`status`](LeaderLatch::status). A new
+/// value is published only when the state changes.
+///
+/// ```no_run
+/// # async fn f(latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
+/// use zk_recipes::LatchStatus;
+/// let mut status = latch.status();
+/// match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+///     LatchStatus::Leader => println!("leading"),
+///     LatchStatus::Ended(why) => println!("out of the election: {why}"),
+///     other => println!("{other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum LatchStatus {
+    /// In the election, not leading: waiting in line, or for a connection.
+    InLine,
+    /// This participant leads.
+    Leader,
+    /// The latch was closed (or dropped): the last state.
+    Closed,
+    /// The latch ended for another reason (the client's end: [`RecipeError::Lost`]; the
+    /// server's refusal of our node): the last state.
+    Ended(RecipeError),
+}
+
+impl LatchStatus {
+    /// Whether this participant leads.
+    pub fn is_leader(&self) -> bool {
+        matches!(self, LatchStatus::Leader)
+    }
+
+    /// Whether this is a last state ([`Closed`](Self::Closed) or [`Ended`](Self::Ended)).
+    pub fn has_ended(&self) -> bool {
+        matches!(self, LatchStatus::Closed | LatchStatus::Ended(_))
+    }
 }
 
 /// Configures and starts a [`LeaderLatch`]; see [`LeaderLatch::builder`].
@@ -118,11 +159,12 @@ impl LeaderLatchBuilder {
 
     /// Joins the election and returns once this participant's node exists (so it is in
     /// [`participants`](LeaderLatch::participants)). Leadership may follow at once or later;
-    /// see [`LeaderLatch::await_leadership`]. While the client is disconnected this waits for
-    /// the connection; wrap it in a timeout to bound that.
+    /// see [`LeaderLatch::status`]. While the client is disconnected this waits for the
+    /// connection; wrap it in a timeout to bound that.
     ///
-    /// Fails when the path is invalid, the server refuses the create (e.g. no permission), or
-    /// the session ends first.
+    /// Fails when the path is invalid, the server refuses the create (e.g. no permission),
+    /// the session ends first, or with [`RecipeError::NoRuntime`] outside a tokio runtime.
+    /// Cancel-safe: a dropped start leaves the election in the background.
     ///
     /// ```no_run
     /// # async fn example(client: zk_session::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -136,14 +178,18 @@ impl LeaderLatchBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn start(self) -> Result<LeaderLatch> {
+        let rt = runtime::current()?;
         let id = self.id.unwrap_or_else(default_id);
-        let handle = engine::spawn(engine::Config {
-            client: self.client.clone(),
-            dir: self.path.clone(),
-            name: LATCH_NAME,
-            id: id.clone(),
-            policy: self.policy,
-        });
+        let handle = engine::spawn(
+            &rt,
+            engine::Config {
+                client: self.client.clone(),
+                dir: self.path.clone(),
+                name: LATCH_NAME,
+                id: id.clone(),
+                policy: self.policy,
+            },
+        );
         let latch = LeaderLatch {
             client: self.client,
             path: self.path,
@@ -167,7 +213,7 @@ impl LeaderLatchBuilder {
 /// let latch = LeaderLatch::builder(client, "/election/d").id("me").start().await?;
 /// let leader = latch.leader().await?.expect("we are in line at least");
 /// println!("{} leads (us: {})", leader.id, latch.has_leadership());
-/// latch.close().await;
+/// latch.close().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -240,42 +286,11 @@ impl LeaderLatch {
         self.handle.status.borrow().leader
     }
 
-    /// Waits until this participant leads. Fails with [`RecipeError::Closed`] once the latch
-    /// is closed, or with the reason the latch ended (a session expired on a client that
-    /// does not go on with a new one: [`RecipeError::Lost`]).
+    /// Where the latch stands, as it changes; its last state says why it ended.
     ///
-    /// ```no_run
-    /// # async fn f(latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
-    /// latch.await_leadership().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn await_leadership(&self) -> Result<()> {
-        let mut rx = self.handle.status.clone();
-        loop {
-            if let Some(r) = settled(&rx.borrow_and_update()) {
-                return r;
-            }
-            rx.changed().await.map_err(|_| RecipeError::Closed)?;
-        }
-    }
-
-    /// Like [`await_leadership`](Self::await_leadership), giving up with
-    /// [`RecipeError::Timeout`] after `wait`.
-    ///
-    /// ```no_run
-    /// # async fn f(latch: zk_recipes::LeaderLatch) {
-    /// use std::time::Duration;
-    /// match latch.await_leadership_timeout(Duration::from_secs(5)).await {
-    ///     Ok(()) => println!("leading"),
-    ///     Err(zk_recipes::RecipeError::Timeout) => println!("not yet"),
-    ///     Err(e) => println!("out of the election: {e}"),
-    /// }
-    /// # }
-    /// ```
-    pub async fn await_leadership_timeout(&self, wait: Duration) -> Result<()> {
-        tokio::time::timeout(wait, self.await_leadership())
-            .await
-            .map_err(|_| RecipeError::Timeout)?
+    /// See the example on [`LatchStatus`].
+    pub fn status(&self) -> ValueWatch<LatchStatus> {
+        ValueWatch::new(self.handle.public.clone())
     }
 
     /// The leadership changes from now on, as a stream of [`LeadershipEvent`]s.
@@ -300,22 +315,6 @@ impl LeaderLatch {
         }
     }
 
-    /// Whether the latch leads, as it changes, for `select!` loops that only care about the
-    /// current value: agrees with [`has_leadership`](Self::has_leadership) at every moment,
-    /// and needs no runtime.
-    ///
-    /// ```no_run
-    /// # async fn example(latch: zk_recipes::LeaderLatch) {
-    /// let mut leading = latch.watch_leadership();
-    /// while let Ok(now) = leading.changed().await {
-    ///     println!("leading: {now}");
-    /// }
-    /// # }
-    /// ```
-    pub fn watch_leadership(&self) -> LeadershipWatch {
-        LeadershipWatch::of_latch(self.handle.status.clone())
-    }
-
     /// All participants, in line order (the leader first), by id.
     ///
     /// See the example on [`Participant`].
@@ -331,18 +330,18 @@ impl LeaderLatch {
     }
 
     /// Leaves the election: drops leadership first, silently (Curator's default close),
-    /// then deletes the node. Returns once the node is gone or the session is; while the
-    /// client is disconnected that means waiting for the connection (dropping this future
-    /// leaves the deletion to go on in the background). The same as
-    /// [`LeaderSelector::close`](crate::LeaderSelector::close);
-    /// [`close_with`](Self::close_with) chooses whether the change streams hear of it.
+    /// then deletes the node. Returns once the node is gone or the session is (`Ok`), or
+    /// with the server's refusal of the deletion; while the client is disconnected that
+    /// means waiting for the connection (dropping this future leaves the deletion to go on
+    /// in the background). [`close_with`](Self::close_with) chooses whether the change
+    /// stream hears of it.
     ///
     /// See the example on [`LeaderLatch`].
-    pub async fn close(&self) {
-        self.close_with(CloseMode::default()).await;
+    pub async fn close(self) -> Result<()> {
+        self.close_with(CloseMode::default()).await
     }
 
-    /// [`close`](Self::close), telling the change streams that leadership ended only with
+    /// [`close`](Self::close), telling the change stream that leadership ended only with
     /// [`CloseMode::NotifyLeader`].
     ///
     /// ```no_run
@@ -356,17 +355,8 @@ impl LeaderLatch {
     /// let _ = tokio::time::timeout(Duration::from_secs(5), closing).await;
     /// # }
     /// ```
-    pub async fn close_with(&self, mode: CloseMode) {
-        self.handle.close(mode == CloseMode::NotifyLeader).await;
-    }
-}
-
-/// `Some` once waiting for leadership is over.
-fn settled(s: &Status) -> Option<Result<()>> {
-    if s.leader {
-        Some(Ok(()))
-    } else {
-        s.ended.clone().map(Err)
+    pub async fn close_with(self, mode: CloseMode) -> Result<()> {
+        self.handle.close(mode == CloseMode::NotifyLeader).await
     }
 }
 

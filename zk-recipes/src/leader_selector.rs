@@ -22,15 +22,17 @@
 //! use zk_session::Client;
 //!
 //! let client = Client::builder("127.0.0.1:2181").connect().await?;
-//! let selector = LeaderSelector::builder(client, "/services/compactor/leader", |lead: Leadership| async move {
-//!     println!("{} leads with fencing token {}", lead.id(), lead.fencing_token());
-//!     tokio::time::sleep(std::time::Duration::from_secs(60)).await; // the leader's work
-//! })
-//! .id("compactor-2")
-//! .auto_requeue(true)
-//! .start().await?;
+//! let selector = LeaderSelector::builder(client, "/services/compactor/leader")
+//!     .task(|lead: Leadership| async move {
+//!         println!("{} leads with fencing token {}", lead.id(), lead.fencing_token());
+//!         tokio::time::sleep(std::time::Duration::from_secs(60)).await; // the leader's work
+//!     })
+//!     .id("compactor-2")
+//!     .auto_requeue(true)
+//!     .start()
+//!     .await?;
 //! // ... later
-//! selector.close().await;
+//! selector.close().await?;
 //! # Ok(()) }
 //! ```
 
@@ -40,13 +42,13 @@ mod builder;
 mod leadership;
 mod supervisor;
 
-use std::{future::Future, pin::Pin, sync::Arc};
+use std::{future::Future, pin::Pin};
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zk_session::Client;
 
 pub use self::{builder::LeaderSelectorBuilder, leadership::Leadership};
-use crate::{participant::list_participants, LeadershipWatch, RecipeError, Result};
+use crate::{participant::list_participants, RecipeError, Result, ValueWatch};
 
 use crate::Participant;
 
@@ -64,7 +66,61 @@ pub(crate) struct Status {
 enum Ctl {
     Requeue,
     Interrupt,
-    Close(oneshot::Sender<()>),
+    Close(oneshot::Sender<Result<()>>),
+}
+
+/// Where a [`LeaderSelector`] stands: the recipe's [`status`](LeaderSelector::status). A new
+/// value is published only when the state changes.
+///
+/// ```no_run
+/// # async fn f(selector: zk_recipes::LeaderSelector) -> zk_recipes::Result<()> {
+/// use zk_recipes::SelectorStatus;
+/// let mut status = selector.status();
+/// match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+///     SelectorStatus::Leading => println!("the task runs"),
+///     SelectorStatus::Ended(why) => println!("out of the election: {why}"),
+///     other => println!("{other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SelectorStatus {
+    /// In line for a term.
+    Queued,
+    /// Elected: the task runs.
+    Leading,
+    /// Out of line after a term, without auto-requeue: see
+    /// [`requeue`](LeaderSelector::requeue).
+    Idle,
+    /// The selector was closed (or dropped): the last state.
+    Closed,
+    /// The selector ended for another reason (the client's end: [`RecipeError::Lost`]; the
+    /// server's refusal of our node): the last state.
+    Ended(RecipeError),
+}
+
+impl SelectorStatus {
+    /// Whether the task runs as leader.
+    pub fn is_leader(&self) -> bool {
+        matches!(self, SelectorStatus::Leading)
+    }
+
+    /// Whether this is a last state ([`Closed`](Self::Closed) or [`Ended`](Self::Ended)).
+    pub fn has_ended(&self) -> bool {
+        matches!(self, SelectorStatus::Closed | SelectorStatus::Ended(_))
+    }
+}
+
+/// The public status of a selector in the supervisor's `state`.
+fn selector_status(state: &Status) -> SelectorStatus {
+    match &state.ended {
+        Some(RecipeError::Closed) => SelectorStatus::Closed,
+        Some(e) => SelectorStatus::Ended(e.clone()),
+        None if state.leading => SelectorStatus::Leading,
+        None if state.queued => SelectorStatus::Queued,
+        None => SelectorStatus::Idle,
+    }
 }
 
 /// A participant in a selector election (Curator's LeaderSelector).
@@ -76,13 +132,14 @@ enum Ctl {
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::LeaderSelector;
 ///
-/// let selector = LeaderSelector::builder(client, "/election/c", |_lead| async move {})
+/// let selector = LeaderSelector::builder(client, "/election/c")
 ///     .id("me")
-///     .start().await?;
+///     .start()
+///     .await?;
 /// if let Some(leader) = selector.leader().await? {
 ///     println!("{} leads; is it us? {}", leader.id, selector.has_leadership());
 /// }
-/// selector.close().await;
+/// selector.close().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -92,31 +149,26 @@ pub struct LeaderSelector {
     id: String,
     ctl: mpsc::UnboundedSender<Ctl>,
     status: watch::Receiver<Status>,
+    public: watch::Receiver<SelectorStatus>,
 }
 
 impl LeaderSelector {
-    /// A builder for a selector at `path` that runs `task` whenever elected.
+    /// A builder for a selector at `path`; its [`task`](LeaderSelectorBuilder::task) runs
+    /// whenever elected.
     ///
     /// ```no_run
     /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
     /// use zk_recipes::LeaderSelector;
-    /// let selector = LeaderSelector::builder(client, "/election/b", |lead| async move {
-    ///     println!("term {} begins", lead.term());
-    /// })
-    /// .start().await?;
+    /// let selector = LeaderSelector::builder(client, "/election/b")
+    ///     .task(|lead| async move {
+    ///         println!("term {} begins", lead.term());
+    ///     })
+    ///     .start()
+    ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub fn builder<F, Fut>(
-        client: Client,
-        path: impl Into<String>,
-        task: F,
-    ) -> LeaderSelectorBuilder
-    where
-        F: Fn(Leadership) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let task: Arc<TaskFn> = Arc::new(move |l| Box::pin(task(l)) as BoxTask);
-        LeaderSelectorBuilder::new(client, path.into(), task)
+    pub fn builder(client: Client, path: impl Into<String>) -> LeaderSelectorBuilder {
+        LeaderSelectorBuilder::new(client, path.into())
     }
 
     /// The election path.
@@ -140,41 +192,24 @@ impl LeaderSelector {
         self.status.borrow().leading
     }
 
-    /// Whether the selector leads, as it changes: agrees with
-    /// [`has_leadership`](Self::has_leadership) at every moment, and needs no runtime.
+    /// Where the selector stands, as it changes; its last state says why it ended.
     ///
-    /// ```no_run
-    /// # async fn f(selector: zk_recipes::LeaderSelector) -> zk_recipes::Result<()> {
-    /// let mut leading = selector.watch_leadership();
-    /// leading.wait_for(true).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn watch_leadership(&self) -> LeadershipWatch {
-        LeadershipWatch::of_selector(self.status.clone())
-    }
-
-    /// Why the selector stopped, once it has: [`RecipeError::Closed`] after
-    /// [`close`](Self::close), or what ended it (the client's end: closed, or a session
-    /// expired on a client built with [`OnExpiry::End`](zk_session::OnExpiry::End); an
-    /// expiry followed by a new session does not end it).
-    ///
-    /// See the example on [`requeue`](Self::requeue).
-    pub fn ended(&self) -> Option<RecipeError> {
-        self.status.borrow().ended.clone()
+    /// See the example on [`SelectorStatus`].
+    pub fn status(&self) -> ValueWatch<SelectorStatus> {
+        ValueWatch::new(self.public.clone())
     }
 
     /// Queues again after a term ended without auto-requeue. False when already queued or
     /// leading, or when the selector has ended.
     ///
-    /// The same example serves for [`ended`](Self::ended).
-    ///
     /// ```no_run
     /// # fn example(selector: &zk_recipes::LeaderSelector) {
+    /// use zk_recipes::SelectorStatus;
     /// // Without auto-requeue a participant leaves the line after one term; queue it again.
-    /// if let Some(reason) = selector.ended() {
-    ///     println!("out of the election for good: {reason}");
-    /// } else if selector.requeue() {
-    ///     println!("queued for another term");
+    /// match selector.status().get() {
+    ///     SelectorStatus::Ended(reason) => println!("out of the election for good: {reason}"),
+    ///     SelectorStatus::Idle if selector.requeue() => println!("queued for another term"),
+    ///     _ => {}
     /// }
     /// # }
     /// ```
@@ -242,14 +277,15 @@ impl LeaderSelector {
     }
 
     /// Leaves the election: cancels a running task, then releases the node. Returns once
-    /// that is done (the node's deletion goes on in the background if the connection is
-    /// down).
+    /// that is done: `Ok`, or the server's refusal of the deletion (the node's deletion goes
+    /// on in the background if the connection is down).
     ///
     /// See the example on [`LeaderSelector`].
-    pub async fn close(&self) {
+    pub async fn close(self) -> Result<()> {
         let (tx, rx) = oneshot::channel();
-        if self.ctl.send(Ctl::Close(tx)).is_ok() {
-            let _ = rx.await;
+        if self.ctl.send(Ctl::Close(tx)).is_err() {
+            return Ok(());
         }
+        rx.await.unwrap_or(Ok(()))
     }
 }

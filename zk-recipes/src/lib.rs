@@ -34,6 +34,38 @@
 //!
 //! [`DistributedBarrier`] (Curator's DistributedBarrier) is not held: it is set, removed
 //! and waited on.
+//!
+//! # One lifecycle for the long-lived recipes
+//!
+//! [`Cache`], [`LeaderLatch`], [`LeaderSelector`], [`SharedCount`], [`PersistentNode`] and
+//! [`GroupMember`] share one shape:
+//! - `X::builder(client, path)`, typed options, then `start().await`, which returns once the
+//!   recipe is established (the node exists, the view is loaded, the latch is in line...) and
+//!   fails with [`RecipeError::NoRuntime`] outside a tokio runtime rather than panicking;
+//! - `status()`, a [`ValueWatch`] of the recipe's status enum ([`CacheStatus`],
+//!   [`LatchStatus`], [`SelectorStatus`], [`SharedCountStatus`], [`NodeStatus`]): a new value
+//!   only when the state changes, the last one saying why the recipe ended
+//!   (`Closed`, or `Ended` with the reason); wait for a state with
+//!   [`ValueWatch::wait_for`];
+//! - `close(self).await`, which removes what the recipe owns on the server and says whether
+//!   that worked.
+//!
+//! Dropping a recipe without `close` cleans up all the same, in the background (on the
+//! runtime it was started on); `close` is for knowing when and whether it is done.
+//!
+//! ```no_run
+//! # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+//! use zk_recipes::{LatchStatus, LeaderLatch};
+//!
+//! let latch = LeaderLatch::builder(client, "/election/indexer").start().await?;
+//! let mut status = latch.status();
+//! match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+//!     LatchStatus::Leader => println!("leading"),
+//!     other => println!("out of the election: {other:?}"),
+//! }
+//! latch.close().await?;
+//! # Ok(()) }
+//! ```
 
 #![warn(missing_docs)]
 
@@ -45,12 +77,13 @@ mod counter;
 #[cfg(feature = "discovery")]
 mod discovery;
 mod distributed_barrier;
+mod group_member;
 mod leader_latch;
 mod leader_selector;
 mod multi_lock;
 mod mutex;
 mod mutex_guard;
-mod node;
+mod persistent_node;
 mod rw_lock;
 mod semaphore;
 mod semaphore_mutex;
@@ -58,7 +91,6 @@ mod semaphore_mutex;
 // What the recipes share with their users: errors, reasons, participants, contender names.
 mod contender;
 mod error;
-mod leadership_watch;
 mod lost_reason;
 mod participant;
 mod value_watch;
@@ -68,13 +100,15 @@ mod plumbing;
 
 pub use barrier::{DoubleBarrier, DoubleBarrierBuilder, DoubleBarrierMember};
 pub use cache::{
-    Cache, CacheBuilder, CacheData, CacheEvent, CacheEvents, CacheMode, CachedNode, ResyncReason,
+    Cache, CacheBuilder, CacheData, CacheEvent, CacheEvents, CacheMode, CacheStatus, CachedNode,
+    ResyncReason,
 };
 pub use contender::{
     format_sequence, parse_sequence, protected_id_of, Contender, ContenderKind, ContenderNames,
 };
 pub use counter::{
-    AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, VersionedCount,
+    AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, SharedCountBuilder,
+    SharedCountStatus, VersionedCount,
 };
 #[cfg(feature = "discovery")]
 pub use discovery::{
@@ -83,17 +117,17 @@ pub use discovery::{
 };
 pub use distributed_barrier::DistributedBarrier;
 pub use error::{RecipeError, Result};
+pub use group_member::{GroupMember, GroupMemberBuilder, Members};
 pub use leader_latch::{
-    CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
+    CloseMode, LatchStatus, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
 };
-pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership};
-pub use leadership_watch::LeadershipWatch;
+pub use leader_selector::{LeaderSelector, LeaderSelectorBuilder, Leadership, SelectorStatus};
 pub use lost_reason::LostReason;
 pub use multi_lock::{InterProcessMultiLock, MultiLockGuard};
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
-pub use node::{GroupMember, Members, NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use participant::Participant;
+pub use persistent_node::{NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use plumbing::{
     liveness::SuspendPolicy,
     protected::{

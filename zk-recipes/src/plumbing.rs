@@ -12,5 +12,6 @@ pub mod liveness;
 pub(crate) mod pending;
 pub mod protected;
 pub(crate) mod retry;
+pub(crate) mod runtime;
 pub(crate) mod session_scope;
 pub(crate) mod watches;

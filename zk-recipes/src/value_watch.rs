@@ -4,8 +4,8 @@ use tokio::sync::watch;
 
 use crate::{RecipeError, Result};
 
-/// A recipe's value as it changes, newest first: a [`PersistentNode`](crate::PersistentNode)'s
-/// status, a [`GroupMember`](crate::GroupMember)'s view of the group, a
+/// A recipe's value as it changes, newest first: every long-lived recipe's `status()`, a
+/// [`GroupMember`](crate::GroupMember)'s view of the group, a
 /// [`SharedCount`](crate::SharedCount)'s value. A slow reader skips to the newest value; none
 /// is queued. Clones watch independently.
 ///
@@ -13,7 +13,7 @@ use crate::{RecipeError, Result};
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::SharedCount;
 ///
-/// let count = SharedCount::start(client, "/app/max-workers", 10).await?;
+/// let count = SharedCount::builder(client, "/app/max-workers").seed(10).start().await?;
 /// let mut changes = count.changes();
 /// // At once if it already is.
 /// let now = changes.wait_for(|c| c.value() >= 10).await?;
@@ -48,8 +48,8 @@ impl<T: Clone> ValueWatch<T> {
 
     /// Waits for a value newer than any this watch has returned (or than the one when it
     /// was made) and returns it; [`RecipeError::Closed`] once the recipe has been dropped
-    /// (a closed [`PersistentNode`](crate::PersistentNode) says
-    /// [`NodeStatus::Closed`](crate::node::NodeStatus::Closed) first). Cancel-safe.
+    /// (a recipe's status says how it ended first: [`NodeStatus::Closed`](crate::NodeStatus)
+    /// and the like). Cancel-safe.
     pub async fn changed(&mut self) -> Result<T> {
         self.rx.changed().await.map_err(|_| RecipeError::Closed)?;
         Ok(self.rx.borrow_and_update().clone())
@@ -62,6 +62,65 @@ impl<T: Clone> ValueWatch<T> {
             Ok(v) => Ok(v.clone()),
             Err(_) => Err(RecipeError::Closed),
         }
+    }
+}
+
+/// A recipe's working state beside the public status derived from it, changed together:
+/// the status's watchers are woken only when the status becomes another variant, so that a
+/// status change is always a change.
+#[derive(Debug)]
+pub(crate) struct Derived<S, P> {
+    state: watch::Sender<S>,
+    status: watch::Sender<P>,
+    derive: fn(&S) -> P,
+}
+
+impl<S, P: Clone> Derived<S, P> {
+    pub(crate) fn new(initial: S, derive: fn(&S) -> P) -> Self {
+        let status = watch::channel(derive(&initial)).0;
+        Derived {
+            state: watch::channel(initial).0,
+            status,
+            derive,
+        }
+    }
+
+    /// Changes the state with `f` (waking its watchers when `f` says it changed), and the
+    /// status with it.
+    pub(crate) fn send_if_modified(&self, f: impl FnOnce(&mut S) -> bool) -> bool {
+        let changed = self.state.send_if_modified(f);
+        let now = (self.derive)(&self.state.borrow());
+        self.status.send_if_modified(|s| {
+            let new = std::mem::discriminant(s) != std::mem::discriminant(&now);
+            if new {
+                *s = now;
+            }
+            new
+        });
+        changed
+    }
+
+    /// Changes the state with `f`, and the status with it.
+    pub(crate) fn send_modify(&self, f: impl FnOnce(&mut S)) {
+        self.send_if_modified(|s| {
+            f(s);
+            true
+        });
+    }
+
+    /// The working state now.
+    pub(crate) fn borrow(&self) -> watch::Ref<'_, S> {
+        self.state.borrow()
+    }
+
+    /// A watch of the working state.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<S> {
+        self.state.subscribe()
+    }
+
+    /// A watch of the status.
+    pub(crate) fn status(&self) -> watch::Receiver<P> {
+        self.status.subscribe()
     }
 }
 
@@ -110,5 +169,30 @@ mod tests {
             Ready(Err(RecipeError::Closed))
         ));
         assert_eq!(w.get(), 5, "the last value stays readable");
+    }
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum Phase {
+        Low,
+        High(u32),
+    }
+
+    #[test]
+    fn a_derived_status_wakes_its_watchers_only_when_its_variant_changes() {
+        let d = Derived::new(1u32, |n| if *n < 10 { Phase::Low } else { Phase::High(*n) });
+        let mut w = ValueWatch::new(d.status());
+        d.send_modify(|n| *n = 2);
+        assert!(poll_once(w.changed()).is_pending(), "still low");
+        assert_eq!(*d.borrow(), 2);
+        d.send_modify(|n| *n = 12);
+        assert!(matches!(poll_once(w.changed()), Ready(Ok(Phase::High(12)))));
+        d.send_modify(|n| *n = 13);
+        assert!(poll_once(w.changed()).is_pending(), "still high");
+        assert!(!d.send_if_modified(|_| false));
+        drop(d);
+        assert!(matches!(
+            poll_once(w.changed()),
+            Ready(Err(RecipeError::Closed))
+        ));
     }
 }

@@ -155,10 +155,14 @@ pub(super) async fn counters(pause: Pause) {
     let env = &env;
     let count_path = format!("{}/count", env.path);
     sweep_op(env, "SharedCount::start", true, NOTHING, || {
-        SharedCount::start(env.c.clone(), &count_path, 3)
+        SharedCount::builder(env.c.clone(), &count_path)
+            .seed(3)
+            .start()
     })
     .await;
-    let count = SharedCount::start(env.c.clone(), &count_path, 3)
+    let count = SharedCount::builder(env.c.clone(), &count_path)
+        .seed(3)
+        .start()
         .await
         .unwrap();
     let watched = [count_path.clone()];
@@ -240,11 +244,23 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     .await;
     assert_swept("barrier member dropped after enter", &report, true);
     let node_path = format!("{}/node", env.path);
+    sweep_op(env, "PersistentNode start", true, NOTHING, || {
+        PersistentNode::builder(env.c.clone(), &node_path)
+            .data(b"x")
+            .start()
+    })
+    .await;
+    let group = format!("{}/group", env.path);
+    sweep_op(env, "GroupMember start", true, NOTHING, || {
+        GroupMember::builder(env.c.clone(), &group).id("me").start()
+    })
+    .await;
     let report = sweep(&env.plan, |k| {
         let node_path = &node_path;
         async move {
-            let node = PersistentNode::new(env.c.clone(), node_path, b"x");
-            node.wait_until_present(Duration::from_secs(10))
+            let node = PersistentNode::builder(env.c.clone(), node_path)
+                .data(b"x")
+                .start()
                 .await
                 .map_err(|e| e.to_string())?;
             let done = poll_then_drop(node.close(), k, env.plan.pause).await;
@@ -254,12 +270,13 @@ pub(super) async fn barrier_and_nodes(pause: Pause) {
     })
     .await;
     assert_swept("PersistentNode close", &report, true);
-    let group = format!("{}/group", env.path);
     let report = sweep(&env.plan, |k| {
         let group = &group;
         async move {
-            let me = GroupMember::start(env.c.clone(), group, "me", b"x");
-            me.wait_until_registered(Duration::from_secs(10))
+            let me = GroupMember::builder(env.c.clone(), group)
+                .id("me")
+                .payload(b"x")
+                .start()
                 .await
                 .map_err(|e| e.to_string())?;
             let done = poll_then_drop(me.close(), k, env.plan.pause).await;

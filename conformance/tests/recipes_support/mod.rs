@@ -361,3 +361,14 @@ pub async fn partition_and_heal(proxy: &Proxy, c: &Client) {
     until_state(c, SessionState::Connected).await;
     assert_eq!(c.session_id(), session, "the same session");
 }
+
+/// Waits until `latch` leads (`Ok`), or it ends first (why).
+pub async fn leads(latch: &zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
+    use zk_recipes::{LatchStatus, RecipeError};
+    let mut status = latch.status();
+    match status.wait_for(|s| s.is_leader() || s.has_ended()).await? {
+        LatchStatus::Ended(e) => Err(e),
+        LatchStatus::Closed => Err(RecipeError::Closed),
+        _ => Ok(()),
+    }
+}

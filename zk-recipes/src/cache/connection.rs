@@ -5,6 +5,7 @@
 use zk_session::{SessionEvent, SessionId};
 
 use super::event::ResyncReason;
+use crate::plumbing::liveness::Turn;
 
 /// The session as the cache follows it.
 #[derive(Debug)]
@@ -24,15 +25,13 @@ impl Connection {
 
     /// The resync `ev` calls for, if any.
     pub(crate) fn on_event(&mut self, ev: SessionEvent) -> Option<ResyncReason> {
-        let now = match ev {
-            SessionEvent::Suspended | SessionEvent::Lost | SessionEvent::Expired => {
+        let now = match Turn::of(ev)? {
+            Turn::Away | Turn::Expired => {
                 self.disconnected = true;
                 return None;
             }
-            SessionEvent::Connected { session_id }
-            | SessionEvent::ConnectedReadOnly { session_id } => Some(session_id),
-            SessionEvent::Reconnected => self.session_id,
-            _ => return None,
+            Turn::Back { session, .. } => session.or(self.session_id),
+            Turn::Ended(_) => return None,
         };
         // The first connection of the cache's life needs no resync: the load is under way.
         if !std::mem::take(&mut self.disconnected) {

@@ -17,6 +17,7 @@ use zk_session::{
     Client, Error, ErrorCode, PersistentWatch, ReadOp, ReadResult, SessionEvent, SessionEvents,
 };
 
+use super::CacheStatus;
 use super::{
     connection::Connection,
     event::{CacheEvent, ResyncReason},
@@ -24,20 +25,13 @@ use super::{
     in_order::InOrder,
     tree::{Tree, Want},
 };
+use crate::plumbing::liveness::{why_ended, Liveness};
 
 /// Reads per multiRead at most; fewer after a batch was lost with its connection (a reply
 /// larger than the frame limit ends the connection: smaller batches get through).
 const MAX_BATCH: usize = 256;
 /// Batches in flight at once.
 const WINDOW: usize = 8;
-
-/// Where the cache stands, for [`Cache::initialized`](super::Cache::initialized).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
-    Loading,
-    Initialized,
-    Stopped,
-}
 
 /// What the cache handle and its task share: the view and the subscribers, under one lock,
 /// so that an event is queued in the same step as the change it reports.
@@ -50,7 +44,8 @@ pub(crate) struct State {
 #[derive(Debug)]
 pub(crate) struct Shared {
     state: Mutex<State>,
-    pub(crate) phase: watch::Sender<Phase>,
+    /// The cache's public status.
+    pub(crate) status: watch::Sender<CacheStatus>,
 }
 
 impl Shared {
@@ -60,7 +55,7 @@ impl Shared {
                 tree,
                 fan_out: FanOut::default(),
             }),
-            phase: watch::channel(Phase::Loading).0,
+            status: watch::channel(CacheStatus::Loading).0,
         }
     }
 
@@ -160,7 +155,7 @@ impl Loader {
     fn fill(&mut self) {
         while self.in_flight.len() < WINDOW
             && !self.queue.is_empty()
-            && self.client.state().is_connected()
+            && Liveness::now(&self.client).connected()
         {
             let n = self.batch.min(self.queue.len());
             let wants: Vec<Want> = self.queue.drain(..n).collect();
@@ -242,7 +237,7 @@ impl Loader {
         let marker = if !self.initialized {
             self.initialized = true;
             self.resync = None;
-            self.shared.phase.send_replace(Phase::Initialized);
+            self.shared.status.send_replace(CacheStatus::Initialized);
             CacheEvent::Initialized
         } else if let Some(reason) = self.resync.take() {
             CacheEvent::Resynced(reason)
@@ -257,6 +252,14 @@ impl Drop for Loader {
     /// The task ended or was dropped with the cache: the subscribers' streams end.
     fn drop(&mut self) {
         self.shared.lock().fan_out.close();
-        self.shared.phase.send_replace(Phase::Stopped);
+        // Unless closed: then the handle has said so.
+        let why = why_ended(&self.client);
+        self.shared.status.send_if_modified(|s| {
+            let open = !s.has_ended();
+            if open {
+                *s = CacheStatus::Ended(why);
+            }
+            open
+        });
     }
 }

@@ -16,7 +16,7 @@ use zk_session::{Client, CreateOptions, Error, ErrorCode, RetryPolicy, Version};
 use super::{be_bytes, parent_of};
 use crate::{
     plumbing::protected::create_parents,
-    plumbing::retry::{may_repeat_read, retry_while},
+    plumbing::retry::{may_repeat_read, retry_under, retry_while},
     InterProcessMutex, RecipeError, Result,
 };
 
@@ -363,17 +363,13 @@ impl DistributedAtomicLong {
         policy: &RetryPolicy,
         f: &impl Fn(i64) -> i64,
     ) -> Result<(u32, std::result::Result<(i64, i64), i64>)> {
-        let mut n = 0;
-        loop {
-            n += 1;
-            match self.try_once(f).await? {
-                Try::Done(pre, post) => return Ok((n, Ok((pre, post)))),
-                Try::Raced(pre) => match policy.sleep_for(n - 1) {
-                    Some(d) => tokio::time::sleep(d).await,
-                    None => return Ok((n, Err(pre))),
-                },
-            }
-        }
+        retry_under(policy, || async {
+            Ok(match self.try_once(f).await? {
+                Try::Done(pre, post) => Ok((pre, post)),
+                Try::Raced(pre) => Err(pre),
+            })
+        })
+        .await
     }
 
     /// The optimistic tries, then the promoted ones if configured.

@@ -10,14 +10,16 @@
 use std::sync::Arc;
 
 use tokio::{sync::watch, task::AbortHandle};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, SessionEvent, Stat, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Stat, Version};
 
 use super::{be_bytes, parent_of};
 use crate::{
+    plumbing::liveness::{client_ended, why_ended, Turn},
     plumbing::protected::create_parents,
-    plumbing::retry::{may_retry, retry_delay},
+    plumbing::retry::{may_retry, retry_while, Pauses},
+    plumbing::runtime,
     plumbing::watches::{data_watch, exists_watch},
-    RecipeError, Result, ValueWatch,
+    LostReason, RecipeError, Result, ValueWatch,
 };
 
 /// A value of a [`SharedCount`] with the znode version it was read or written at: the
@@ -55,16 +57,106 @@ impl VersionedCount {
     }
 }
 
+/// Where a [`SharedCount`] stands: the recipe's [`status`](SharedCount::status).
+///
+/// ```no_run
+/// # async fn f(count: zk_recipes::SharedCount) -> zk_recipes::Result<()> {
+/// use zk_recipes::SharedCountStatus;
+/// let mut status = count.status();
+/// let now = status.wait_for(|s| *s == SharedCountStatus::Missing || s.has_ended()).await?;
+/// println!("{now:?}");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SharedCountStatus {
+    /// The znode is there and its changes are followed.
+    Following,
+    /// The znode was deleted: the count waits for it to come back (a
+    /// [`set`](SharedCount::set) creates it again).
+    Missing,
+    /// The count was closed (or dropped): the last state.
+    Closed,
+    /// The client ended for good, and the count with it: the last state.
+    Ended(LostReason),
+}
+
+impl SharedCountStatus {
+    /// Whether this is a last state ([`Closed`](Self::Closed) or [`Ended`](Self::Ended)).
+    pub fn has_ended(&self) -> bool {
+        matches!(
+            self,
+            SharedCountStatus::Closed | SharedCountStatus::Ended(_)
+        )
+    }
+}
+
+/// Builds a [`SharedCount`]; see [`SharedCount::builder`].
+///
+/// See the example on [`SharedCount`].
+#[derive(Debug)]
+pub struct SharedCountBuilder {
+    client: Client,
+    path: String,
+    seed: i32,
+}
+
+impl SharedCountBuilder {
+    /// The value the znode is created with when it is missing (default 0).
+    ///
+    /// See the example on [`SharedCount`].
+    pub fn seed(mut self, seed: i32) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Creates the znode with the seed when it is missing (its parents as containers),
+    /// reads it, and follows its changes from then on. Fails with the server's refusal, the
+    /// client's end, or [`RecipeError::NoRuntime`] outside a tokio runtime. Cancel-safe: a
+    /// dropped start leaves at most the node it was asked to create.
+    ///
+    /// See the example on [`SharedCount`].
+    pub async fn start(self) -> Result<SharedCount> {
+        let handle = runtime::current()?;
+        let SharedCountBuilder { client, path, seed } = self;
+        let first = retry_while(
+            || read_or_create(&client, &path, seed),
+            |e| matches!(e, RecipeError::Session(e) if e.is_retryable() && may_retry(&client)),
+        )
+        .await?;
+        let value = Arc::new(watch::channel(first).0);
+        let status = Arc::new(watch::channel(SharedCountStatus::Following).0);
+        let follower = Follower {
+            client: client.clone(),
+            path: path.clone(),
+            value: value.clone(),
+            status: status.clone(),
+        };
+        let follower = handle.spawn(follower.run());
+        Ok(SharedCount {
+            client,
+            path,
+            value,
+            status,
+            follower: follower.abort_handle(),
+        })
+    }
+}
+
 /// A shared `i32` counter at one znode, compatible with Curator's SharedCount.
 ///
-/// Dropping it stops following the node; the node stays.
+/// The count owns nothing on the server: closing or dropping it stops following the
+/// znode, which stays.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::SharedCount;
 ///
 /// // Created with 10 unless the node exists; then its value is kept.
-/// let count = SharedCount::start(client, "/app/max-workers", 10).await?;
+/// let count = SharedCount::builder(client, "/app/max-workers")
+///     .seed(10)
+///     .start()
+///     .await?;
 /// let seen = count.versioned();
 /// // A compare-and-set: fails when another process wrote in between.
 /// if !count.try_set(seen, seen.value() + 1).await? {
@@ -74,6 +166,7 @@ impl VersionedCount {
 /// while let Ok(now) = changes.changed().await {
 ///     println!("now {}", now.value());
 /// }
+/// count.close().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -81,33 +174,35 @@ pub struct SharedCount {
     client: Client,
     path: String,
     value: Arc<watch::Sender<VersionedCount>>,
+    status: Arc<watch::Sender<SharedCountStatus>>,
     follower: AbortHandle,
 }
 
 impl SharedCount {
-    /// Starts a count at `path`: creates the node with `seed` when it is missing (its parents
-    /// as containers), reads it, and follows its changes from then on. Cancel-safe: a dropped
-    /// start leaves at most the node it was asked to create.
+    /// A builder for a count at `path`.
     ///
     /// See the example on [`SharedCount`].
-    pub async fn start(client: Client, path: impl Into<String>, seed: i32) -> Result<SharedCount> {
-        let path = path.into();
-        let first = loop {
-            match read_or_create(&client, &path, seed).await {
-                Err(RecipeError::Session(e)) if e.is_retryable() && may_retry(&client) => {
-                    tokio::time::sleep(retry_delay(0)).await
-                }
-                other => break other?,
-            }
-        };
-        let value = Arc::new(watch::channel(first).0);
-        let follower = tokio::spawn(follow(client.clone(), path.clone(), value.clone()));
-        Ok(SharedCount {
+    pub fn builder(client: Client, path: impl Into<String>) -> SharedCountBuilder {
+        SharedCountBuilder {
             client,
-            path,
-            value,
-            follower: follower.abort_handle(),
-        })
+            path: path.into(),
+            seed: 0,
+        }
+    }
+
+    /// Where the count stands, as it changes; its last state says why it ended.
+    ///
+    /// See the example on [`SharedCountStatus`].
+    pub fn status(&self) -> ValueWatch<SharedCountStatus> {
+        ValueWatch::new(self.status.subscribe())
+    }
+
+    /// Stops following the znode (which stays: the count owns nothing on the server).
+    /// Always `Ok`; a `Result` as every recipe's close.
+    ///
+    /// See the example on [`SharedCount`].
+    pub async fn close(self) -> Result<()> {
+        Ok(())
     }
 
     /// The path of the znode.
@@ -141,7 +236,8 @@ impl SharedCount {
 
     /// Sets the count to `value` if nobody has written since `previous` was read (the
     /// znode's version is still `previous.version()`); false, after reading the newer value,
-    /// otherwise. Cancel-safe: the write is one request, done or not.
+    /// otherwise. Fails with NoNode when the znode is gone (see [`set`](Self::set)).
+    /// Cancel-safe: the write is one request, done or not.
     ///
     /// See the example on [`SharedCount`].
     pub async fn try_set(&self, previous: VersionedCount, value: i32) -> Result<bool> {
@@ -155,12 +251,14 @@ impl SharedCount {
                 self.publish(value, &stat);
                 Ok(true)
             }
-            Err(Error::Code(ErrorCode::BadVersion | ErrorCode::NoNode)) => {
+            Err(Error::Code(ErrorCode::BadVersion)) => {
                 if let Ok((data, stat)) = self.client.get_data(&self.path).await {
                     offer(&self.value, VersionedCount::read(&self.path, &data, &stat)?);
                 }
                 Ok(false)
             }
+            // Gone: no read can make a later try succeed, so a compare-and-set loop must
+            // hear of it (Curator's trySetCount throws NoNode too).
             Err(e) => Err(e.into()),
         }
     }
@@ -204,6 +302,13 @@ impl SharedCount {
 impl Drop for SharedCount {
     fn drop(&mut self) {
         self.follower.abort();
+        self.status.send_if_modified(|s| {
+            let open = !s.has_ended();
+            if open {
+                *s = SharedCountStatus::Closed;
+            }
+            open
+        });
     }
 }
 
@@ -238,42 +343,59 @@ async fn read_or_create(client: &Client, path: &str, seed: i32) -> Result<Versio
     }
 }
 
-/// Follows the node: a data watch re-armed after every event, and a re-read after every
-/// reconnect or new session (the watch may have missed changes meanwhile).
-async fn follow(client: Client, path: String, tx: Arc<watch::Sender<VersionedCount>>) {
-    let mut events = client.session_events();
-    let mut retry = 0;
-    while !client.has_ended() {
-        match data_watch(&client, &path).await {
-            Ok((data, stat, w)) => {
-                retry = 0;
-                if let Ok(v) = VersionedCount::read(&path, &data, &stat) {
-                    offer(&tx, v);
-                }
-                tokio::select! {
-                    _ = w => {}
-                    _ = reconnected(&mut events) => {}
-                }
-            }
-            // Deleted: wait for it to come back.
-            Err(Error::Code(ErrorCode::NoNode)) => match exists_watch(&client, &path).await {
-                Ok((None, w)) => {
+/// The task that follows the znode for a [`SharedCount`].
+struct Follower {
+    client: Client,
+    path: String,
+    value: Arc<watch::Sender<VersionedCount>>,
+    status: Arc<watch::Sender<SharedCountStatus>>,
+}
+
+impl Follower {
+    /// Follows the node: a data watch re-armed after every event, and a re-read after every
+    /// reconnect or new session (the watch may have missed changes meanwhile).
+    async fn run(self) {
+        let (client, path) = (&self.client, &self.path);
+        let mut events = client.session_events();
+        let mut pauses = Pauses::default();
+        while !client_ended(client) {
+            match data_watch(client, path).await {
+                Ok((data, stat, w)) => {
+                    pauses.reset();
+                    self.set_status(SharedCountStatus::Following);
+                    if let Ok(v) = VersionedCount::read(path, &data, &stat) {
+                        offer(&self.value, v);
+                    }
                     tokio::select! {
                         _ = w => {}
                         _ = reconnected(&mut events) => {}
                     }
                 }
-                Ok((Some(_), _)) => {}
-                Err(_) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
-            },
-            Err(_) => {
-                tokio::time::sleep(retry_delay(retry)).await;
-                retry += 1;
+                // Deleted: wait for it to come back.
+                Err(Error::Code(ErrorCode::NoNode)) => match exists_watch(client, path).await {
+                    Ok((None, w)) => {
+                        self.set_status(SharedCountStatus::Missing);
+                        tokio::select! {
+                            _ = w => {}
+                            _ = reconnected(&mut events) => {}
+                        }
+                    }
+                    Ok((Some(_), _)) => {}
+                    Err(_) => pauses.pause().await,
+                },
+                Err(_) => pauses.pause().await,
             }
         }
+        let why = why_ended(client);
+        self.set_status(SharedCountStatus::Ended(why));
+    }
+
+    fn set_status(&self, now: SharedCountStatus) {
+        self.status.send_if_modified(|s| {
+            let changed = *s != now;
+            *s = now;
+            changed
+        });
     }
 }
 
@@ -281,8 +403,8 @@ async fn follow(client: Client, path: String, tx: Arc<watch::Sender<VersionedCou
 /// the client is gone.
 async fn reconnected(events: &mut zk_session::SessionEvents) {
     loop {
-        match events.next().await {
-            Some(SessionEvent::Reconnected | SessionEvent::Connected { .. }) => return,
+        match events.next().await.map(Turn::of) {
+            Some(Some(Turn::Back { .. })) => return,
             Some(_) => {}
             None => std::future::pending::<()>().await,
         }

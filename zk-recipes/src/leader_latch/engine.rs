@@ -21,9 +21,10 @@ use crate::{
         line::{look, watch_node, Exclusive, Turn},
         liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
         protected::{child_path, ProtectedCreate, ProtectedNode},
-        retry::retry_delay,
+        retry::Pauses,
     },
-    LostReason, RecipeError, Result,
+    value_watch::Derived,
+    LatchStatus, LostReason, RecipeError, Result,
 };
 
 /// A change of leadership, from a latch's change stream.
@@ -56,7 +57,8 @@ pub(crate) struct Status {
 /// Step down (telling the change stream if `notify`), delete our node, stop.
 pub(crate) struct Close {
     pub notify: bool,
-    pub reply: oneshot::Sender<()>,
+    /// How the deletion of our node went.
+    pub reply: oneshot::Sender<Result<()>>,
 }
 
 /// What the engine is for.
@@ -74,16 +76,20 @@ pub(crate) struct Config {
 pub(crate) struct Handle {
     cmds: mpsc::UnboundedSender<Close>,
     pub status: watch::Receiver<Status>,
+    /// The public status, derived from `status`.
+    pub public: watch::Receiver<LatchStatus>,
     pub events: broadcast::Sender<LeadershipEvent>,
 }
 
 impl Handle {
-    /// Asks the engine to close and waits until it has (or is gone).
-    pub async fn close(&self, notify: bool) {
+    /// Asks the engine to close and waits until it has (or is gone): how the deletion of
+    /// our node went.
+    pub async fn close(&self, notify: bool) -> Result<()> {
         let (reply, rx) = oneshot::channel();
-        if self.cmds.send(Close { notify, reply }).is_ok() {
-            let _ = rx.await;
+        if self.cmds.send(Close { notify, reply }).is_err() {
+            return Ok(());
         }
+        rx.await.unwrap_or(Ok(()))
     }
 
     /// Waits until the first node exists; the engine's error if it ended first.
@@ -104,10 +110,11 @@ impl Handle {
     }
 }
 
-/// Starts the engine; it takes part at once. Must be called inside a tokio runtime.
-pub(crate) fn spawn(cfg: Config) -> Handle {
+/// Starts the engine on `rt`; it takes part at once.
+pub(crate) fn spawn(rt: &tokio::runtime::Handle, cfg: Config) -> Handle {
     let (cmds_tx, cmds) = mpsc::unbounded_channel();
-    let (status_tx, status) = watch::channel(Status::default());
+    let status_tx = Derived::new(Status::default(), latch_status);
+    let (status, public) = (status_tx.subscribe(), status_tx.status());
     let (events, _) = broadcast::channel(64);
     let inputs = Inputs {
         state: cfg.client.watch_state(),
@@ -120,12 +127,13 @@ pub(crate) fn spawn(cfg: Config) -> Handle {
         status: status_tx,
         events: events.clone(),
         node: None,
-        errors: 0,
+        pauses: Pauses::default(),
     };
-    tokio::spawn(engine.run(inputs));
+    rt.spawn(engine.run(inputs));
     Handle {
         cmds: cmds_tx,
         status,
+        public,
         events,
     }
 }
@@ -170,11 +178,11 @@ async fn guard<T>(inp: &mut Inputs, fut: impl Future<Output = T>) -> Result<T, S
 struct Engine {
     cfg: Config,
     create: ProtectedCreate,
-    status: watch::Sender<Status>,
+    status: Derived<Status, LatchStatus>,
     events: broadcast::Sender<LeadershipEvent>,
     node: Option<ProtectedNode>,
-    /// Retryable errors in a row, for the backoff.
-    errors: u32,
+    /// The backoff over retryable errors in a row.
+    pauses: Pauses,
 }
 
 impl Engine {
@@ -183,15 +191,15 @@ impl Engine {
             match self.step(&mut inp).await {
                 Ok(()) | Err(Stop::State) => {}
                 Err(Stop::Close(Close { notify, reply })) => {
-                    self.leave(&mut inp, notify).await;
+                    let left = self.leave(&mut inp, notify).await;
                     // Published before the reply, so `close` returns to a settled status.
                     self.status
                         .send_modify(|s| s.ended = Some(RecipeError::Closed));
-                    let _ = reply.send(());
+                    let _ = reply.send(left);
                     return;
                 }
                 Err(Stop::Orphaned) => {
-                    self.leave(&mut inp, false).await;
+                    let _ = self.leave(&mut inp, false).await;
                     break RecipeError::Closed;
                 }
                 Err(Stop::End(e)) => break e,
@@ -255,8 +263,7 @@ impl Engine {
             return Err(Stop::End(e.into()));
         }
         // The state change that usually follows ends the pause early.
-        let pause = retry_delay(self.errors);
-        self.errors += 1;
+        let pause = self.pauses.next_delay();
         guard(inp, tokio::time::sleep(pause)).await
     }
 
@@ -271,7 +278,7 @@ impl Engine {
         let Some((node, children)) = self.node_and_line(inp, &client).await? else {
             return Ok(());
         };
-        self.errors = 0;
+        self.pauses.reset();
         // A node of an earlier session is not ours any more, whatever its name says.
         if node.stat.ephemeral_owner != raw_session_id(&client) {
             return self.forget_stale(inp, &client, &node).await;
@@ -381,13 +388,15 @@ impl Engine {
         Ok(())
     }
 
-    /// Steps down, then deletes our node, retrying until it is gone or the session is.
-    async fn leave(&mut self, inp: &mut Inputs, notify: bool) {
+    /// Steps down, then deletes our node, retrying until it is gone or the session is; the
+    /// server's refusal of the deletion, if it refused.
+    async fn leave(&mut self, inp: &mut Inputs, notify: bool) -> Result<()> {
         // Before the delete: nobody else can lead while our node exists, so we must stop
         // claiming first.
         self.set_leader(false, notify);
         let client = self.cfg.client.clone();
-        let mut retry = 0;
+        let mut pauses = Pauses::default();
+        let mut left = Ok(());
         while let Some(node) = self.node.clone() {
             let now = Liveness::seen(&client, inp.state.get_and_update());
             if now.session_over() {
@@ -398,12 +407,14 @@ impl Engine {
                 match delete_quietly(&client, &node.path).await {
                     Ok(()) => break,
                     Err(RecipeError::Session(e)) if e.is_retryable() => {
-                        tokio::time::sleep(retry_delay(retry)).await;
-                        retry += 1;
+                        pauses.pause().await;
                         continue;
                     }
                     // Nothing more we can do (e.g. no permission): the session's end will.
-                    Err(_) => break,
+                    Err(e) => {
+                        left = Err(e);
+                        break;
+                    }
                 }
             }
             if inp.state.changed().await.is_err() {
@@ -412,5 +423,16 @@ impl Engine {
         }
         self.node = None;
         self.status.send_modify(|s| s.node = None);
+        left
+    }
+}
+
+/// The public status of a latch in the engine's `state`.
+fn latch_status(state: &Status) -> LatchStatus {
+    match &state.ended {
+        Some(RecipeError::Closed) => LatchStatus::Closed,
+        Some(e) => LatchStatus::Ended(e.clone()),
+        None if state.leader => LatchStatus::Leader,
+        None => LatchStatus::InLine,
     }
 }

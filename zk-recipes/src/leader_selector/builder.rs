@@ -1,13 +1,16 @@
 //! [`LeaderSelectorBuilder`]: a selector's options (participant id, auto-requeue, the
 //! suspension policy), and its start, which spawns the supervisor.
 
-use std::sync::Arc;
+use std::{future::Future, sync::Arc};
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use zk_session::Client;
 
-use super::{supervisor::Supervisor, LeaderSelector, Status, TaskFn};
-use crate::{mutex::InterProcessMutex, participant::default_id, Result, SuspendPolicy};
+use super::{selector_status, supervisor::Supervisor, BoxTask, LeaderSelector, Status, TaskFn};
+use crate::{
+    mutex::InterProcessMutex, participant::default_id, plumbing::runtime, value_watch::Derived,
+    Leadership, Result, SuspendPolicy,
+};
 
 /// Configures and starts a [`LeaderSelector`]; see [`LeaderSelector::builder`].
 ///
@@ -15,9 +18,10 @@ use crate::{mutex::InterProcessMutex, participant::default_id, Result, SuspendPo
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
 /// use zk_recipes::{LeaderSelector, SuspendPolicy};
 ///
-/// let selector = LeaderSelector::builder(client, "/election/jobs", |_lead| async move {
-///     // lead until this returns
-/// })
+/// let selector = LeaderSelector::builder(client, "/election/jobs")
+///     .task(|_lead| async move {
+///         // lead until this returns
+///     })
 /// .id("worker-4")
 /// .auto_requeue(true)
 /// .suspend_policy(SuspendPolicy::WaitForLost)
@@ -45,8 +49,10 @@ impl std::fmt::Debug for LeaderSelectorBuilder {
 }
 
 impl LeaderSelectorBuilder {
-    /// Defaults: a generated id, no auto-requeue, the default suspension policy.
-    pub(super) fn new(client: Client, path: String, task: Arc<TaskFn>) -> LeaderSelectorBuilder {
+    /// Defaults: a task that leads until the term is taken away, a generated id, no
+    /// auto-requeue, the default suspension policy.
+    pub(super) fn new(client: Client, path: String) -> LeaderSelectorBuilder {
+        let task: Arc<TaskFn> = Arc::new(|_| Box::pin(std::future::pending()) as BoxTask);
         LeaderSelectorBuilder {
             client,
             path,
@@ -55,6 +61,20 @@ impl LeaderSelectorBuilder {
             auto_requeue: false,
             policy: SuspendPolicy::default(),
         }
+    }
+
+    /// What to run whenever elected: leadership lasts until `task` returns (or is taken
+    /// away: the task is then dropped). By default the selector leads until the term is
+    /// taken away, interrupted or closed.
+    ///
+    /// See the example on [`LeaderSelectorBuilder`].
+    pub fn task<F, Fut>(mut self, task: F) -> Self
+    where
+        F: Fn(Leadership) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.task = Arc::new(move |l| Box::pin(task(l)) as BoxTask);
+        self
     }
 
     /// The participant id, stored as the node's data (default `host:pid:n`).
@@ -89,11 +109,13 @@ impl LeaderSelectorBuilder {
     /// disconnected this waits for the connection; wrap it in a timeout to bound that.
     /// Dropping the future leaves the election (in the background).
     ///
-    /// Fails when the path is invalid, the server refuses the create (e.g. no permission), or
-    /// the client ends first.
+    /// Fails when the path is invalid, the server refuses the create (e.g. no permission),
+    /// the client ends first, or with [`RecipeError::NoRuntime`](crate::RecipeError::NoRuntime)
+    /// outside a tokio runtime.
     ///
     /// See the example on [`LeaderSelectorBuilder`].
     pub async fn start(self) -> Result<LeaderSelector> {
+        let rt = runtime::current()?;
         let id = self.id.unwrap_or_else(default_id);
         let mutex = InterProcessMutex::builder(self.client.clone(), self.path.clone())
             .data(id.as_bytes())
@@ -101,29 +123,34 @@ impl LeaderSelectorBuilder {
             .build();
         let joined = mutex.joined();
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
-        let status = watch::channel(Status {
-            queued: true,
-            ..Status::default()
-        })
-        .0;
-        let supervisor = Supervisor {
-            client: self.client.clone(),
-            mutex,
-            id: id.clone(),
-            task: self.task,
-            auto_requeue: self.auto_requeue,
-            status: status.clone(),
-            ctl: ctl_rx,
-            term: 0,
-        };
-        tokio::spawn(supervisor.run());
+        let status = Derived::new(
+            Status {
+                queued: true,
+                ..Status::default()
+            },
+            selector_status,
+        );
         let selector = LeaderSelector {
-            client: self.client,
+            client: self.client.clone(),
             path: self.path,
-            id,
+            id: id.clone(),
             ctl,
             status: status.subscribe(),
+            public: status.status(),
         };
+        let supervisor = Supervisor {
+            client: self.client,
+            mutex,
+            id,
+            task: self.task,
+            auto_requeue: self.auto_requeue,
+            status,
+            ctl: ctl_rx,
+            term: 0,
+            pauses: Default::default(),
+            released: Ok(()),
+        };
+        rt.spawn(supervisor.run());
         selector.joined(joined).await?;
         Ok(selector)
     }

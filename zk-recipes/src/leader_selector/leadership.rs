@@ -20,7 +20,7 @@ use crate::{
 /// use zk_recipes::{LeaderSelector, Leadership};
 /// use zk_session::{Op, Version};
 ///
-/// let selector = LeaderSelector::builder(client, "/election/writer", |lead: Leadership| async move {
+/// let selector = LeaderSelector::builder(client, "/election/writer").task(|lead: Leadership| async move {
 ///     // Refused by the server once this term's node is gone.
 ///     let write = Op::set_data("/shared/state", b"from the leader", Version::Any);
 ///     if let Err(e) = lead.fenced_multi([write]).await {
@@ -57,7 +57,7 @@ impl Leadership {
     ///     println!("{id} leads on {node}: term {term}, fencing token {}", lead.fencing_token());
     ///     assert!(lead.is_current()); // the task is dropped before its term ends
     /// };
-    /// let selector = LeaderSelector::builder(client, "/election/jobs", task).start().await?;
+    /// let selector = LeaderSelector::builder(client, "/election/jobs").task(task).start().await?;
     /// # Ok(()) }
     /// ```
     pub fn id(&self) -> &str {

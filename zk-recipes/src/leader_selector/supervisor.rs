@@ -9,9 +9,10 @@ use zk_session::{Client, ErrorCode};
 
 use super::{Ctl, Leadership, Status, TaskFn};
 use crate::plumbing::liveness::raw_session_id;
+use crate::value_watch::Derived;
 use crate::{
     mutex::InterProcessMutex,
-    plumbing::{liveness::Liveness, retry::retry_delay},
+    plumbing::{liveness::Liveness, retry::Pauses},
     InterProcessMutexGuard, LostReason, RecipeError,
 };
 
@@ -22,9 +23,13 @@ pub(super) struct Supervisor {
     pub(super) id: String,
     pub(super) task: Arc<TaskFn>,
     pub(super) auto_requeue: bool,
-    pub(super) status: watch::Sender<Status>,
+    pub(super) status: Derived<Status, super::SelectorStatus>,
     pub(super) ctl: mpsc::UnboundedReceiver<Ctl>,
     pub(super) term: u64,
+    /// The backoff over failed acquires in a row.
+    pub(super) pauses: Pauses,
+    /// How the last term's node release went, for a close that ended it.
+    pub(super) released: crate::Result<()>,
 }
 
 /// How a term ended.
@@ -32,7 +37,7 @@ enum TermEnd {
     Returned,
     Lost(LostReason),
     Interrupted,
-    Close(Option<oneshot::Sender<()>>),
+    Close(Option<oneshot::Sender<crate::Result<()>>>),
 }
 
 impl TermEnd {
@@ -50,11 +55,11 @@ impl TermEnd {
 /// Why the selector ends, and the close call waiting to hear it, if any.
 struct Stop {
     reason: RecipeError,
-    reply: Option<oneshot::Sender<()>>,
+    reply: Option<oneshot::Sender<crate::Result<()>>>,
 }
 
 impl Stop {
-    fn closed(reply: Option<oneshot::Sender<()>>) -> Stop {
+    fn closed(reply: Option<oneshot::Sender<crate::Result<()>>>) -> Stop {
         Stop {
             reason: RecipeError::Closed,
             reply,
@@ -87,7 +92,7 @@ impl Supervisor {
             s.ended = Some(stop.reason);
         });
         if let Some(r) = stop.reply {
-            let _ = r.send(());
+            let _ = r.send(std::mem::replace(&mut self.released, Ok(())));
         }
     }
 
@@ -108,6 +113,7 @@ impl Supervisor {
             Ok(g) => g,
             Err(e) => return self.after_failed_acquire(e).await,
         };
+        self.pauses.reset();
         if !self.on_current_session(&guard).await {
             let _ = guard.release().await;
             return Ok(());
@@ -147,7 +153,7 @@ impl Supervisor {
     }
 
     /// Ends the selector when the failure is for good; otherwise pauses before queueing again.
-    async fn after_failed_acquire(&self, e: RecipeError) -> Result<(), Stop> {
+    async fn after_failed_acquire(&mut self, e: RecipeError) -> Result<(), Stop> {
         // Over for good; an expiry the client recovers from is not: the next acquire runs
         // on the new session.
         if let Some(reason) = Liveness::now(&self.client).ended() {
@@ -159,7 +165,7 @@ impl Supervisor {
             {
                 return Err(Stop::ended(RecipeError::Session(s)))
             }
-            _ => tokio::time::sleep(retry_delay(3)).await,
+            _ => self.pauses.pause().await,
         }
         Ok(())
     }
@@ -219,7 +225,7 @@ impl Supervisor {
         self.status.send_modify(|s| s.leading = false);
         let _ = ended_tx.send(Some(end.reason()));
         // A failed delete is retried in the background until the node or the session is gone.
-        let _ = guard.release().await;
+        self.released = guard.release().await;
         end
     }
 }

@@ -30,7 +30,7 @@ use zk_session::{Client, Error, ErrorCode, Version};
 use crate::plumbing::{
     liveness::{session_gone, Liveness},
     protected::remove_protected_of,
-    retry::retry_delay,
+    retry::Pauses,
 };
 
 /// The nodes an operation in progress may have made and not handed over: the protected id
@@ -158,7 +158,7 @@ pub(crate) fn spawn_removal(
     let (tx, rx) = oneshot::channel();
     let task = async move {
         let mut tx = Some(tx);
-        let mut retry = 0;
+        let mut pauses = Pauses::default();
         loop {
             // Over: the server deletes (or has deleted) the session's ephemerals.
             if target.gone_with_session(&client) {
@@ -170,15 +170,11 @@ pub(crate) fn spawn_removal(
                     if let Some(tx) = tx.take() {
                         let _ = tx.send(Ok(()));
                     }
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
+                    pauses.pause().await;
                 }
                 // The session ended meanwhile: the server deleted the node with it.
                 Err(Error::Code(ErrorCode::SessionExpired)) if target.session.is_some() => break,
-                Err(Error::Code(ErrorCode::SessionExpired)) => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
-                }
+                Err(Error::Code(ErrorCode::SessionExpired)) => pauses.pause().await,
                 Err(Error::Closed) => break,
                 other => {
                     if let Some(tx) = tx.take() {

@@ -172,6 +172,61 @@ impl Liveness {
     }
 }
 
+/// What a session event means for a recipe that follows znodes through watches: the
+/// moments it must look again, since a watch does not replay what it missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// The connection dropped (suspended, or lost for the whole session timeout).
+    Away,
+    /// The session expired; the client goes on with a new one.
+    Expired,
+    /// Connected again: to a new session (`Some`, its id; also a client's first
+    /// connection) or the same one (`None`), on a read-only server or not.
+    Back {
+        /// The id of the session connected, when it is announced (a first or new session).
+        session: Option<SessionId>,
+        /// Whether the server is read-only (it cannot take writes).
+        read_only: bool,
+    },
+    /// The client is over for good.
+    Ended(LostReason),
+}
+
+impl Turn {
+    /// The turn `event` announces; `None` for an event this crate does not know yet.
+    pub(crate) fn of(event: SessionEvent) -> Option<Turn> {
+        Some(match event {
+            SessionEvent::Suspended | SessionEvent::Lost => Turn::Away,
+            SessionEvent::Expired => Turn::Expired,
+            SessionEvent::Connected { session_id } => Turn::Back {
+                session: Some(session_id),
+                read_only: false,
+            },
+            SessionEvent::ConnectedReadOnly { session_id } => Turn::Back {
+                session: Some(session_id),
+                read_only: true,
+            },
+            SessionEvent::Reconnected => Turn::Back {
+                session: None,
+                read_only: false,
+            },
+            SessionEvent::Ended(why) => Turn::Ended(end_reason(why)),
+            _ => return None,
+        })
+    }
+
+    /// Whether requests that write can go ahead again: back on a server that takes them.
+    pub(crate) fn writable_again(self) -> bool {
+        matches!(
+            self,
+            Turn::Back {
+                read_only: false,
+                ..
+            }
+        )
+    }
+}
+
 /// [`Liveness::doubt`] for a change of state as the event stream tells it (a stream that
 /// may skip states: read it beside [`Liveness::now`]).
 pub(crate) fn event_doubt(event: SessionEvent, policy: SuspendPolicy) -> Option<LostReason> {
@@ -206,6 +261,16 @@ pub(crate) fn raw_session_id(client: &Client) -> i64 {
 /// [`Liveness::client_over`] of the client now.
 pub(crate) fn client_over(client: &Client) -> Option<LostReason> {
     Liveness::now(client).client_over()
+}
+
+/// Whether the client is over for good, now.
+pub(crate) fn client_ended(client: &Client) -> bool {
+    Liveness::now(client).ended().is_some()
+}
+
+/// Why the client ended, for a recipe that stopped with it (closed when it does not say).
+pub(crate) fn why_ended(client: &Client) -> LostReason {
+    Liveness::now(client).ended().unwrap_or(LostReason::Closed)
 }
 
 /// [`Liveness::session_gone`] of the client now.
@@ -320,6 +385,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn session_events_turn_into_the_moments_to_look_again() {
+        let back = |session, read_only| Some(Turn::Back { session, read_only });
+        let cases = [
+            (SessionEvent::Suspended, Some(Turn::Away)),
+            (SessionEvent::Lost, Some(Turn::Away)),
+            (SessionEvent::Expired, Some(Turn::Expired)),
+            (SessionEvent::Reconnected, back(None, false)),
+            (
+                SessionEvent::Connected { session_id: ID },
+                back(Some(ID), false),
+            ),
+            (
+                SessionEvent::ConnectedReadOnly { session_id: ID },
+                back(Some(ID), true),
+            ),
+            (
+                SessionEvent::Ended(EndReason::AuthFailed),
+                Some(Turn::Ended(LostReason::AuthFailed)),
+            ),
+        ];
+        for (ev, want) in cases {
+            assert_eq!(Turn::of(ev), want, "{ev:?}");
+        }
+        let writable: Vec<_> = cases
+            .iter()
+            .filter(|(ev, _)| Turn::of(*ev).is_some_and(Turn::writable_again))
+            .map(|(ev, _)| *ev)
+            .collect();
+        assert_eq!(
+            writable,
+            [
+                SessionEvent::Reconnected,
+                SessionEvent::Connected { session_id: ID }
+            ]
+        );
     }
 
     #[test]

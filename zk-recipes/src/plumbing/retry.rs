@@ -4,7 +4,7 @@
 
 use std::{future::Future, time::Duration};
 
-use zk_session::{Backoff, Client, Error, ErrorCode};
+use zk_session::{Backoff, Client, Error, ErrorCode, RetryPolicy};
 
 use super::liveness::client_over;
 
@@ -14,6 +14,34 @@ const BACKOFF: Backoff = Backoff::new(Duration::from_millis(50), Duration::from_
 /// How long to wait before retry number `n` of an operation that failed retryably.
 pub(crate) fn retry_delay(n: u32) -> Duration {
     BACKOFF.delay(n)
+}
+
+/// The pauses between the tries of one operation, each longer than the last up to the
+/// cap: the one backoff of the recipes. A loop that cannot be [`retry_while`] (it waits on
+/// other things between tries, or goes on for the recipe's life) keeps one of these and
+/// [`reset`](Self::reset)s it after a success.
+#[derive(Debug, Default)]
+pub(crate) struct Pauses {
+    tries: u32,
+}
+
+impl Pauses {
+    /// The next pause, counting it as taken.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let d = retry_delay(self.tries);
+        self.tries = self.tries.saturating_add(1);
+        d
+    }
+
+    /// Sleeps the next pause.
+    pub(crate) async fn pause(&mut self) {
+        tokio::time::sleep(self.next_delay()).await;
+    }
+
+    /// Starts over from the shortest pause: the operation succeeded.
+    pub(crate) fn reset(&mut self) {
+        self.tries = 0;
+    }
 }
 
 /// Whether an operation that failed retryably may be tried again: not once the client is
@@ -43,7 +71,7 @@ where
 }
 
 /// Runs `op` until it fails with an error `again` does not want retried, or succeeds,
-/// pausing [`retry_delay`] between tries: the one retry loop of the recipes.
+/// pausing [`Pauses`] between tries: the one retry loop of the recipes.
 pub(crate) async fn retry_while<T, E, F, Fut>(
     mut op: F,
     mut again: impl FnMut(&E) -> bool,
@@ -52,14 +80,35 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let mut retry = 0;
+    let mut pauses = Pauses::default();
     loop {
         match op().await {
-            Err(e) if again(&e) => {
-                tokio::time::sleep(retry_delay(retry)).await;
-                retry += 1;
-            }
+            Err(e) if again(&e) => pauses.pause().await,
             other => return other,
+        }
+    }
+}
+
+/// Runs `op` until it answers `Ok`, pausing between tries as the caller's `policy` says
+/// (an optimistic update raced by another writer): the number of tries and the last
+/// answer, `Err` when the policy gave up. A failure of `op` itself ends the tries.
+pub(crate) async fn retry_under<T, R, E, F, Fut>(
+    policy: &RetryPolicy,
+    mut op: F,
+) -> Result<(u32, Result<T, R>), E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Result<T, R>, E>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match op().await? {
+            Ok(v) => return Ok((tries, Ok(v))),
+            Err(r) => match policy.sleep_for(tries - 1) {
+                Some(d) => tokio::time::sleep(d).await,
+                None => return Ok((tries, Err(r))),
+            },
         }
     }
 }
@@ -76,5 +125,39 @@ mod tests {
         }
         assert!(retry_delay(0) <= Duration::from_millis(50));
         assert!(BACKOFF.ceiling(30) == Duration::from_secs(1));
+    }
+
+    #[tokio::test]
+    async fn a_policy_bounds_the_tries_and_a_failure_ends_them() {
+        let policy = RetryPolicy::exponential_backoff(Duration::from_millis(1), 2);
+        let mut calls = 0;
+        let r: Result<(u32, Result<(), u32>), ()> = retry_under(&policy, || {
+            calls += 1;
+            std::future::ready(Ok(Err(calls)))
+        })
+        .await;
+        assert_eq!(r, Ok((3, Err(3))), "one try and two retries");
+        let mut calls = 0;
+        let r: Result<(u32, Result<u32, ()>), ()> = retry_under(&policy, || {
+            calls += 1;
+            std::future::ready(if calls == 2 { Ok(Ok(7)) } else { Ok(Err(())) })
+        })
+        .await;
+        assert_eq!(r, Ok((2, Ok(7))));
+        let r: Result<(u32, Result<(), ()>), &str> =
+            retry_under(&policy, || std::future::ready(Err("refused"))).await;
+        assert_eq!(r, Err("refused"));
+    }
+
+    #[test]
+    fn pauses_grow_until_reset() {
+        let mut p = Pauses::default();
+        for _ in 0..10 {
+            p.next_delay();
+        }
+        assert_eq!(p.tries, 10);
+        assert!(p.next_delay() <= Duration::from_secs(1));
+        p.reset();
+        assert!(p.next_delay() <= Duration::from_millis(50));
     }
 }

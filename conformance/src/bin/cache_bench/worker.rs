@@ -34,7 +34,6 @@ pub(crate) async fn run(connect: &str, root: &str) {
     let rss0 = rss_kb();
     let t0 = Instant::now();
     let cache = Cache::builder(client, root).start().await.expect("start");
-    cache.initialized().await.expect("initialized");
     let elapsed = t0.elapsed();
     let rss1 = rss_kb();
     // Subscribed after the load, as Curator's change listener hears no load events.

@@ -109,34 +109,35 @@ pub async fn lock_loop(transport: &Transport, hosts: &str, path: &str, name: &st
 pub async fn elect_loop(transport: &Transport, hosts: &str, path: &str, name: &str) {
     let c = connect(transport, hosts, name).await;
     let who = name.to_owned();
-    let _selector = LeaderSelector::builder(c, path, move |lead| {
-        let who = who.clone();
-        async move {
-            let started = Instant::now();
-            say(
-                &who,
-                &format!(
-                    "LEADER (term {}, fencing token {})",
-                    lead.term(),
-                    lead.fencing_token()
-                ),
-            );
-            // Cancelled (dropped) by the selector as soon as leadership is lost.
-            let _bye = Bye(who.clone());
-            loop {
-                tokio::time::sleep(Duration::from_millis(700)).await;
+    let _selector = LeaderSelector::builder(c, path)
+        .task(move |lead| {
+            let who = who.clone();
+            async move {
+                let started = Instant::now();
                 say(
                     &who,
-                    &format!("leading for {} ms", started.elapsed().as_millis()),
+                    &format!(
+                        "LEADER (term {}, fencing token {})",
+                        lead.term(),
+                        lead.fencing_token()
+                    ),
                 );
+                // Cancelled (dropped) by the selector as soon as leadership is lost.
+                let _bye = Bye(who.clone());
+                loop {
+                    tokio::time::sleep(Duration::from_millis(700)).await;
+                    say(
+                        &who,
+                        &format!("leading for {} ms", started.elapsed().as_millis()),
+                    );
+                }
             }
-        }
-    })
-    .id(name)
-    .auto_requeue(true)
-    .start()
-    .await
-    .expect("the selector starts");
+        })
+        .id(name)
+        .auto_requeue(true)
+        .start()
+        .await
+        .expect("the selector starts");
     std::future::pending::<()>().await;
 }
 

@@ -181,27 +181,28 @@ pub(crate) async fn ours_elect(connect_string: &str, path: &str, set: &Settings)
                 started.clone(),
                 enough.clone(),
             );
-            LeaderSelector::builder(c.clone(), path, move |_lead| {
-                let (starts, exits, started, enough) = (
-                    starts.clone(),
-                    exits.clone(),
-                    started.clone(),
-                    enough.clone(),
-                );
-                async move {
-                    let start = origin.elapsed().as_nanos() as u64;
-                    starts.lock().unwrap_or_else(|e| e.into_inner()).push(start);
-                    if started.fetch_add(1, Ordering::SeqCst) + 1 >= want {
-                        enough.notify_one();
+            LeaderSelector::builder(c.clone(), path)
+                .task(move |_lead| {
+                    let (starts, exits, started, enough) = (
+                        starts.clone(),
+                        exits.clone(),
+                        started.clone(),
+                        enough.clone(),
+                    );
+                    async move {
+                        let start = origin.elapsed().as_nanos() as u64;
+                        starts.lock().unwrap_or_else(|e| e.into_inner()).push(start);
+                        if started.fetch_add(1, Ordering::SeqCst) + 1 >= want {
+                            enough.notify_one();
+                        }
+                        tokio::time::sleep(hold).await;
+                        let exit = origin.elapsed().as_nanos() as u64;
+                        exits.lock().unwrap_or_else(|e| e.into_inner()).push(exit);
                     }
-                    tokio::time::sleep(hold).await;
-                    let exit = origin.elapsed().as_nanos() as u64;
-                    exits.lock().unwrap_or_else(|e| e.into_inner()).push(exit);
-                }
-            })
-            .id(format!("ours-{i}"))
-            .auto_requeue(true)
-            .start()
+                })
+                .id(format!("ours-{i}"))
+                .auto_requeue(true)
+                .start()
         })
         .collect();
     // Each start returns once its node is in line, a round trip; the first term is
@@ -212,10 +213,9 @@ pub(crate) async fn ours_elect(connect_string: &str, path: &str, set: &Settings)
     }
     let limit = Duration::from_secs(30) + (hold + Duration::from_secs(1)) * want as u32;
     let finished = tokio::time::timeout(limit, enough.notified()).await.is_ok();
-    for s in &selectors {
-        s.close().await;
+    for s in selectors {
+        let _ = s.close().await;
     }
-    drop(selectors);
     close_all(clients).await;
     let starts = std::mem::take(&mut *starts.lock().unwrap_or_else(|e| e.into_inner()));
     let exits = std::mem::take(&mut *exits.lock().unwrap_or_else(|e| e.into_inner()));

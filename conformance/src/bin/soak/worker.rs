@@ -454,15 +454,16 @@ async fn start_selector(
     current: Arc<StdMutex<Arc<Sess>>>,
 ) -> Option<LeaderSelector> {
     let id = lock(&current).writer.clone();
-    LeaderSelector::builder(client.clone(), crate::ELECTION, move |lead: Leadership| {
-        let s = lock(&current).clone();
-        async move { term(s, lead).await }
-    })
-    .id(id)
-    .auto_requeue(true)
-    .start()
-    .await
-    .ok()
+    LeaderSelector::builder(client.clone(), crate::ELECTION)
+        .task(move |lead: Leadership| {
+            let s = lock(&current).clone();
+            async move { term(s, lead).await }
+        })
+        .id(id)
+        .auto_requeue(true)
+        .start()
+        .await
+        .ok()
 }
 
 fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -75,14 +75,14 @@ async fn renewing(w: Arc<Worker>, slot: usize) {
     let first = new_writer(&w, &client, slot, generation);
     let current = Arc::new(StdMutex::new(first));
     let events = log_events(&w, &client, current.clone());
-    let selector = start_selector(&client, current.clone()).await;
+    let mut selector = start_selector(&client, current.clone()).await;
     let mutexes = mutexes(&client);
     loop {
         let s = lock(&current).clone();
         tokio::join!(lock_task(s.clone(), &mutexes), super::kv_task(s.clone()));
         if w.stopping() || client.state().is_terminal() {
-            if let Some(selector) = &selector {
-                s.counted("leaving the election", selector.close()).await;
+            if let Some(selector) = selector.take() {
+                let _ = s.counted("leaving the election", selector.close()).await;
             }
             if s.counted("closing the session", client.close())
                 .await
