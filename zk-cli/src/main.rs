@@ -114,8 +114,11 @@ async fn main() {
 async fn run_cli(cli: Cli) -> Result<i32, Failure> {
     let cmd = match cli.command {
         Some(Cmd::Completions { shell }) => {
-            let mut command = Cli::command();
-            clap_complete::generate(shell, &mut command, "zk", &mut std::io::stdout());
+            // Into memory first: `generate` panics when the writer fails, and a reader that
+            // went away (`| head`) is no error (output::raw says so).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "zk", &mut script);
+            output::raw(&script)?;
             return Ok(exit::OK);
         }
         Some(cmd) => cmd,

@@ -86,6 +86,31 @@ async fn completions_for_each_shell() {
     assert_code(&zk_alone(&["completions", "tcsh"]).await, 2);
 }
 
+/// A reader that goes away early (`zk completions bash | head -1`) is not an error: the
+/// script used to be written by a call that panicked on the closed pipe (exit 101).
+#[tokio::test]
+async fn completions_into_a_closed_pipe_exit_0() {
+    let o = Command::new("bash")
+        .args(["-o", "pipefail", "-c"])
+        .arg(format!("'{ZK}' completions bash | head -1"))
+        .output()
+        .await
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+    // The reader closed before anything is written: no race with the pipe's buffer.
+    let mut child = Command::new(ZK)
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().await.unwrap();
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), "");
+}
+
 #[tokio::test]
 async fn usage_errors_exit_2() {
     for args in [
