@@ -26,6 +26,8 @@ pub struct Member {
     pub connections: Option<u64>,
     pub watches: Option<u64>,
     pub znodes: Option<u64>,
+    /// The words it answered with a refusal (`4lw.commands.whitelist`).
+    pub refused_words: Vec<&'static str>,
 }
 
 impl Member {
@@ -126,7 +128,13 @@ async fn member(server: String, timeout: Duration) -> Member {
         connections: None,
         watches: None,
         znodes: None,
+        refused_words: Vec::new(),
     };
+    for (word, answer) in [("srvr", &srvr), ("mntr", &mntr_text), ("cons", &cons)] {
+        if *answer == Answer::Refused {
+            m.refused_words.push(word);
+        }
+    }
     let text = match srvr {
         Answer::Text(t) => t,
         Answer::Refused => {
@@ -200,6 +208,7 @@ fn member_json(m: &Member) -> Value {
         "server": m.server, "state": m.state, "mode": m.mode, "leader": m.serving() && m.leads(),
         "zxid": m.zxid, "latency": m.latency, "outstanding": m.outstanding,
         "connections": m.connections, "watches": m.watches, "znodes": m.znodes,
+        "refusedWords": m.refused_words,
     })
 }
 
@@ -224,9 +233,13 @@ fn table(members: &[Member], verdict: Verdict, reasons: &[String]) -> String {
             (mode, false) => opt(mode),
             (None, true) => "-".into(),
         };
+        let state = match (m.serving(), m.refused_words.is_empty()) {
+            (true, false) => format!("serving ({} not allowed)", m.refused_words.join(", ")),
+            _ => m.state.clone(),
+        };
         rows.push([
             m.server.clone(),
-            m.state.clone(),
+            state,
             mode,
             opt(&m.zxid),
             opt(&m.latency),
@@ -272,6 +285,7 @@ mod tests {
             connections: None,
             watches: None,
             znodes,
+            refused_words: Vec::new(),
         }
     }
 
