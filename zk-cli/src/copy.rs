@@ -115,10 +115,12 @@ pub async fn cp(g: &Global, src: &OsStr, dst: &OsStr, how: How) -> Result<i32, F
             created: backup::write(f, &tree)?,
             overwritten: 0,
         },
-        _ => {
+        Side::Here(path) | Side::Remote { path, .. } => {
             let to = dst.connect(g).await?;
-            let client = to.as_ref().expect("an ensemble side has a session");
-            let written = write(client, &tree, dst.znode().unwrap_or("/"), existing).await;
+            let written = match &to {
+                Some(client) => write(client, &tree, path, existing).await,
+                None => Err(Failure::usage(format!("cp: {dst}: not connected"))),
+            };
             close(to).await;
             written?
         }

@@ -17,7 +17,7 @@ pub enum Answer {
     /// It is up but not serving (no quorum, or still starting).
     NotServing,
     /// Nothing within the timeout: a hung or paused process, or a partition.
-    NoAnswer,
+    Silent,
     /// The connection failed: the member is down or unreachable.
     Down(String),
 }
@@ -32,8 +32,8 @@ pub async fn ask(server: &str, word: &str, timeout: Duration) -> Answer {
         Ok::<_, std::io::Error>(String::from_utf8_lossy(&out).into_owned())
     };
     match tokio::time::timeout(timeout, exchange).await {
-        Err(_) => Answer::NoAnswer,
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => Answer::NoAnswer,
+        Err(_) => Answer::Silent,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => Answer::Silent,
         Ok(Err(e)) => Answer::Down(e.to_string()),
         Ok(Ok(text)) => classify(text),
     }
@@ -45,7 +45,7 @@ fn classify(text: String) -> Answer {
     } else if text.contains("not currently serving requests") {
         Answer::NotServing
     } else if text.is_empty() {
-        Answer::NoAnswer
+        Answer::Silent
     } else {
         Answer::Text(text)
     }

@@ -145,7 +145,7 @@ async fn member(server: String, timeout: Duration) -> Member {
             m.state = "not serving".into();
             return m;
         }
-        Answer::NoAnswer => {
+        Answer::Silent => {
             m.state = "no answer".into();
             return m;
         }

@@ -15,7 +15,7 @@ async fn zk_alone(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-const COMMANDS: [&str; 19] = [
+const COMMANDS: [&str; 26] = [
     "ls",
     "get",
     "set",
@@ -33,6 +33,13 @@ const COMMANDS: [&str; 19] = [
     "watch",
     "lock",
     "elect",
+    "cp",
+    "diff",
+    "du",
+    "tree",
+    "find",
+    "grep",
+    "health",
     "shell",
     "completions",
 ];

@@ -129,10 +129,6 @@ async fn copy_between_ensembles_keeps_data_acls_and_kinds_then_diff() {
     d.set_data("/copied/bin", &changed, Version::Any)
         .await
         .unwrap();
-    let open = vec![Acl::new(Perms::ALL, Id::anyone())];
-    d.set_acl("/copied/seq", &open[..1], Version::Any)
-        .await
-        .unwrap();
     d.set_acl(
         "/copied/seq",
         &[Acl::new(Perms::READ, Id::anyone())],
