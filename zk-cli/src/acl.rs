@@ -26,12 +26,18 @@ fn parse_one(entry: &str) -> Result<Acl, String> {
     if scheme.is_empty() || perms.is_empty() {
         return Err(bad());
     }
+    let perms = perms_from_letters(perms).ok_or_else(bad)?;
+    Ok(Acl::new(perms, Id::new(scheme, id)))
+}
+
+/// The permissions `cdrwa` letters name; `None` for a letter that is not one of them.
+pub fn perms_from_letters(letters: &str) -> Option<Perms> {
     let mut bits = 0;
-    for ch in perms.chars() {
-        let (_, p) = LETTERS.iter().find(|(l, _)| *l == ch).ok_or_else(bad)?;
+    for ch in letters.chars() {
+        let (_, p) = LETTERS.iter().find(|(l, _)| *l == ch)?;
         bits |= p.0;
     }
-    Ok(Acl::new(Perms(bits), Id::new(scheme, id)))
+    Some(Perms(bits))
 }
 
 /// `cdrwa` letters for the permissions held.

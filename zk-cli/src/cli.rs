@@ -260,6 +260,82 @@ pub enum Cmd {
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<OsString>,
     },
+    /// Copy a subtree: data, ACLs, container and TTL kinds (ephemeral znodes are skipped)
+    ///
+    /// SRC and DST are each a znode path on --server's ensemble (/app), a path on another
+    /// ensemble (zk://HOST:PORT[,HOST:PORT...]/app) or a backup file (backup.zkb, ./app.json,
+    /// or file:NAME for any name: anything not starting with / or zk://). zk-shell's JSON
+    /// backups are read too. Stops at the first znode that exists on DST unless --overwrite;
+    /// re-running an interrupted copy with --overwrite completes it.
+    Cp {
+        /// Replace the data and ACL of znodes that exist on DST (or a DST file)
+        #[arg(long)]
+        overwrite: bool,
+        /// Create the znodes whose path below SRC's root (/ for the root itself) matches
+        /// REGEX as containers or TTL znodes: ZooKeeper does not tell clients these kinds
+        /// (repeatable; the first match wins)
+        #[arg(long, value_name = "REGEX=container|REGEX=ttl:MS")]
+        kind: Vec<String>,
+        /// Where from
+        src: OsString,
+        /// Where to
+        dst: OsString,
+    },
+    /// Compare two subtrees (sides as for cp): exit 0 when equal, 1 when not, 2 on trouble
+    ///
+    /// Lists the znodes only in A, only in B, and those whose data, ACL or kind differ, by
+    /// path relative to each side's root. Ephemeral znodes are left out.
+    Diff { a: OsString, b: OsString },
+    /// Data bytes and znodes of each subtree under PATH
+    Du {
+        /// Levels below PATH to list (sizes always count the whole subtree)
+        #[arg(long, value_name = "N", default_value = "1")]
+        depth: usize,
+        /// The znode
+        #[arg(default_value = "/")]
+        path: OsString,
+    },
+    /// Draw the subtree under PATH
+    Tree {
+        /// Levels below PATH to show at most
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
+        /// The znode
+        #[arg(default_value = "/")]
+        path: OsString,
+    },
+    /// The paths under PATH that the regular expression PATTERN matches (exit 1: none)
+    Find {
+        /// Levels below PATH to search at most
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
+        pattern: String,
+        /// The znode
+        #[arg(default_value = "/")]
+        path: OsString,
+    },
+    /// The lines of data under PATH that the regular expression PATTERN matches, as
+    /// PATH: LINE (exit 1: none)
+    Grep {
+        /// Levels below PATH to search at most
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
+        pattern: String,
+        /// The znode
+        #[arg(default_value = "/")]
+        path: OsString,
+    },
+    /// Every member of --server from srvr, mntr and cons, and a verdict: exit 0 ok,
+    /// 1 degraded, 3 no quorum
+    ///
+    /// One row per member: state, mode (the leader marked *), zxid, latency min/avg/max,
+    /// outstanding requests, connections, watches, znodes. Members that do not allow the
+    /// four-letter words are shown as such and do not count against the verdict.
+    Health {
+        /// How long each member has to answer
+        #[arg(long, value_name = "SECS", default_value = "3", value_parser = seconds)]
+        timeout: Duration,
+    },
     /// An interactive shell with history and tab completion of znode paths
     Shell,
     /// Print a completion script for a shell

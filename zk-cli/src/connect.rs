@@ -13,10 +13,22 @@ const MIN_PER_SERVER: Duration = Duration::from_millis(500);
 /// connection within `--connect-timeout` is exit 3, naming the servers.
 pub async fn connect(g: &Global) -> Result<Client, Failure> {
     let server = input::utf8(&g.server(), "--server")?;
+    connect_to(g, &server).await
+}
+
+/// The largest reply a session accepts: room for the batched reads of whole trees
+/// (multiRead replies of many znodes), beyond ZooKeeper's 1 MiB default.
+const MAX_FRAME: usize = 64 << 20;
+
+/// Connects to `server` (another ensemble than `--server`'s, for `cp` and `diff`) with the
+/// other global options.
+pub async fn connect_to(g: &Global, server: &str) -> Result<Client, Failure> {
+    let server = server.to_owned();
     let mut builder = Client::builder(&server)
         .session_timeout(g.session_timeout)
         .first_connection_timeout(g.connect_timeout)
-        .connect_attempt_timeout(per_server(&server, g.connect_timeout));
+        .connect_attempt_timeout(per_server(&server, g.connect_timeout))
+        .max_frame_len(MAX_FRAME);
     for auth in &g.auth {
         let (scheme, cred) = input::auth(auth)?;
         builder = builder.auth(&scheme, &cred);
@@ -70,7 +82,7 @@ pub async fn connect(g: &Global) -> Result<Client, Failure> {
 }
 
 /// The servers of a connect string (its chroot left out).
-fn hosts(server: &str) -> Vec<&str> {
+pub fn hosts(server: &str) -> Vec<&str> {
     let hosts = server.split('/').next().unwrap_or_default();
     hosts.split(',').map(str::trim).collect()
 }

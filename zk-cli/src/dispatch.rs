@@ -2,7 +2,7 @@
 
 use zk_session::Client;
 
-use crate::{cli::Cmd, input, reads, run, watching, writes, Failure};
+use crate::{cli::Cmd, explore, input, reads, run, watching, writes, Failure};
 
 /// What every command needs.
 #[derive(Clone)]
@@ -103,8 +103,24 @@ pub async fn execute(ctx: &Ctx, cmd: Cmd) -> Result<i32, Failure> {
             timeout,
             cmd,
         } => run::elect(c, &input::path(&path)?, id, timeout, &cmd).await,
-        Cmd::Shell | Cmd::Completions { .. } => Err(Failure::usage(
-            "shell and completions are not commands of the shell".into(),
+        Cmd::Du { depth, path } => explore::du(ctx, &input::path(&path)?, Some(depth)).await,
+        Cmd::Tree { depth, path } => explore::tree(ctx, &input::path(&path)?, depth).await,
+        Cmd::Find {
+            depth,
+            pattern,
+            path,
+        } => explore::find(ctx, &pattern, &input::path(&path)?, depth).await,
+        Cmd::Grep {
+            depth,
+            pattern,
+            path,
+        } => explore::grep(ctx, &pattern, &input::path(&path)?, depth).await,
+        Cmd::Shell
+        | Cmd::Completions { .. }
+        | Cmd::Cp { .. }
+        | Cmd::Diff { .. }
+        | Cmd::Health { .. } => Err(Failure::usage(
+            "shell, completions, cp, diff and health are not commands of the shell".into(),
         )),
     }
 }

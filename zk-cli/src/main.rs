@@ -2,19 +2,29 @@
 //! lock or as an elected leader; an interactive shell. `zk --help` tells how.
 
 mod acl;
+mod backup;
 mod cache_watch;
 mod cli;
 mod connect;
+mod copy;
+mod diff;
 mod dispatch;
+mod explore;
+mod four_letter;
+mod health;
 mod input;
 mod kerberos;
 mod output;
+mod progress;
 mod reads;
 mod run;
 mod security;
 mod shell;
 mod shell_words;
+mod side;
 mod stat_format;
+mod tree;
+mod tree_read;
 mod watching;
 mod writes;
 
@@ -114,10 +124,34 @@ async fn main() {
 async fn run_cli(cli: Cli) -> Result<i32, Failure> {
     let cmd = match cli.command {
         Some(Cmd::Completions { shell }) => {
-            let mut command = Cli::command();
-            clap_complete::generate(shell, &mut command, "zk", &mut std::io::stdout());
+            // Into memory first: `generate` panics when the writer fails, and a reader that
+            // went away (`| head`) is no error (output::raw says so).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "zk", &mut script);
+            output::raw(&script)?;
             return Ok(exit::OK);
         }
+        // Each side of cp and diff makes its own session; health asks without one.
+        Some(Cmd::Cp {
+            overwrite,
+            kind,
+            src,
+            dst,
+        }) => {
+            let how = copy::How {
+                existing: match overwrite {
+                    true => copy::Existing::Overwrite,
+                    false => copy::Existing::Stop,
+                },
+                kinds: kind
+                    .iter()
+                    .map(|k| copy::KindRule::parse(k))
+                    .collect::<Result<_, _>>()?,
+            };
+            return copy::cp(&cli.global, &src, &dst, how).await;
+        }
+        Some(Cmd::Diff { a, b }) => return diff::diff(&cli.global, &a, &b).await,
+        Some(Cmd::Health { timeout }) => return health::health(&cli.global, timeout).await,
         Some(cmd) => cmd,
         None if std::io::stdin().is_terminal() => Cmd::Shell,
         None => {

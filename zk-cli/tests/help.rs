@@ -15,7 +15,7 @@ async fn zk_alone(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-const COMMANDS: [&str; 19] = [
+const COMMANDS: [&str; 26] = [
     "ls",
     "get",
     "set",
@@ -33,6 +33,13 @@ const COMMANDS: [&str; 19] = [
     "watch",
     "lock",
     "elect",
+    "cp",
+    "diff",
+    "du",
+    "tree",
+    "find",
+    "grep",
+    "health",
     "shell",
     "completions",
 ];
@@ -84,6 +91,31 @@ async fn completions_for_each_shell() {
         assert!(script.contains("getEphemerals"), "{shell}");
     }
     assert_code(&zk_alone(&["completions", "tcsh"]).await, 2);
+}
+
+/// A reader that goes away early (`zk completions bash | head -1`) is not an error: the
+/// script used to be written by a call that panicked on the closed pipe (exit 101).
+#[tokio::test]
+async fn completions_into_a_closed_pipe_exit_0() {
+    let o = Command::new("bash")
+        .args(["-o", "pipefail", "-c"])
+        .arg(format!("'{ZK}' completions bash | head -1"))
+        .output()
+        .await
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+    // The reader closed before anything is written: no race with the pipe's buffer.
+    let mut child = Command::new(ZK)
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().await.unwrap();
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), "");
 }
 
 #[tokio::test]
