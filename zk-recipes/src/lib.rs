@@ -37,6 +37,7 @@ mod value_watch;
 
 // What the recipes are built on, not recipes themselves.
 mod plumbing;
+mod queue;
 
 pub use barrier::DoubleBarrier;
 pub use cache::{
@@ -49,6 +50,7 @@ pub use counter::{
     SharedCountStatus, VersionedCount,
 };
 pub use error::{RecipeError, Result};
+pub use group_member::{GroupMember, GroupMemberBuilder, Members};
 pub use leader_latch::{
     CloseMode, LeaderLatch, LeaderLatchBuilder, LeadershipChanges, LeadershipEvent,
 };
@@ -57,13 +59,13 @@ pub use leadership_watch::LeadershipWatch;
 pub use lost_reason::LostReason;
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
-pub use group_member::{GroupMember, GroupMemberBuilder, Members};
 pub use participant::Participant;
 pub use persistent_node::{NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use plumbing::{
     liveness::SuspendPolicy,
     protected::{self, ProtectedCreate, ProtectedNode, Recovery},
 };
+pub use queue::{DistributedQueue, DistributedQueueBuilder, QueueItem, QueueOrder, QueueStatus};
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
 pub use semaphore::{Lease, Semaphore, SemaphoreBuilder};
 pub use value_watch::ValueWatch;
