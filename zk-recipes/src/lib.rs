@@ -84,6 +84,7 @@ mod multi_lock;
 mod mutex;
 mod mutex_guard;
 mod persistent_node;
+mod queue;
 mod rw_lock;
 mod semaphore;
 mod semaphore_mutex;
@@ -135,6 +136,7 @@ pub use plumbing::{
         ProtectedNode, Recovery,
     },
 };
+pub use queue::{DistributedQueue, DistributedQueueBuilder, QueueItem, QueueOrder, QueueStatus};
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
 pub use semaphore::{InterProcessSemaphoreV2, InterProcessSemaphoreV2Builder, SemaphoreLease};
 pub use semaphore_mutex::{InterProcessSemaphoreMutex, InterProcessSemaphoreMutexBuilder};
