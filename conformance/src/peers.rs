@@ -65,6 +65,15 @@ pub const CURATOR_JARS: &[&str] = &[
     "slf4j-nop.jar",
 ];
 
+/// What Curator's service discovery needs at run time beside [`CURATOR_JARS`] (Debian:
+/// libcurator-discovery-java, which brings Jackson).
+pub const DISCOVERY_JARS: &[&str] = &[
+    "curator-x-discovery.jar",
+    "jackson-databind.jar",
+    "jackson-core.jar",
+    "jackson-annotations.jar",
+];
+
 /// Netty (Debian: libnetty-java), which the election peer puts on its classpath after
 /// [`CURATOR_JARS`].
 pub const NETTY_JARS: &[&str] = &[

@@ -50,6 +50,8 @@
 pub mod barrier;
 pub mod cache;
 pub mod counter;
+#[cfg(feature = "discovery")]
+pub mod discovery;
 pub mod group_member;
 pub mod leader_latch;
 pub mod leader_selector;
@@ -78,6 +80,11 @@ pub use contender::{Contender, ContenderKind, ContenderNames};
 pub use counter::{
     AtomicLongBuilder, AtomicOutcome, DistributedAtomicLong, SharedCount, SharedCountBuilder,
     SharedCountStatus, VersionedCount,
+};
+#[cfg(feature = "discovery")]
+pub use discovery::{
+    DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceInstance,
+    ServiceInstanceBuilder, ServiceType, UriPart, UriSpec,
 };
 pub use error::{RecipeError, Result};
 pub use group_member::{GroupMember, GroupMemberBuilder, Members};

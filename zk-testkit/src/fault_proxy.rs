@@ -17,7 +17,7 @@
 //!
 //! ```no_run
 //! # async fn f() {
-//! use zk_proto::OpCode;
+//! use zk_session::OpCode; // the same type as zk_proto::OpCode, re-exported
 //! use zk_testkit::fault_proxy::{Direction, FaultProxy};
 //!
 //! let proxy = FaultProxy::start(zk_testkit::shared_standalone().client_addr()).await;

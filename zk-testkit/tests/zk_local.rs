@@ -183,9 +183,20 @@ fn an_ensemble_with_tls_and_sasl_until_ctrl_c() {
         .find_map(|l| l.strip_prefix("CA certificate: "))
         .expect("the CA's path");
     assert!(!Path::new(ca).exists(), "the certificates are removed too");
-    assert!(out
+    // The lines examples/tls.rs and examples/sasl.rs read, pointing at what was printed.
+    let exported = |name: &str| {
+        out.iter()
+            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+            .map(str::to_owned)
+    };
+    assert_eq!(exported("ZK_TLS_CA").as_deref(), Some(ca), "{out:?}");
+    let pem = out
         .iter()
-        .any(|l| l.starts_with("export ZK_SASL_PASSWORD=")));
+        .find_map(|l| l.strip_prefix("client certificate and key (one PEM file): "))
+        .expect("the client PEM's path");
+    assert_eq!(exported("ZK_TLS_CLIENT_PEM").as_deref(), Some(pem));
+    assert_eq!(exported("ZK_SASL_USER").as_deref(), Some("zk-local"));
+    assert!(exported("ZK_SASL_PASSWORD").is_some_and(|p| !p.is_empty()));
     assert!(out.iter().any(|l| l.contains("--sasl-user zk-local")));
 }
 

@@ -118,7 +118,13 @@ impl Local {
             let _ = writeln!(s, "SASL DIGEST-MD5 user: {SASL_USER}, password: {password}");
         }
         let _ = writeln!(s, "\nexport ZK_SERVERS={zk_servers}");
+        // The variables examples/tls.rs and examples/sasl.rs read, so that they run as printed.
+        if let Some(certs) = &self.certs {
+            let _ = writeln!(s, "export ZK_TLS_CA={}", certs.ca().display());
+            let _ = writeln!(s, "export ZK_TLS_CLIENT_PEM={}", certs.client_pem().display());
+        }
         if let Some(password) = &self.sasl_password {
+            let _ = writeln!(s, "export ZK_SASL_USER={SASL_USER}");
             let _ = writeln!(s, "export ZK_SASL_PASSWORD={password}");
         }
         let _ = write!(s, "\nthen: zk{} ls /", self.zk_flags());

@@ -1,0 +1,36 @@
+//! Service discovery compatible with curator-x-discovery 5.4 (and so with Spring Cloud
+//! Zookeeper): instances under `basePath/serviceName/instanceId`, in Curator's JSON.
+//!
+//! This module holds the values both sides agree on — [`ServiceInstance`] and its JSON,
+//! [`UriSpec`], the [`ProviderStrategy`] and [`DownInstancePolicy`] — with the feature
+//! `discovery` (which adds serde_json to read the JSON; writing is Jackson's byte layout,
+//! done here because serde_json's escapes differ).
+
+mod instance;
+mod jackson;
+mod strategy;
+mod uri_spec;
+
+pub use self::{
+    instance::{ServiceInstance, ServiceInstanceBuilder, ServiceType},
+    strategy::{DownInstancePolicy, InstancePicker, ProviderStrategy},
+    uri_spec::{UriPart, UriSpec},
+};
+
+/// A service instance's JSON could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InstanceError {
+    /// Not JSON.
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A field of the wrong kind (a port that is not a number from 0 to 65535...).
+    #[error("bad field in a service instance: {0}")]
+    Field(&'static str),
+    /// A service type that is not one of Curator's upper-case names.
+    #[error("unknown service type {0:?} (Curator writes DYNAMIC, DYNAMIC_SEQUENTIAL, STATIC or PERMANENT)")]
+    ServiceType(String),
+    /// A URI template with an unbalanced brace.
+    #[error("bad URI spec: {0}")]
+    UriSpec(String),
+}
