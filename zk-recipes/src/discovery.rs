@@ -1,18 +1,23 @@
 //! Service discovery compatible with curator-x-discovery 5.4 (and so with Spring Cloud
 //! Zookeeper): instances under `basePath/serviceName/instanceId`, in Curator's JSON.
 //!
-//! This module holds the values both sides agree on — [`ServiceInstance`] and its JSON,
+//! [`ServiceDiscovery`] registers and looks up instances; [`ServiceCache`] and
+//! [`ServiceProvider`] follow one service. This module also holds the values both sides agree on — [`ServiceInstance`] and its JSON,
 //! [`UriSpec`], the [`ProviderStrategy`] and [`DownInstancePolicy`] — with the feature
 //! `discovery` (which adds serde_json to read the JSON; writing is Jackson's byte layout,
 //! done here because serde_json's escapes differ).
 
 mod instance;
 mod jackson;
+mod service_cache;
+mod service_discovery;
 mod strategy;
 mod uri_spec;
 
 pub use self::{
     instance::{ServiceInstance, ServiceInstanceBuilder, ServiceType},
+    service_cache::{ServiceCache, ServiceCacheBuilder, ServiceProvider, ServiceProviderBuilder},
+    service_discovery::{ServiceDiscovery, ServiceDiscoveryBuilder},
     strategy::{DownInstancePolicy, InstancePicker, ProviderStrategy},
     uri_spec::{UriPart, UriSpec},
 };

@@ -113,8 +113,9 @@ pub use counter::{
 };
 #[cfg(feature = "discovery")]
 pub use discovery::{
-    DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceInstance,
-    ServiceInstanceBuilder, ServiceType, UriPart, UriSpec,
+    DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceCache,
+    ServiceCacheBuilder, ServiceDiscovery, ServiceDiscoveryBuilder, ServiceInstance,
+    ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriPart, UriSpec,
 };
 pub use distributed_barrier::DistributedBarrier;
 pub use error::{RecipeError, Result};

@@ -113,10 +113,23 @@ impl Keeper {
                 .await
             {
                 Ok((path, stat)) => return Ok((path, stat, true)),
+                // Ours already (a reconnect within the session): written again only when its
+                // data differs, so that watchers see no change that is not one.
                 Err(Error::Code(ErrorCode::NodeExists)) => {
-                    let stat = self.client.set_data(&path, &data, Version::Any).await;
-                    match stat {
-                        Ok(stat) => return Ok((path, stat, false)),
+                    match self.client.get_data(&path).await {
+                        Ok((current, stat)) if current[..] == data[..] => {
+                            return Ok((path, stat, false))
+                        }
+                        Ok((_, stat)) => {
+                            let version = Version::Exact(stat.version);
+                            match self.client.set_data(&path, &data, version).await {
+                                Ok(stat) => return Ok((path, stat, false)),
+                                Err(Error::Code(ErrorCode::NoNode | ErrorCode::BadVersion)) => {
+                                    continue
+                                }
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
                         Err(Error::Code(ErrorCode::NoNode)) => continue,
                         Err(e) => return Err(e.into()),
                     }

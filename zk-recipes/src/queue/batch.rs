@@ -108,7 +108,11 @@ mod tests {
         b.listed(names(1000));
         for i in 0..1000 {
             b.changed(); // a producer adds an item before every take
-            assert_eq!(b.next(0), Next::Take(format!("queue-{i:010}")), "no listing");
+            assert_eq!(
+                b.next(0),
+                Next::Take(format!("queue-{i:010}")),
+                "no listing"
+            );
         }
         assert_eq!(
             b.next(0),
