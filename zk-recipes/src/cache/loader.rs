@@ -239,6 +239,11 @@ impl Loader {
         if !self.queue.is_empty() || !self.in_flight.is_empty() {
             return;
         }
+        // A load of a large directory queued a read per child: give that room back.
+        if self.queue.capacity() > MAX_BATCH * WINDOW {
+            self.queue.shrink_to_fit();
+            self.queued.shrink_to_fit();
+        }
         let marker = if !self.initialized {
             self.initialized = true;
             self.resync = None;

@@ -176,3 +176,37 @@ fn all_paths_lists_parents_before_children() {
     let (t, _) = loaded();
     assert_eq!(t.all_paths(), ["/app", "/app/a", "/app/a/x", "/app/b"]);
 }
+
+/// Builds the benchmark's tree shape: `n` znodes, 100 children per parent, 100 bytes each.
+fn bushy(n: usize) -> Tree {
+    let mut t = Tree::new("/b", usize::MAX, true);
+    let mut r = Run::default();
+    let data = [b'x'; 100];
+    let mut paths = vec!["/b".to_owned()];
+    for i in 1..n {
+        let parent = (i - 1) / 100;
+        paths.push(format!("{}/n{}", paths[parent], (i - 1) % 100));
+    }
+    for (i, p) in paths.iter().enumerate() {
+        let kids = (100 * i + 1..n.min(100 * i + 101)).count() as i32;
+        r.data(
+            &mut t,
+            p,
+            Some((&data, stat(i as i64 + 1, i as i64 + 1, kids, kids))),
+        );
+        r.events.clear();
+    }
+    assert_eq!(t.len(), n);
+    t
+}
+
+#[test]
+fn a_cached_znode_costs_its_slot_its_name_and_data_and_a_few_bytes_of_index() {
+    assert_eq!(std::mem::size_of::<crate::cache::store::Slot>(), 88);
+    for n in [10_000, 50_000] {
+        let t = bushy(n);
+        let per_node = t.heap_bytes() as f64 / n as f64;
+        eprintln!("{n}: {per_node:.1} B/node");
+        assert!(per_node < 220.0, "{n} znodes: {per_node:.1} B/node");
+    }
+}

@@ -40,6 +40,11 @@ use zk_session::Client;
 
 use crate::{report::Row, run::Outcome, trees::Shape};
 
+/// Counts live heap bytes, so that ours can be set beside the JVM's heap after a GC.
+#[global_allocator]
+pub(crate) static ALLOCATOR: cap::Cap<std::alloc::System> =
+    cap::Cap::new(std::alloc::System, usize::MAX);
+
 const CURATOR_SOURCE: &str = include_str!("../../../java/CuratorCacheBench.java");
 
 /// Wall-clock nanoseconds: the one clock this process and the child processes share.
