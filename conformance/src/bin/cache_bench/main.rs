@@ -7,14 +7,17 @@
 //! ```
 //!
 //! Trees (100 bytes of data per znode): 1,000, 10,000 and 50,000 znodes with 100 children
-//! per parent, and a flat directory of 100,000 children. For each tree, each cache runs in a
+//! per parent, and a flat directory of 100,000 children; `--trees 1m` adds a tree of
+//! 1,000,000 znodes (100 children per parent; the server then gets a 3 GiB heap). For each
+//! tree, each cache runs in a
 //! fresh child process (ours: this program with `--worker`; Curator's:
 //! conformance/java/CuratorCacheBench.java, compiled with `javac` against Debian's jars):
 //! - load: from the start of the cache to its "initialized", in znodes per second;
 //! - server requests per znode: the packets the server received (its `srvr` "Received:")
 //!   from before the child starts to the end of its load, pings and the handshake included;
-//! - memory per znode: the growth of the child's resident set (VmRSS) over the load, and for
-//!   the JVM also the growth of its heap after a GC;
+//! - memory per znode: the growth of the child's resident set (VmRSS) over the load, and its
+//!   live bytes: for ours the growth of the bytes allocated and not freed (a counting global
+//!   allocator), for the JVM the growth of its heap after a GC;
 //! - propagation: this program's own client then does `--writes` setData (100 bytes each, 100
 //!   in flight, round the tree's znodes); the child records each change event with the wall
 //!   clock, and each event that matches a write (path and version) gives one latency, from
@@ -62,11 +65,11 @@ struct Settings {
 
 fn settings() -> Result<Settings, String> {
     let mut set = Settings {
-        shapes: Shape::ALL.to_vec(),
+        shapes: Shape::defaults(),
         writes: 10_000,
         rounds: 1,
     };
-    let usage = "usage: cache_bench [--trees 1k,10k,50k,flat100k] [--writes N] [--rounds N]";
+    let usage = "usage: cache_bench [--trees 1k,10k,50k,flat100k,1m] [--writes N] [--rounds N]";
     bench::parse_flags(usage, |flag, value| {
         match flag {
             "--trees" => {
@@ -101,7 +104,9 @@ fn main() {
     }
     let set = bench::or_exit(settings());
     let start = RunStart::now();
-    let zk = bench::start_server(Standalone::builder());
+    // A million znodes with their data need more than the test kit's default heap.
+    let big = set.shapes.iter().any(|s| s.len() > 200_000);
+    let zk = bench::start_server(Standalone::builder().max_heap_mb(if big { 3072 } else { 256 }));
     let connect = zk.connect_string();
     let tmp = peers::process_dir(&env::temp_dir(), "cache-bench");
     eprintln!("compiling the Curator program…");
