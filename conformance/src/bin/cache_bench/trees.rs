@@ -40,6 +40,13 @@ impl Shape {
         }
     }
 
+    /// Whether Curator 5.4 gets one cache per child of the root: a single CuratorCache
+    /// has more than 65,535 reads in flight on this tree, past its Phaser's limit
+    /// (CURATOR-690). Not the flat tree: its children are each a leaf.
+    pub(crate) fn split_for_curator(self) -> bool {
+        matches!(self, Shape::Bushy(n) if n > 65_535)
+    }
+
     fn size(n: usize) -> String {
         if n % 1_000_000 == 0 {
             format!("{}m", n / 1_000_000)
