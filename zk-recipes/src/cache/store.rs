@@ -298,14 +298,17 @@ impl Store {
 
     /// The znode's children, sorted by name.
     pub(crate) fn children(&self, id: u32) -> Vec<u32> {
-        let mut out = Vec::new();
+        // Sorted by the names read once each: comparing through the slots would read two
+        // slots and two allocations per comparison.
+        let mut named = Vec::new();
         let mut c = self.slot(id).first_child;
         while c != NONE {
-            out.push(c);
-            c = self.slot(c).next;
+            let s = self.slot(c);
+            named.push((s.name(), c));
+            c = s.next;
         }
-        out.sort_unstable_by(|&a, &b| self.slot(a).name().cmp(self.slot(b).name()));
-        out
+        named.sort_unstable();
+        named.into_iter().map(|(_, c)| c).collect()
     }
 
     /// Bytes the store holds on the heap, by its own count (the allocator may round up).
