@@ -1,7 +1,12 @@
 // Curator's CuratorCache on one tree, for the cache benchmark (conformance/src/bin/cache_bench),
 // which compiles this with javac against Debian's jars and drives it over stdin/stdout:
 //
-//   java CuratorCacheBench CONNECT ROOT
+//   java CuratorCacheBench CONNECT ROOT [split]
+//
+// "split" caches each child of ROOT with a CuratorCache of its own instead of one for ROOT:
+// Curator 5.4 counts its outstanding reads in a Phaser limited to 65,535 (CURATOR-690, fixed
+// in 5.6), so one cache of a tree that has more reads in flight at once loads only part of it.
+// ROOT itself is then not cached.
 //
 // It connects, measures its heap (after a GC) and resident memory, starts a CuratorCache on ROOT
 // and waits for initialized(), then prints
@@ -30,6 +35,7 @@ import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.ZKPaths;
 
 public final class CuratorCacheBench {
     private static final List<String> changes = new ArrayList<>();
@@ -76,17 +82,34 @@ public final class CuratorCacheBench {
         }
         long heap0 = heapAfterGc();
         long rss0 = rssKb();
-        CountDownLatch initialized = new CountDownLatch(1);
-        CuratorCache cache = CuratorCache.build(client, root);
-        cache.listenable().addListener(CuratorCacheListener.builder()
-                .forInitialized(initialized::countDown)
-                .forChanges(CuratorCacheBench::onChange)
-                .build());
+        List<String> roots = new ArrayList<>();
+        if (args.length > 2 && args[2].equals("split")) {
+            for (String child : client.getChildren().forPath(root)) {
+                roots.add(ZKPaths.makePath(root, child));
+            }
+        } else {
+            roots.add(root);
+        }
+        CountDownLatch initialized = new CountDownLatch(roots.size());
+        List<CuratorCache> caches = new ArrayList<>();
+        for (String r : roots) {
+            CuratorCache cache = CuratorCache.build(client, r);
+            cache.listenable().addListener(CuratorCacheListener.builder()
+                    .forInitialized(initialized::countDown)
+                    .forChanges(CuratorCacheBench::onChange)
+                    .build());
+            caches.add(cache);
+        }
         long t0 = System.nanoTime();
-        cache.start();
+        for (CuratorCache cache : caches) {
+            cache.start();
+        }
         initialized.await();
         long elapsed = System.nanoTime() - t0;
-        long nodes = cache.size();
+        long nodes = 0;
+        for (CuratorCache cache : caches) {
+            nodes += cache.size();
+        }
         long heap1 = heapAfterGc();
         long rss1 = rssKb();
         System.out.println("LOADED " + nodes + " " + elapsed + " " + rss0 + " " + rss1 + " "
@@ -114,7 +137,9 @@ public final class CuratorCacheBench {
                 break;
             }
         }
-        cache.close();
+        for (CuratorCache cache : caches) {
+            cache.close();
+        }
         client.close();
     }
 }

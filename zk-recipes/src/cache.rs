@@ -49,6 +49,8 @@ mod event;
 mod fan_out;
 mod in_order;
 mod loader;
+mod name_index;
+mod store;
 mod tree;
 
 use std::sync::Arc;

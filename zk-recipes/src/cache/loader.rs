@@ -234,6 +234,11 @@ impl Loader {
         if !self.queue.is_empty() || !self.in_flight.is_empty() {
             return;
         }
+        // A load queued thousands of reads (a read per child): give that room back.
+        if self.queue.capacity() > 64 {
+            self.queue.shrink_to_fit();
+            self.queued.shrink_to_fit();
+        }
         let marker = if !self.initialized {
             self.initialized = true;
             self.resync = None;

@@ -5,12 +5,16 @@
 //! czxid even when its version is back where it was (Curator's CuratorCache misses that), and
 //! a data change moves the mzxid.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use bytes::Bytes;
 use zk_session::Stat;
 
-use super::event::{CacheEvent, CachedNode};
+use super::{
+    event::{CacheEvent, CachedNode},
+    name_index::NONE,
+    store::Store,
+};
 
 /// A read the tree wants done.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -21,34 +25,24 @@ pub(crate) enum Want {
     Children(String),
 }
 
-/// One cached znode. Data is held in a buffer of its own size (never a slice of a read
-/// buffer, which would keep the whole reply frame alive).
-#[derive(Debug)]
-struct Node {
-    stat: Stat,
-    data: Option<Bytes>,
-    children: BTreeMap<Box<str>, Node>,
-}
-
-impl Node {
-    fn snapshot(&self) -> CachedNode {
-        CachedNode::new(self.stat, self.data.clone())
-    }
-
-    fn count(&self) -> usize {
-        1 + self.children.values().map(Node::count).sum::<usize>()
-    }
-}
-
 /// The view: the root znode (if it exists) and what lies below it, down to the depth limit.
+/// The znodes live in a [`Store`] by name and parent; full paths are made when asked for.
 #[derive(Debug)]
 pub(crate) struct Tree {
     root_path: String,
-    root: Option<Node>,
+    root: Option<u32>,
     /// Levels below the root that are cached (0: the root alone).
     max_depth: usize,
     keep_data: bool,
-    len: usize,
+    store: Store,
+}
+
+fn child_path(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
 }
 
 impl Tree {
@@ -58,7 +52,7 @@ impl Tree {
             root: None,
             max_depth,
             keep_data,
-            len: 0,
+            store: Store::new(keep_data),
         }
     }
 
@@ -89,62 +83,79 @@ impl Tree {
         self.relative(path).is_some()
     }
 
-    fn child_path(&self, parent: &str, name: &str) -> String {
-        if parent == "/" {
-            format!("/{name}")
-        } else {
-            format!("{parent}/{name}")
-        }
-    }
-
-    fn node(&self, parts: &[&str]) -> Option<&Node> {
-        let mut n = self.root.as_ref()?;
+    fn node(&self, parts: &[&str]) -> Option<u32> {
+        let mut n = self.root?;
         for p in parts {
-            n = n.children.get(*p)?;
+            n = self.store.find(n, p)?;
         }
         Some(n)
     }
 
-    fn node_mut(&mut self, parts: &[&str]) -> Option<&mut Node> {
-        let mut n = self.root.as_mut()?;
-        for p in parts {
-            n = n.children.get_mut(*p)?;
-        }
-        Some(n)
+    /// A snapshot of node `id`: its data is copied, so that the view holds one buffer of
+    /// its own size per znode and no shared handle.
+    fn snapshot(&self, id: u32) -> CachedNode {
+        let data = self
+            .keep_data
+            .then(|| Bytes::copy_from_slice(self.store.data(id)));
+        CachedNode::new(self.store.stat(id), data)
     }
 
     /// The cached node at `path`.
     pub(crate) fn get(&self, path: &str) -> Option<CachedNode> {
-        self.node(&self.relative(path)?).map(Node::snapshot)
+        let id = self.node(&self.relative(path)?)?;
+        Some(self.snapshot(id))
     }
 
     /// The names of the cached children of `path`, sorted.
     pub(crate) fn children(&self, path: &str) -> Option<Vec<String>> {
-        let n = self.node(&self.relative(path)?)?;
-        Some(n.children.keys().map(|k| k.to_string()).collect())
+        let id = self.node(&self.relative(path)?)?;
+        let kids = self.store.children(id);
+        Some(
+            kids.iter()
+                .map(|&c| self.store.name(c).to_owned())
+                .collect(),
+        )
     }
 
     /// How many znodes the view holds.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.store.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.store.heap_bytes()
     }
 
     /// Every cached path, parents before children: what a resync reads again. The root is
     /// always among them, cached or not.
     pub(crate) fn all_paths(&self) -> Vec<String> {
-        let mut out = vec![self.root_path.clone()];
-        if let Some(root) = &self.root {
-            self.collect_paths(root, &self.root_path, &mut out);
-        }
-        out
+        let Some(root) = self.root else {
+            return vec![self.root_path.clone()];
+        };
+        self.subtree(root, self.root_path.clone(), false)
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect()
     }
 
-    fn collect_paths(&self, node: &Node, path: &str, out: &mut Vec<String>) {
-        for (name, child) in &node.children {
-            let p = self.child_path(path, name);
-            out.push(p.clone());
-            self.collect_paths(child, &p, out);
+    /// Node `id` and its subtree with their paths, parents first; siblings by name, or in
+    /// reverse when `reverse` (whose reversal is then children first, siblings by name).
+    fn subtree(&self, id: u32, path: String, reverse: bool) -> Vec<(u32, String)> {
+        let mut out = Vec::new();
+        // An explicit stack: a deep tree must not exhaust the thread's stack.
+        let mut stack = vec![(id, path)];
+        while let Some((id, path)) = stack.pop() {
+            let mut kids = self.store.children(id);
+            if !reverse {
+                kids.reverse();
+            }
+            for c in kids {
+                stack.push((c, child_path(&path, self.store.name(c))));
+            }
+            out.push((id, path));
         }
+        out
     }
 
     /// The result of getData on `path`: `None` when the server said NoNode.
@@ -162,51 +173,44 @@ impl Tree {
             self.remove(path, &parts, events);
             return;
         };
-        let can_have_children = parts.len() < self.max_depth;
-        let data = self.keep_data.then(|| Bytes::copy_from_slice(data));
-        let fresh = Node {
-            stat,
-            data,
-            children: BTreeMap::new(),
-        };
         // A node whose parent is not cached is picked up when the parent's children are
         // listed; the loader reads parents first.
-        if let Some((_, parent_parts)) = parts.split_last() {
-            if self.node(parent_parts).is_none() {
-                return;
-            }
-        }
-        let old = self.node_mut(&parts);
-        match old {
-            Some(old) if old.stat.czxid == stat.czxid => {
-                // Nothing older than what is cached is applied (the same read twice, or a
-                // read that raced a newer one).
-                if stat.mzxid < old.stat.mzxid || stat.pzxid < old.stat.pzxid {
+        let (parent, old) = match parts.split_last() {
+            None => (NONE, self.root),
+            Some((name, parent_parts)) => {
+                let Some(parent) = self.node(parent_parts) else {
                     return;
-                }
-                let children_moved = old.stat.cversion != stat.cversion;
-                if stat.mzxid > old.stat.mzxid {
-                    let before = old.snapshot();
-                    old.stat = stat;
-                    old.data = fresh.data;
-                    events.push(CacheEvent::Changed {
-                        path: path.to_owned(),
-                        old: before,
-                        new: old.snapshot(),
-                    });
-                } else {
-                    old.stat = stat;
-                }
-                if can_have_children && children_moved {
-                    wants.push(Want::Children(path.to_owned()));
-                }
+                };
+                (parent, self.store.find(parent, name))
             }
-            Some(_) => {
-                // Created again since we saw it: its old subtree went with it.
-                self.remove(path, &parts, events);
-                self.insert(path, &parts, fresh, events, wants);
-            }
-            None => self.insert(path, &parts, fresh, events, wants),
+        };
+        let Some(old) = old else {
+            return self.insert(path, &parts, parent, (data, stat), events, wants);
+        };
+        let before = self.store.stat(old);
+        if before.czxid != stat.czxid {
+            // Created again since we saw it: its old subtree went with it.
+            self.remove(path, &parts, events);
+            return self.insert(path, &parts, parent, (data, stat), events, wants);
+        }
+        // Nothing older than what is cached is applied (the same read twice, or a read
+        // that raced a newer one).
+        if stat.mzxid < before.mzxid || stat.pzxid < before.pzxid {
+            return;
+        }
+        if stat.mzxid > before.mzxid {
+            let old_node = self.snapshot(old);
+            self.store.update(old, &stat, Some(data));
+            events.push(CacheEvent::Changed {
+                path: path.to_owned(),
+                old: old_node,
+                new: self.snapshot(old),
+            });
+        } else {
+            self.store.update(old, &stat, None);
+        }
+        if parts.len() < self.max_depth && before.cversion != stat.cversion {
+            wants.push(Want::Children(path.to_owned()));
         }
     }
 
@@ -214,59 +218,43 @@ impl Tree {
         &mut self,
         path: &str,
         parts: &[&str],
-        node: Node,
+        parent: u32,
+        (data, stat): (&[u8], Stat),
         events: &mut Vec<CacheEvent>,
         wants: &mut Vec<Want>,
     ) {
-        let has_children = node.stat.num_children > 0 && parts.len() < self.max_depth;
+        let name = parts.last().copied().unwrap_or("");
+        let Some(id) = self.store.add(parent, name, &stat, data) else {
+            return;
+        };
+        if parent == NONE {
+            self.root = Some(id);
+        }
         events.push(CacheEvent::Created {
             path: path.to_owned(),
-            node: node.snapshot(),
+            node: self.snapshot(id),
         });
-        match parts.split_last() {
-            None => self.root = Some(node),
-            Some((name, parent_parts)) => {
-                let Some(parent) = self.node_mut(parent_parts) else {
-                    return;
-                };
-                parent.children.insert((*name).into(), node);
-            }
-        }
-        self.len += 1;
         // A leaf costs no getChildren: the Stat says it has no children.
-        if has_children {
+        if stat.num_children > 0 && parts.len() < self.max_depth {
             wants.push(Want::Children(path.to_owned()));
         }
     }
 
     /// Drops `path` and its subtree, children before parents, as the server deletes them.
     fn remove(&mut self, path: &str, parts: &[&str], events: &mut Vec<CacheEvent>) {
-        let removed = match parts.split_last() {
-            None => self.root.take(),
-            Some((name, parent_parts)) => self
-                .node_mut(parent_parts)
-                .and_then(|p| p.children.remove(*name)),
+        let Some(id) = self.node(parts) else {
+            return;
         };
-        if let Some(node) = removed {
-            self.len -= node.count();
-            self.report_removed(path, node, events);
+        let mut nodes = self.subtree(id, path.to_owned(), true);
+        nodes.reverse();
+        for (n, p) in nodes {
+            let old = self.snapshot(n);
+            self.store.remove(n);
+            events.push(CacheEvent::Deleted { path: p, old });
         }
-    }
-
-    fn report_removed(&self, path: &str, node: Node, events: &mut Vec<CacheEvent>) {
-        let Node {
-            stat,
-            data,
-            children,
-        } = node;
-        for (name, child) in children {
-            let p = self.child_path(path, &name);
-            self.report_removed(&p, child, events);
+        if Some(id) == self.root {
+            self.root = None;
         }
-        events.push(CacheEvent::Deleted {
-            path: path.to_owned(),
-            old: CachedNode::new(stat, data),
-        });
     }
 
     /// The result of getChildren on `path`: `None` when the server said NoNode. New names
@@ -288,23 +276,25 @@ impl Tree {
         if parts.len() >= self.max_depth {
             return;
         }
-        let Some(node) = self.node(&parts) else {
+        let Some(id) = self.node(&parts) else {
             return;
         };
         let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
-        let gone: Vec<String> = node
-            .children
-            .keys()
-            .filter(|k| !listed.contains(&**k as &str))
-            .map(|k| k.to_string())
+        let gone: Vec<String> = self
+            .store
+            .children(id)
+            .into_iter()
+            .map(|c| self.store.name(c))
+            .filter(|name| !listed.contains(name))
+            .map(str::to_owned)
             .collect();
         for name in &names {
-            if !node.children.contains_key(name.as_str()) {
-                wants.push(Want::Data(self.child_path(path, name)));
+            if self.store.find(id, name).is_none() {
+                wants.push(Want::Data(child_path(path, name)));
             }
         }
         for name in gone {
-            let p = self.child_path(path, &name);
+            let p = child_path(path, &name);
             let mut child_parts = parts.clone();
             child_parts.push(&name);
             self.remove(&p, &child_parts, events);

@@ -176,3 +176,47 @@ fn all_paths_lists_parents_before_children() {
     let (t, _) = loaded();
     assert_eq!(t.all_paths(), ["/app", "/app/a", "/app/a/x", "/app/b"]);
 }
+
+/// Builds the benchmark's tree shape: `n` znodes, 100 children per parent, 100 bytes each.
+fn bushy(n: usize) -> Tree {
+    let mut t = Tree::new("/b", usize::MAX, true);
+    let mut r = Run::default();
+    let data = [b'x'; 100];
+    let mut paths = vec!["/b".to_owned()];
+    for i in 1..n {
+        let parent = (i - 1) / 100;
+        paths.push(format!("{}/n{}", paths[parent], (i - 1) % 100));
+    }
+    for (i, p) in paths.iter().enumerate() {
+        let kids = (100 * i + 1..n.min(100 * i + 101)).count() as i32;
+        r.data(
+            &mut t,
+            p,
+            Some((&data, stat(i as i64 + 1, i as i64 + 1, kids, kids))),
+        );
+        r.events.clear();
+    }
+    assert_eq!(t.len(), n);
+    t
+}
+
+/// Counts this test binary's live heap bytes, for the layout test below. Other tests run
+/// beside it and allocate too, but little next to a tree of 10,000 znodes.
+#[global_allocator]
+static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
+/// Issue 29's goal is at most 0.65x the 336-344 bytes CuratorCache's heap holds per znode
+/// (100-byte data): about 220. A slot of 88 bytes, the name and data, a few bytes of index.
+#[test]
+fn a_cached_znode_costs_its_slot_its_name_and_data_and_a_few_bytes_of_index() {
+    assert_eq!(std::mem::size_of::<crate::cache::store::Slot>(), 88);
+    for n in [10_000, 50_000] {
+        let before = ALLOCATOR.allocated() as f64;
+        let t = bushy(n);
+        let live = (ALLOCATOR.allocated() as f64 - before) / n as f64;
+        let counted = t.heap_bytes() as f64 / n as f64;
+        eprintln!("{n} znodes: {live:.1} live B/node, {counted:.1} by the store's count");
+        assert!(live < 210.0, "{n} znodes: {live:.1} B/node");
+        assert!((live - counted).abs() < 5.0, "{live:.1} vs {counted:.1}");
+    }
+}

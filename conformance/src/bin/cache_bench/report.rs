@@ -19,6 +19,12 @@ impl Outcome {
         self.rss_growth_kb as f64 * 1024.0 / self.nodes.max(1) as f64
     }
 
+    /// Live heap bytes per znode (ours: a counting allocator; the JVM: its heap after a GC).
+    fn live_per_node(&self) -> Option<f64> {
+        self.heap_growth
+            .map(|b| b as f64 / self.nodes.max(1) as f64)
+    }
+
     fn event_rate(&self) -> f64 {
         self.events as f64 / self.events_span.as_secs_f64().max(1e-9)
     }
@@ -28,6 +34,13 @@ impl Outcome {
         v.sort_unstable();
         let mid = v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0);
         mid as f64 / 1e6
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+        _ => "n/a".into(),
     }
 }
 
@@ -48,7 +61,7 @@ pub(crate) fn print(rows: &[Row], writes: usize) {
         "load/s",
         "req/node",
         "RSS B/node",
-        "heap B/node",
+        "live B/node",
         "events",
         "events/s",
         "p50 ms"
@@ -65,7 +78,8 @@ pub(crate) fn print(rows: &[Row], writes: usize) {
                     o.load_rate(),
                     per_node(o.requests.map(|r| r as i64), o.nodes),
                     o.rss_per_node(),
-                    per_node(o.heap_growth, o.nodes),
+                    o.live_per_node()
+                        .map_or("n/a".into(), |v| format!("{v:.2}")),
                     o.events,
                     o.event_rate(),
                     o.p50_ms(),
@@ -74,13 +88,14 @@ pub(crate) fn print(rows: &[Row], writes: usize) {
             }
         }
     }
-    println!("goals: load >= 2x, RSS/node <= 0.8x, events/s >= 1x, p50 <= 1x Curator's");
+    println!("goals: load >= 2x, live/node <= 0.65x, events/s >= 1x, p50 <= 1x Curator's");
     for row in rows {
         if let (Ok(o), Ok(c)) = (&row.ours, &row.curator) {
             println!(
-                "{:<10} load {:.1}x  RSS/node {:.2}x  events/s {:.1}x  p50 {:.2}x",
+                "{:<10} load {:.1}x  live/node {}  RSS/node {:.2}x  events/s {:.1}x  p50 {:.2}x",
                 row.tree,
                 o.load_rate() / c.load_rate().max(1e-9),
+                ratio(o.live_per_node(), c.live_per_node()),
                 o.rss_per_node() / c.rss_per_node().max(1e-9),
                 o.event_rate() / c.event_rate().max(1e-9),
                 o.p50_ms() / c.p50_ms().max(1e-9),

@@ -28,7 +28,7 @@ pub(crate) struct Outcome {
     /// Packets the server received from the child's start to the end of its load.
     pub(crate) requests: Option<u64>,
     pub(crate) rss_growth_kb: i64,
-    /// Heap growth after a GC (the JVM only).
+    /// Live heap bytes' growth: allocated and not freed (ours), the heap after a GC (JVM).
     pub(crate) heap_growth: Option<i64>,
     /// Change events the cache delivered that match a write.
     pub(crate) events: usize,

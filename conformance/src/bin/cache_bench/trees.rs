@@ -18,25 +18,55 @@ pub(crate) enum Shape {
 }
 
 impl Shape {
-    pub(crate) const ALL: [Shape; 4] = [
+    /// The trees a run may pick; the default is all but the last.
+    pub(crate) const ALL: [Shape; 5] = [
         Shape::Bushy(1_000),
         Shape::Bushy(10_000),
         Shape::Bushy(50_000),
         Shape::Flat(100_000),
+        Shape::Bushy(1_000_000),
     ];
 
-    pub(crate) fn name(self) -> String {
+    /// The default trees: the million-znode tree only when asked for (it takes minutes).
+    pub(crate) fn defaults() -> Vec<Shape> {
+        Shape::ALL[..4].to_vec()
+    }
+
+    /// Znodes in the tree, the root included.
+    pub(crate) fn len(self) -> usize {
         match self {
-            Shape::Bushy(n) => format!("tree {}k", n / 1000),
-            Shape::Flat(n) => format!("flat {}k", n / 1000),
+            Shape::Bushy(n) => n,
+            Shape::Flat(n) => n + 1,
         }
     }
 
-    /// The name on the command line (`1k`, `flat100k`).
+    /// Whether Curator 5.4 gets one cache per child of the root: a single CuratorCache
+    /// has more than 65,535 reads in flight on this tree, past its Phaser's limit
+    /// (CURATOR-690). Not the flat tree: its children are each a leaf.
+    pub(crate) fn split_for_curator(self) -> bool {
+        matches!(self, Shape::Bushy(n) if n > 65_535)
+    }
+
+    fn size(n: usize) -> String {
+        if n % 1_000_000 == 0 {
+            format!("{}m", n / 1_000_000)
+        } else {
+            format!("{}k", n / 1000)
+        }
+    }
+
+    pub(crate) fn name(self) -> String {
+        match self {
+            Shape::Bushy(n) => format!("tree {}", Shape::size(n)),
+            Shape::Flat(n) => format!("flat {}", Shape::size(n)),
+        }
+    }
+
+    /// The name on the command line (`1k`, `flat100k`, `1m`).
     pub(crate) fn flag(self) -> String {
         match self {
-            Shape::Bushy(n) => format!("{}k", n / 1000),
-            Shape::Flat(n) => format!("flat{}k", n / 1000),
+            Shape::Bushy(n) => Shape::size(n),
+            Shape::Flat(n) => format!("flat{}", Shape::size(n)),
         }
     }
 

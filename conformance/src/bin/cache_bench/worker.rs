@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use zk_recipes::{Cache, CacheEvent};
 use zk_session::Client;
 
-use crate::wall_nanos;
+use crate::{wall_nanos, ALLOCATOR};
 
 /// Resident memory of this process, in KiB.
 pub(crate) fn rss_kb() -> i64 {
@@ -32,10 +32,12 @@ pub(crate) async fn run(connect: &str, root: &str) {
         .await
         .expect("connect");
     let rss0 = rss_kb();
+    let live0 = ALLOCATOR.allocated();
     let t0 = Instant::now();
     let cache = Cache::builder(client, root).start().await.expect("start");
     let elapsed = t0.elapsed();
     let rss1 = rss_kb();
+    let live1 = ALLOCATOR.allocated();
     // Subscribed after the load, as Curator's change listener hears no load events.
     let mut events = cache.subscribe();
     let changes: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -51,7 +53,7 @@ pub(crate) async fn run(connect: &str, root: &str) {
         })
     };
     println!(
-        "LOADED {} {} {rss0} {rss1} -1 -1",
+        "LOADED {} {} {rss0} {rss1} {live0} {live1}",
         cache.len(),
         elapsed.as_nanos()
     );
