@@ -40,6 +40,31 @@ fn lock_with_fencing() {
 }
 
 #[test]
+fn work_queue() {
+    let hosts = shared_standalone().connect_string();
+    let out = run(env!("CARGO_BIN_EXE_work_queue"), &hosts, &[]);
+    assert!(out.contains("jobs done once each: 10"), "{out}");
+    let done: usize = out
+        .lines()
+        .filter_map(|l| l.split(" did ").nth(1))
+        .filter_map(|t| t.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    assert_eq!(done, 10, "no job twice: {out}");
+}
+
+#[test]
+fn discovery() {
+    let hosts = shared_standalone().connect_string();
+    let out = run(env!("CARGO_BIN_EXE_discovery"), &hosts, &[]);
+    assert!(out.contains("api-1 at http://127.0.0.1:8080"), "{out}");
+    assert!(out.contains("api-2 at http://127.0.0.1:8081"), "{out}");
+    assert!(
+        out.contains("round robin: api-1 api-2 api-1 api-2"),
+        "{out}"
+    );
+}
+
+#[test]
 fn leader_election() {
     let hosts = shared_standalone().connect_string();
     let out = run(env!("CARGO_BIN_EXE_leader_election"), &hosts, &[]);

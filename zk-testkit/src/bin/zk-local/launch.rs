@@ -121,7 +121,11 @@ impl Local {
         // The variables examples/tls.rs and examples/sasl.rs read, so that they run as printed.
         if let Some(certs) = &self.certs {
             let _ = writeln!(s, "export ZK_TLS_CA={}", certs.ca().display());
-            let _ = writeln!(s, "export ZK_TLS_CLIENT_PEM={}", certs.client_pem().display());
+            let _ = writeln!(
+                s,
+                "export ZK_TLS_CLIENT_PEM={}",
+                certs.client_pem().display()
+            );
         }
         if let Some(password) = &self.sasl_password {
             let _ = writeln!(s, "export ZK_SASL_USER={SASL_USER}");
