@@ -91,7 +91,10 @@ impl GroupMemberBuilder {
     }
 }
 
-/// A member of a group; see the [module documentation](self).
+/// A member of a group (Curator's GroupMember): a [`PersistentNode`](crate::PersistentNode)
+/// (ephemeral, not protected) at `<group>/<id>` holding its payload; the membership is the
+/// view of a [`Cache`](crate::Cache) of the group's children and their data, so it is read
+/// again in full after every reconnect or new session, as the cache is.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {

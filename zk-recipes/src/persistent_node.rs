@@ -1,17 +1,5 @@
-//! [`PersistentNode`]: a node the recipe keeps present, as Curator's PersistentNode does.
-//!
-//! A background task creates the node (parents as containers); when it finds the node
-//! already there it adopts it and writes our data onto it. It then keeps an exists watch on
-//! it: a deletion makes it create the node again; a reconnect or a new session makes it
-//! create again too (an ephemeral node goes with its session; NodeExists means it is still
-//! there and is adopted, with our data re-applied). After the first create the path is
-//! fixed: a sequential node comes back under the name it first got, created in the
-//! non-sequential twin mode, and a protected node keeps its `_c_<uuid>-` prefix, as Curator
-//! does since CURATOR-190 / CURATOR-483.
-//!
-//! [`PersistentNode::status`] says when the node is there and when it is lost (deleted, or
-//! its session expired) and back; a loss can be over (the node created again) before a
-//! receiver looks, so [`PersistentNode::times_lost`] counts every one.
+//! [`PersistentNode`]: a node the recipe keeps present, as Curator's PersistentNode does (the
+//! type's documentation says how).
 
 mod keeper;
 
@@ -165,8 +153,21 @@ impl PersistentNodeBuilder {
 }
 
 /// A node kept present across connection loss and session expiry, as Curator's
-/// PersistentNode: see the [module documentation](self). Dropping it deletes the node in
-/// the background; [`close`](Self::close) does so and says whether it worked.
+/// PersistentNode. Dropping it deletes the node in the background; [`close`](Self::close)
+/// does so and says whether it worked.
+///
+/// A background task creates the node (parents as containers) and keeps an exists watch on
+/// it: a deletion makes it create the node again; a reconnect or a new session makes it
+/// create again too (an ephemeral node goes with its session). NodeExists means the node is
+/// still there: it is adopted, and our data written only when it differs, so that watchers
+/// see no change that is not one. After the first create the path is fixed: a sequential
+/// node comes back under the name it first got, created in the non-sequential twin mode,
+/// and a protected node keeps its `_c_<uuid>-` prefix, as Curator does since CURATOR-190 /
+/// CURATOR-483.
+///
+/// [`status`](Self::status) says when the node is there and when it is lost (deleted, or
+/// its session expired) and back; a loss can be over (the node created again) before a
+/// receiver looks, so [`times_lost`](Self::times_lost) counts every one.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
