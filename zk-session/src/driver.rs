@@ -10,10 +10,12 @@ use std::{
 };
 
 use crate::{
+    callers::Callers,
     command::Command,
     connection::{self, ConnectFailure, Connection},
     deadline_grid, jitter,
-    session::{Action, Config, Phase, SessionCore, Shared},
+    session::{Action, Config, Phase, SessionCore},
+    shared::Shared,
     trace::{self, Spans},
     transport::Security,
 };
@@ -39,9 +41,11 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
     // Opening streams is the driver's business, not the core's.
     let security = cfg.security.clone();
     let seed = jitter::random_range(0..=u64::MAX);
-    let core = SessionCore::new(cfg, shared, seed, Instant::now());
+    let core = SessionCore::new(cfg, seed, Instant::now());
     let driver = Driver {
         core,
+        shared,
+        callers: Callers::default(),
         rx,
         rx_open: true,
         hosts,
@@ -59,6 +63,10 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
 
 struct Driver {
     core: SessionCore,
+    /// What the handle reads: written here, from the core's outputs.
+    shared: Arc<Shared>,
+    /// The channels of everyone waiting for the session, by the keys the core knows.
+    callers: Callers,
     rx: mpsc::UnboundedReceiver<Command>,
     /// False once every handle is gone.
     rx_open: bool,
@@ -234,6 +242,7 @@ impl Driver {
         if let Some(c) = self.conn.as_mut() {
             c.shrink_if_idle(now);
         }
+        self.callers.shrink_if_idle();
         self.in_span(|d| d.core.handle_timeout(now));
         Poll::Ready(())
     }
@@ -291,7 +300,12 @@ impl Driver {
                 }
                 Poll::Ready(Some(cmd)) => {
                     let now = now();
+                    let cmd = self.callers.take(cmd);
                     self.in_span(|d| d.core.handle_command(cmd, now));
+                    if self.core.wants_prune() {
+                        let Driver { core, callers, .. } = self;
+                        core.prune_waiting(|k| callers.take_if_gone(k));
+                    }
                     if self.gathering {
                         self.gathering = false;
                         self.gathered = true;
@@ -327,10 +341,20 @@ impl Driver {
         }
     }
 
-    /// Runs `f` inside the current connection's span (or the session's between connections).
+    /// Runs `f`, a call into the core, inside the current connection's span (or the
+    /// session's between connections), then applies what the core said.
     fn in_span<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         let span = self.spans.current();
-        span.in_scope(|| f(self))
+        let r = span.in_scope(|| f(self));
+        self.apply_outputs();
+        r
+    }
+
+    /// Applies the core's outputs in order: replies, watch events, states.
+    fn apply_outputs(&mut self) {
+        while let Some(o) = self.core.poll_output() {
+            self.callers.apply(o, &self.shared);
+        }
     }
 
     /// Runs what the core asked for.
@@ -417,10 +441,17 @@ impl Driver {
     /// span its session id.
     fn input(&mut self, now: Instant) {
         let handshaking = matches!(self.core.phase(), Phase::Handshaking { .. });
+        if handshaking && self.core.has_waiting() {
+            // The end of the handshake sends the waiting requests: not those of callers who
+            // gave up meanwhile.
+            let Driver { core, callers, .. } = self;
+            core.prune_waiting(|k| callers.take_if_gone(k));
+        }
         self.in_span(|d| {
             let c = d.conn.as_mut().expect("connected");
             d.core.handle_input(&mut c.rbuf, now);
         });
+        self.shared.zxid_seen(self.core.last_zxid());
         if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
             self.spans.session_known(self.core.session_id());
         }

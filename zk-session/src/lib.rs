@@ -88,6 +88,7 @@
 mod argument_error;
 mod backoff;
 mod builder;
+mod callers;
 mod chroot;
 mod client;
 mod command;
@@ -109,6 +110,7 @@ mod retry;
 pub mod sasl;
 mod session;
 mod session_id;
+mod shared;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;

@@ -12,7 +12,8 @@ use bytes::Bytes;
 
 use crate::{
     connection::Connection,
-    session::{Config, Shared},
+    session::{Config, View},
+    shared::Shared,
 };
 
 /// A value whose `Debug` is `<redacted>`: wrap a secret in it before printing, or store it
@@ -74,6 +75,20 @@ impl fmt::Debug for Shared {
             .field("server", &self.server)
             .field("hopeless", &*self.hopeless.borrow())
             .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("View")
+            .field("state", &self.state)
+            .field("event", &self.event)
+            .field("session_id", &self.session_id)
+            .field("passwd", &Redacted(()))
+            .field("negotiated_timeout", &self.negotiated_timeout)
+            .field("server", &self.server)
+            .field("ended", &self.ended)
+            .finish()
     }
 }
 
@@ -171,6 +186,7 @@ mod tests {
             server: Mutex::new(Some("127.0.0.1:2181".into())),
             hopeless: tokio::sync::watch::Sender::new(None),
             ended: Default::default(),
+            next_watch_id: Default::default(),
         }
     }
 
@@ -185,6 +201,20 @@ mod tests {
         let client = Client::new(tx, Arc::new(shared()), Chroot::default(), None, 1024);
         assert_eq!(&client.session_password()[..], SECRET.as_bytes());
         assert_redacted(&client, &["16962", "127.0.0.1:2181"]);
+    }
+
+    #[test]
+    fn a_published_view_hides_the_session_password() {
+        let view = View {
+            state: crate::SessionState::Connected,
+            event: None,
+            session_id: 0x4242,
+            passwd: Bytes::from_static(SECRET.as_bytes()),
+            negotiated_timeout: None,
+            server: Some("127.0.0.1:2181".into()),
+            ended: false,
+        };
+        assert_redacted(&view, &["16962", "127.0.0.1:2181"]);
     }
 
     #[tokio::test]
@@ -206,7 +236,7 @@ mod tests {
     #[test]
     fn an_add_auth_command_hides_the_auth_data() {
         let (reply, _rx) = tokio::sync::oneshot::channel();
-        let command = Command::AddAuth(Box::new(AddAuthCmd {
+        let command: Command = Command::AddAuth(Box::new(AddAuthCmd {
             scheme: "digest".into(),
             auth: Redacted(Bytes::from(format!("alice:{SECRET}"))),
             reply,

@@ -8,7 +8,7 @@ use rand::{rngs::SmallRng, SeedableRng};
 use tokio::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
-use super::{handshake::Handshake, Action, Away, Drop_, End, Phase, SessionCore};
+use super::{handshake::Handshake, requests, Action, Away, Drop_, End, Output, Phase, SessionCore};
 use crate::{
     backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, ConnectError, Error,
     SessionId,
@@ -143,7 +143,7 @@ impl SessionCore {
         let error = failure.at(format!("{h}:{p}"));
         #[cfg(feature = "tracing")]
         let reason = error.to_string();
-        self.shared.attempt_failed(error.clone());
+        self.out.push_back(Output::AttemptFailed(error.clone()));
         self.timers.attempt_until = None;
         self.wbuf.clear();
         if let ConnectError::AuthFailed { .. } = error {
@@ -171,7 +171,7 @@ impl SessionCore {
             if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, error) {
                 // The client keeps trying (a built client may wait for a fix), but a caller
                 // of `connect` hears of it now.
-                self.shared.hopeless.send_replace(Some(e));
+                self.out.push_back(Output::Hopeless(e));
             }
             trace::warn!(
                 servers = self.cfg.hosts.len(),
@@ -227,10 +227,11 @@ impl SessionCore {
 
     /// Reconnect order: auth packets, then watches, then the requests that waited.
     pub(super) fn replay(&mut self) {
-        self.auths.resend(&self.codec, &mut self.wbuf);
+        self.auths
+            .resend(&self.codec, &mut self.wbuf, &mut self.out);
         // set_watches sizes every batch to fit the frame limit, so none fails to encode.
         let max = self.codec.max_frame_len();
-        for req in self.watches.set_watches(self.last_zxid, max) {
+        for req in self.watches.set_watches(self.last_zxid, max, &mut self.out) {
             let _ = self
                 .codec
                 .encode_with(&mut self.wbuf, |b| req.encode(xid::SET_WATCHES, b));
@@ -342,7 +343,7 @@ impl SessionCore {
         // The wait for a reconnect ends here: without it, a request with no timeout would
         // wait for as long as no server answers.
         self.requests
-            .fail_waiting(&mut self.watches, &Error::connection_loss());
+            .fail_waiting(&mut self.watches, &Error::connection_loss(), &mut self.out);
     }
 
     /// Before the first connection, a request waits at most the session timeout for it, then
@@ -354,7 +355,7 @@ impl SessionCore {
             }
             let w = self.requests.waiting.pop_front().expect("has a front");
             self.requests.end_unsent(&mut self.watches, &w.cmd);
-            let _ = w.cmd.reply.send(Err(Error::connection_loss()));
+            requests::fail_unsent(w.cmd, &Error::connection_loss(), &mut self.out);
         }
     }
 }

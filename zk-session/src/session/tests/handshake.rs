@@ -4,13 +4,11 @@
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use tokio::sync::oneshot;
 use zk_proto::{jute::Record, OpCode};
 
 use super::harness::{config, frame, get_data, refused, response, Harness, SESSION, TIMEOUT_MS};
 use super::sasl::{assert_no_attempt, events};
 use crate::{
-    command::Command,
     session::{Action, End, Phase},
     state::{EndReason, SessionEvent, SessionState},
     Error, ErrorCode, SessionId,
@@ -253,8 +251,7 @@ fn a_close_during_the_handshake_ends_the_session_and_drops_the_stream() {
     let mut h = Harness::new(config(3));
     let mut waiting = h.request(get_data("/a"), None);
     let _ = h.open().unwrap();
-    let (tx, mut rx) = oneshot::channel();
-    h.core.handle_command(Command::Close { reply: tx }, h.now);
+    let mut rx = h.close();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
     assert_eq!(actions(&mut h), [Action::Disconnect]);
     assert!(rx.try_recv().is_ok());

@@ -2,10 +2,17 @@
 //! that decodes what the core writes, keeps the watches of its connection the way a 3.8
 //! server does, and answers when told to.
 
-use std::{collections::VecDeque, sync::Arc, time::Duration};
+use std::{
+    cell::RefCell,
+    collections::{HashMap, HashSet, VecDeque},
+    hash::Hash,
+    rc::Rc,
+    sync::Arc,
+    time::Duration,
+};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use tokio::{sync::oneshot, time::Instant};
+use tokio::time::Instant;
 use zk_proto::{
     jute::{Reader, Record},
     xid, AddWatchMode, AddWatchRequest, ConnectRequest, ConnectResponse, EventType, FrameCodec,
@@ -16,11 +23,15 @@ use zk_proto::{
 use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
-    command::{AddAuthCmd, Command, RequestCmd, WatchReg},
+    command::AddAuthCmd,
     connection::ConnectFailure,
     redact::Redacted,
-    session::{Action, Config, Phase, SessionCore, Shared},
-    watch::{stream_channel, StreamRx, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER},
+    session::{
+        Action, Command, Config, Key, Output, Phase, RequestCmd, SessionCore, WatchId, WatchReg,
+    },
+    shared::Shared,
+    state::SessionState,
+    watch::WatchKind,
     Error, WatchedEvent,
 };
 
@@ -61,8 +72,181 @@ pub struct Written {
     pub request: Request,
 }
 
+/// What the core said to callers, as values: each answer with the state published when it
+/// came (what a caller looking at the state on getting it would see).
+#[derive(Default)]
+pub struct Outbox {
+    replies: HashMap<Key, (Result<Response, Error>, SessionState)>,
+    auths: HashMap<Key, (Result<(), Error>, SessionState)>,
+    done: HashMap<Key, ((), SessionState)>,
+    watches: HashMap<WatchId, (Result<WatchedEvent, Error>, SessionState)>,
+    streams: HashMap<WatchId, VecDeque<WatchedEvent>>,
+    ended: HashSet<WatchId>,
+    /// Every caller answered so far: a second answer fails the test.
+    answered: HashSet<(u8, u64)>,
+    /// Callers of requests who gave up (as a dropped reply channel tells the driver).
+    gone: HashSet<Key>,
+}
+
+impl Outbox {
+    fn once(&mut self, what: u8, key: u64) {
+        assert!(
+            self.answered.insert((what, key)),
+            "caller {what}/{key} answered twice"
+        );
+    }
+
+    /// Takes in one output of the core; `state` is the state published so far.
+    fn take(&mut self, o: Output, state: SessionState) {
+        match o {
+            Output::Reply { to, result } => {
+                self.once(0, to.0.into());
+                self.replies.insert(to, (result, state));
+            }
+            Output::Auth { to, result } => {
+                self.once(1, to.0.into());
+                self.auths.insert(to, (result, state));
+            }
+            Output::Done { to } => {
+                self.once(2, to.0.into());
+                self.done.insert(to, ((), state));
+            }
+            Output::Watch { to, result } => {
+                self.once(3, to.0);
+                self.watches.insert(to, (result, state));
+            }
+            Output::Stream { to, event } => self.streams.entry(to).or_default().push_back(event),
+            Output::WatchEnded { to } => {
+                self.ended.insert(to);
+            }
+            Output::Publish(_) | Output::AttemptFailed(_) | Output::Hopeless(_) => {
+                unreachable!("applied to the handle's state")
+            }
+        }
+    }
+}
+
+/// Nothing came for this caller yet.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Empty;
+
+/// Where one caller's answer lands, read as a value from the [`Outbox`].
+pub struct Slot<K, T> {
+    key: K,
+    record: Rc<RefCell<Outbox>>,
+    pick: fn(&mut Outbox) -> &mut HashMap<K, (T, SessionState)>,
+}
+
+impl<K: Hash + Eq + Copy, T> Slot<K, T> {
+    /// The answer, taken (a second call finds nothing).
+    pub fn try_recv(&mut self) -> Result<T, Empty> {
+        let mut r = self.record.borrow_mut();
+        (self.pick)(&mut r)
+            .remove(&self.key)
+            .map(|(v, _)| v)
+            .ok_or(Empty)
+    }
+
+    /// Another view of the same caller's answer.
+    pub fn follow(&self) -> Self {
+        Slot {
+            key: self.key,
+            record: self.record.clone(),
+            pick: self.pick,
+        }
+    }
+
+    /// The state published when the answer came, if it came (the answer stays).
+    pub fn state_at_answer(&self) -> Option<SessionState> {
+        let mut r = self.record.borrow_mut();
+        (self.pick)(&mut r).get(&self.key).map(|(_, s)| *s)
+    }
+}
+
+/// The core under test, with a driver's bookkeeping: after every call, its outputs are
+/// taken as values, the handle's state applied to [`Shared`], answers into the [`Outbox`].
+/// Calls that change the core go through here; the rest through `Deref`.
+pub(crate) struct Driven {
+    core: SessionCore,
+    pub shared: Arc<Shared>,
+    pub record: Rc<RefCell<Outbox>>,
+}
+
+impl std::ops::Deref for Driven {
+    type Target = SessionCore;
+    fn deref(&self) -> &SessionCore {
+        &self.core
+    }
+}
+
+impl Driven {
+    fn drain(&mut self) {
+        while let Some(o) = self.core.poll_output() {
+            match o {
+                Output::Publish(view) => self.shared.publish(view),
+                Output::AttemptFailed(why) => self.shared.attempt_failed(why),
+                Output::Hopeless(e) => {
+                    self.shared.hopeless.send_replace(Some(e));
+                }
+                o => {
+                    let state = self.shared.publisher.state();
+                    self.record.borrow_mut().take(o, state)
+                }
+            }
+        }
+    }
+
+    pub fn handle_command(&mut self, cmd: Command, now: Instant) {
+        self.core.handle_command(cmd, now);
+        self.drain();
+    }
+    /// As the driver does: before an input of the handshake (whose end sends the waiting
+    /// requests), the requests of callers who gave up are dropped.
+    pub fn handle_input(&mut self, rbuf: &mut BytesMut, now: Instant) {
+        if matches!(self.core.phase(), Phase::Handshaking { .. }) && self.core.has_waiting() {
+            let gone = self.record.borrow().gone.clone();
+            self.core.prune_waiting(|k| gone.contains(&k));
+        }
+        self.core.handle_input(rbuf, now);
+        self.drain();
+    }
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.core.handle_timeout(now);
+        self.drain();
+    }
+    pub fn handle_stream_opened(&mut self, host: usize, now: Instant) {
+        self.core.handle_stream_opened(host, now);
+        self.drain();
+    }
+    pub fn handle_connect_failed(&mut self, host: usize, f: ConnectFailure, now: Instant) {
+        self.core.handle_connect_failed(host, f, now);
+        self.drain();
+    }
+    pub fn handle_disconnected(&mut self, now: Instant) {
+        self.core.handle_disconnected(now);
+        self.drain();
+    }
+    pub fn handle_read_write_found(&mut self, host: usize, now: Instant) {
+        self.core.handle_read_write_found(host, now);
+        self.drain();
+    }
+    pub fn handle_handles_gone(&mut self, now: Instant) {
+        self.core.handle_handles_gone(now);
+        self.drain();
+    }
+    pub fn handle_written(&mut self, now: Instant) {
+        self.core.handle_written(now);
+    }
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.core.poll_action()
+    }
+    pub fn transmit(&mut self) -> &mut BytesMut {
+        self.core.transmit()
+    }
+}
+
 pub struct Harness {
-    pub core: SessionCore,
+    pub core: Driven,
     pub shared: Arc<Shared>,
     pub now: Instant,
     /// Written and not yet answered, in order.
@@ -72,16 +256,22 @@ pub struct Harness {
     pub log: Vec<(i32, OpCode)>,
     pub connects: usize,
     codec: FrameCodec,
+    next_key: u32,
 }
 
 impl Harness {
     pub fn new(cfg: Config) -> Self {
         let shared = Arc::new(Shared::new());
         let now = Instant::now();
-        let core = SessionCore::new(cfg, shared.clone(), 7, now);
+        let core = Driven {
+            core: SessionCore::new(cfg, 7, now),
+            shared: shared.clone(),
+            record: Rc::default(),
+        };
         Harness {
             core,
             shared,
+            next_key: 0,
             now,
             pending: VecDeque::new(),
             watches: ServerWatches::default(),
@@ -283,32 +473,68 @@ impl Harness {
         wakeups
     }
 
+    fn key(&mut self) -> Key {
+        self.next_key += 1;
+        Key(self.next_key)
+    }
+
+    fn slot<K, T>(
+        &self,
+        key: K,
+        pick: fn(&mut Outbox) -> &mut HashMap<K, (T, SessionState)>,
+    ) -> Slot<K, T> {
+        Slot {
+            key,
+            record: self.core.record.clone(),
+            pick,
+        }
+    }
+
     /// Sends a request from a caller; returns where its answer goes.
     pub fn request(&mut self, request: Request, watch: Option<WatchReg>) -> Reply {
-        let (tx, rx) = oneshot::channel();
+        let key = self.key();
         self.core.handle_command(
             Command::Request(Box::new(RequestCmd {
                 request,
-                reply: tx,
+                reply: Some(key),
                 watch,
             })),
             self.now,
         );
-        Reply(rx)
+        Reply(self.slot(key, |r| &mut r.replies))
     }
 
     /// A caller adds a `digest` credential; returns where its answer goes.
-    pub fn add_auth(&mut self, auth: &'static [u8]) -> oneshot::Receiver<Result<(), Error>> {
-        let (tx, rx) = oneshot::channel();
+    pub fn add_auth(&mut self, auth: &'static [u8]) -> Slot<Key, Result<(), Error>> {
+        let key = self.key();
         self.core.handle_command(
             Command::AddAuth(Box::new(AddAuthCmd {
                 scheme: "digest".into(),
                 auth: Redacted(Bytes::from_static(auth)),
-                reply: tx,
+                reply: key,
             })),
             self.now,
         );
-        rx
+        self.slot(key, |r| &mut r.auths)
+    }
+
+    /// A caller closes the client; returns where its answer goes.
+    pub fn close(&mut self) -> Slot<Key, ()> {
+        let key = self.key();
+        self.core
+            .handle_command(Command::Close { reply: key }, self.now);
+        self.slot(key, |r| &mut r.done)
+    }
+
+    /// A caller replaces the server list; returns where its answer goes.
+    pub fn server_list(&mut self, hosts: Vec<(String, u16)>) -> Slot<Key, ()> {
+        let key = self.key();
+        let cmd = Command::ServerList {
+            hosts: hosts.into_boxed_slice(),
+            reply: key,
+        };
+        self.core.handle_command(cmd, self.now);
+        self.slot(key, |r| &mut r.done)
     }
 
     /// get_data_watch on `path`: the reply and the watch.
@@ -329,27 +555,34 @@ impl Harness {
         self.oneshot_request(request, path, WatchKind::Child)
     }
 
+    fn watch_id(&mut self) -> WatchId {
+        WatchId(self.key().0.into())
+    }
+
     fn oneshot_request(&mut self, request: Request, path: &str, kind: WatchKind) -> (Reply, Watch) {
-        let (tx, rx) = oneshot::channel();
+        let id = self.watch_id();
         let reg = WatchReg::Oneshot {
             path: path.into(),
-            tx,
+            id,
+            tx: (),
         };
         let reply = self.request(request, Some(reg));
         let path = path.into();
+        let rx = self.slot(id, |r| &mut r.watches);
         (
             reply,
             Watch {
                 rx: Some(rx),
                 path,
                 kind,
+                id,
             },
         )
     }
 
     /// add_watch on `path` in persistent mode: the reply and the stream.
     pub fn add_watch(&mut self, path: &str) -> (Reply, Stream) {
-        let (tx, rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
+        let id = self.watch_id();
         let request = Request::AddWatch(AddWatchRequest {
             path: path.into(),
             mode: AddWatchMode::Persistent,
@@ -357,25 +590,26 @@ impl Harness {
         let reg = WatchReg::Stream {
             path: path.into(),
             kind: WatchKind::Persistent,
-            tx,
+            id,
+            tx: (),
         };
         let reply = self.request(request, Some(reg));
         (
             reply,
             Stream {
-                _rx: rx,
+                id,
                 path: path.into(),
+                record: self.core.record.clone(),
             },
         )
     }
 
     /// A caller drops a persistent watch.
     pub fn drop_stream(&mut self, stream: Stream) {
-        let path = stream.path.clone();
-        drop(stream);
+        let (path, id) = (stream.path.clone(), stream.id);
         let kind = WatchKind::Persistent;
         self.core
-            .handle_command(Command::WatchDropped { path, kind }, self.now);
+            .handle_command(Command::WatchDropped { path, kind, id }, self.now);
     }
 
     /// Every connection attempt fails, for `d` of virtual time.
@@ -391,18 +625,17 @@ impl Harness {
         }
     }
 
-    /// A caller drops `watch` (as [`OneshotWatch`](crate::OneshotWatch)'s drop does).
+    /// A caller drops `watch` (as [`OneshotWatch`](crate::OneshotWatch)'s drop does: no
+    /// notice once it fired).
     pub fn drop_watch(&mut self, mut watch: Watch) {
-        let fired = watch
-            .rx
-            .as_mut()
-            .is_some_and(|rx| !matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        let fired = !watch.is_live();
         watch.rx = None;
         if !fired {
             self.core.handle_command(
                 Command::WatchDropped {
                     path: watch.path.clone(),
                     kind: watch.kind,
+                    id: watch.id,
                 },
                 self.now,
             );
@@ -411,9 +644,14 @@ impl Harness {
 }
 
 /// Where a caller's answer goes.
-pub struct Reply(pub oneshot::Receiver<Result<Response, Error>>);
+pub struct Reply(pub Slot<Key, Result<Response, Error>>);
 
 impl Reply {
+    /// The caller gives up (times out, or its future is dropped).
+    pub fn abandon(self) {
+        self.0.record.borrow_mut().gone.insert(self.0.key);
+    }
+
     /// The answer, which must have come exactly once by now.
     pub fn answer(&mut self) -> Result<Response, Error> {
         match self.0.try_recv() {
@@ -425,24 +663,39 @@ impl Reply {
 
 /// A persistent watch a caller holds.
 pub struct Stream {
-    /// Held so that the watch stays registered.
-    pub _rx: StreamRx,
+    pub id: WatchId,
     pub path: String,
+    record: Rc<RefCell<Outbox>>,
+}
+
+impl Stream {
+    /// The events it got so far, taken.
+    pub fn events(&self) -> Vec<WatchedEvent> {
+        let mut r = self.record.borrow_mut();
+        r.streams.remove(&self.id).unwrap_or_default().into()
+    }
+
+    /// Whether the session ended it.
+    pub fn ended(&self) -> bool {
+        self.record.borrow().ended.contains(&self.id)
+    }
 }
 
 /// A one-shot watch a caller holds.
 pub struct Watch {
-    pub rx: Option<oneshot::Receiver<Result<WatchedEvent, Error>>>,
+    pub rx: Option<Slot<WatchId, Result<WatchedEvent, Error>>>,
     pub path: String,
     pub kind: WatchKind,
+    pub id: WatchId,
 }
 
 impl Watch {
-    /// Still waiting for its event (not fired, not failed).
+    /// Still waiting for its event (not fired, not failed, not ended).
     pub fn is_live(&mut self) -> bool {
-        self.rx
-            .as_mut()
-            .is_some_and(|rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)))
+        self.rx.as_ref().is_some_and(|rx| {
+            let r = rx.record.borrow();
+            !r.watches.contains_key(&rx.key) && !r.ended.contains(&rx.key)
+        })
     }
 }
 

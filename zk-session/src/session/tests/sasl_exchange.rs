@@ -4,13 +4,11 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::oneshot;
 use zk_proto::{GetSaslResponse, OpCode, Request, Response};
 
 use super::harness::{config, get_data, reply_frame, response, Harness, SESSION, TIMEOUT_MS};
 use super::sasl::{assert_no_attempt, events, StateAtAnswer};
 use crate::{
-    command::Command,
     sasl::TwoRounds,
     session::{Action, End, Phase},
     state::{EndReason, SessionEvent, SessionState},
@@ -96,7 +94,7 @@ fn a_refusal_ends_the_session_as_auth_failed_without_another_server() {
         let mut h = sasl_harness(3);
         let mut events_rx = h.shared.publisher.subscribe();
         let mut early = h.request(get_data("/a"), None);
-        let early_state = StateAtAnswer::watch(&mut early.0, &h.shared);
+        let early_state = StateAtAnswer::watch(&mut early.0);
         open_and_respond(&mut h);
         let (xid, _) = sasl_packet(&mut h);
         answer(&mut h, xid, 0, Some(b"challenge"));
@@ -174,7 +172,7 @@ fn a_close_or_an_abandoned_request_during_the_exchange_leaves_nothing_behind() {
     let abandoned = h.request(get_data("/gone"), None);
     open_and_respond(&mut h);
     let (xid, _) = sasl_packet(&mut h);
-    drop(abandoned);
+    abandoned.abandon();
     answer(&mut h, xid, 0, Some(b"challenge"));
     let (xid, _) = sasl_packet(&mut h);
     answer(&mut h, xid, 0, None);
@@ -187,8 +185,7 @@ fn a_close_or_an_abandoned_request_during_the_exchange_leaves_nothing_behind() {
     let mut waiting = h.request(get_data("/a"), None);
     open_and_respond(&mut h);
     let _ = sasl_packet(&mut h);
-    let (tx, mut rx) = oneshot::channel();
-    h.core.handle_command(Command::Close { reply: tx }, h.now);
+    let mut rx = h.close();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
     assert!(rx.try_recv().is_ok());
     assert!(matches!(waiting.answer(), Err(Error::Closed)));

@@ -1,11 +1,8 @@
 //! A new server list while connected or connecting, and giving up on the first connection
 //! when every server fails for good.
 
-use tokio::sync::oneshot;
-
 use super::harness::{config, refused, Harness, SESSION};
 use crate::{
-    command::Command,
     connection::ConnectFailure,
     session::{Action, Phase},
     TlsFailure,
@@ -20,12 +17,7 @@ fn hosts(names: &[&str]) -> Vec<(String, u16)> {
 }
 
 fn update(h: &mut Harness, names: &[&str]) {
-    let (reply, mut rx) = oneshot::channel();
-    let cmd = Command::ServerList {
-        hosts: hosts(names).into_boxed_slice(),
-        reply,
-    };
-    h.core.handle_command(cmd, h.now);
+    let mut rx = h.server_list(hosts(names));
     assert!(rx.try_recv().is_ok(), "answered at once");
 }
 
