@@ -184,6 +184,8 @@ impl Callers {
                 }
             }
             Output::Publish(view) => shared.publish(view),
+            // The driver's own business (its log spans).
+            Output::Established { .. } => {}
             Output::AttemptFailed(why) => shared.attempt_failed(why),
             Output::Hopeless(e) => {
                 shared.hopeless.send_replace(Some(e));

@@ -14,7 +14,7 @@ use crate::{
     command::Command,
     connection::{self, ConnectFailure, Connection},
     deadline_grid, jitter,
-    session::{Action, Config, Phase, SessionCore},
+    session::{Action, Config, Output, Phase, SessionCore},
     shared::Shared,
     trace::{self, Spans},
     transport::Security,
@@ -28,6 +28,7 @@ use tokio::{
 };
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
+type TlsProbe = Pin<Box<dyn Future<Output = Option<bool>> + Send>>;
 
 /// Starts the session task for `cfg`; it runs until the session has ended and every handle
 /// is gone.
@@ -54,6 +55,7 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         attempt: None,
         attempt_host: 0,
         probe: None,
+        tls_probe: None,
         spans,
         gathering: false,
         gathered: false,
@@ -76,6 +78,8 @@ struct Driver {
     attempt: Option<Attempt>,
     attempt_host: usize,
     probe: Option<JoinHandle<usize>>,
+    /// Whether a host that hung up on a plain handshake answers in plain at all.
+    tls_probe: Option<(usize, TlsProbe)>,
     /// Entered around every call into the core, so its events land in the right span.
     spans: Spans,
     /// Yielded for the callers just answered to send their next requests.
@@ -106,7 +110,11 @@ impl Driver {
                 Step::Again => {}
                 // Boxed, like every await off the request path: the future's size is every
                 // idle session's, and this one (a TCP probe) is large.
-                Step::HungUp(now) => Box::pin(self.hung_up(now)).await,
+                Step::HungUp(now) => self.in_span(|d| d.core.handle_disconnected(now)),
+                Step::TlsProbed(host, plain) => {
+                    let now = Instant::now();
+                    self.in_span(|d| d.core.handle_tls_probe(host, plain, now))
+                }
                 Step::Attempted(r) => self.attempted(r),
                 Step::Probed(host) => {
                     self.in_span(|d| d.core.handle_read_write_found(host, Instant::now()))
@@ -176,6 +184,13 @@ impl Driver {
                 if let Poll::Ready(r) = a.as_mut().poll(cx) {
                     self.attempt = None;
                     return Poll::Ready(Step::Attempted(r));
+                }
+            }
+            if let Some((host, p)) = self.tls_probe.as_mut() {
+                if let Poll::Ready(plain) = p.as_mut().poll(cx) {
+                    let host = *host;
+                    self.tls_probe = None;
+                    return Poll::Ready(Step::TlsProbed(host, plain));
                 }
             }
             if let Some(p) = self.probe.as_mut() {
@@ -353,7 +368,11 @@ impl Driver {
     /// Applies the core's outputs in order: replies, watch events, states.
     fn apply_outputs(&mut self) {
         while let Some(o) = self.core.poll_output() {
-            self.callers.apply(o, &self.shared);
+            match o {
+                // The session span gets its session id.
+                Output::Established { session_id } => self.spans.session_known(session_id),
+                o => self.callers.apply(o, &self.shared),
+            }
         }
     }
 
@@ -386,6 +405,7 @@ impl Driver {
                 Action::Disconnect => {
                     self.spans.connection_over();
                     self.attempt = None;
+                    self.tls_probe = None;
                     if let Some(p) = self.probe.take() {
                         p.abort();
                     }
@@ -397,6 +417,11 @@ impl Driver {
                     }
                 }
                 Action::ServerList(hosts) => self.hosts = hosts,
+                Action::ProbeTls { host } => {
+                    let (h, p) = self.hosts[host].clone();
+                    let probe = async move { connection::answers_plain(&h, p).await };
+                    self.tls_probe = Some((host, Box::pin(self.spans.instrument(probe))));
+                }
                 Action::ProbeReadWrite { skip } => {
                     let hosts = self.hosts.clone();
                     let probe =
@@ -405,24 +430,6 @@ impl Driver {
                 }
             }
         }
-    }
-
-    /// The server closed the stream. A plain handshake that gets no byte before the first
-    /// connection may have reached a TLS port: a probe tells, so that `connect` can stop
-    /// trying a port that will never answer in plain.
-    async fn hung_up(&mut self, now: Instant) {
-        if let (Phase::Handshaking { host }, Security::Plain, true) =
-            (self.core.phase(), &self.security, self.core.first_connect())
-        {
-            let nothing_read = self.conn.as_ref().is_some_and(|c| c.rbuf.is_empty());
-            let (h, p) = self.hosts[host].clone();
-            if nothing_read && connection::answers_plain(&h, p).await == Some(false) {
-                let tls_port = ConnectFailure::Tls(crate::TlsFailure::ServerExpectsTls);
-                let now = Instant::now();
-                return self.in_span(|d| d.core.handle_connect_failed(host, tls_port, now));
-            }
-        }
-        self.in_span(|d| d.core.handle_disconnected(now))
     }
 
     /// Hands the end of a connection attempt to the core, inside the attempt's span.
@@ -440,8 +447,7 @@ impl Driver {
     /// Hands what was read to the core. A handshake that it completes gives the session
     /// span its session id.
     fn input(&mut self, now: Instant) {
-        let handshaking = matches!(self.core.phase(), Phase::Handshaking { .. });
-        if handshaking && self.core.has_waiting() {
+        if matches!(self.core.phase(), Phase::Handshaking { .. }) && self.core.has_waiting() {
             // The end of the handshake sends the waiting requests: not those of callers who
             // gave up meanwhile.
             let Driver { core, callers, .. } = self;
@@ -452,9 +458,6 @@ impl Driver {
             d.core.handle_input(&mut c.rbuf, now);
         });
         self.shared.zxid_seen(self.core.last_zxid());
-        if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
-            self.spans.session_known(self.core.session_id());
-        }
     }
 
     /// Tells the core how a write ended.
@@ -472,6 +475,8 @@ enum Step {
     /// The core has actions, or the session is over.
     Again,
     HungUp(Instant),
+    /// What the probe of [`Action::ProbeTls`] found for a host.
+    TlsProbed(usize, Option<bool>),
     Attempted(Result<Connection, ConnectFailure>),
     Probed(usize),
 }

@@ -147,6 +147,9 @@ pub(crate) enum Action {
     /// Look for a read-write server other than `skip`; report it with
     /// [`SessionCore::handle_read_write_found`].
     ProbeReadWrite { skip: usize },
+    /// Ask `hosts[host]` whether it answers in plain (a four-letter word); report with
+    /// [`SessionCore::handle_tls_probe`].
+    ProbeTls { host: usize },
     /// The server list is now this: host indices in later actions refer to it.
     ServerList(Vec<(String, u16)>),
 }
@@ -210,6 +213,8 @@ pub(crate) struct SessionCore {
     timers: Timers,
     /// How far the handshake is, in [`Phase::Handshaking`].
     handshake: handshake::Handshake,
+    /// Some byte came on the current handshake's stream.
+    handshake_heard: bool,
     reconnect: reconnect::HostCycle,
     /// The bytes to write on the current connection.
     wbuf: BytesMut,
@@ -260,6 +265,7 @@ impl SessionCore {
             watches: WatchTable::default(),
             timers: Timers::new(now),
             handshake: handshake::Handshake::Response,
+            handshake_heard: false,
             reconnect: reconnect::HostCycle::new(seed),
             wbuf: BytesMut::new(),
             actions: VecDeque::new(),
@@ -272,11 +278,6 @@ impl SessionCore {
         };
         core.next_attempt(now);
         core
-    }
-
-    /// True until a handshake has succeeded.
-    pub fn first_connect(&self) -> bool {
-        !self.ever_connected
     }
 
     /// Where the session stands.
@@ -383,11 +384,6 @@ impl SessionCore {
     /// The driver wrote some of [`transmit`](Self::transmit) at `now`.
     pub fn handle_written(&mut self, now: Instant) {
         self.timers.last_send = now;
-    }
-
-    /// The session id the server gave (0 before it did).
-    pub fn session_id(&self) -> i64 {
-        self.session_id
     }
 
     /// True once the session is over for good.

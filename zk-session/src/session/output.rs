@@ -42,6 +42,8 @@ pub(crate) enum Output {
     WatchEnded { to: WatchId },
     /// A close, or a change of the server list, is done.
     Done { to: Key },
+    /// A handshake is over: connected with this session id (for the driver's log spans).
+    Established { session_id: i64 },
     /// A change of state, with what the handle reads beside it.
     Publish(View),
     /// Why the last connection attempt failed, for the error of a first connect that fails.

@@ -8,7 +8,7 @@ use rand::{rngs::SmallRng, SeedableRng};
 use tokio::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
-use super::{handshake::Handshake, requests, Action, Away, Drop_, End, Output, Phase, SessionCore};
+use super::{requests, Action, Away, Drop_, End, Output, Phase, SessionCore};
 use crate::{
     backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, ConnectError, Error,
     SessionId,
@@ -200,6 +200,9 @@ impl SessionCore {
             self.seen_rw_server = true;
         }
         self.session_id = r.session_id;
+        self.out.push_back(Output::Established {
+            session_id: r.session_id,
+        });
         self.passwd = r.passwd.clone();
         self.timeout = Duration::from_millis(r.timeout as u64);
         self.negotiated = Some(self.timeout);
@@ -244,18 +247,7 @@ impl SessionCore {
     /// The server closed the stream.
     pub fn handle_disconnected(&mut self, now: Instant) {
         match self.phase {
-            Phase::Handshaking { host } => {
-                let failure = match self.handshake {
-                    // The server closes without a word when our lastZxidSeen is ahead of
-                    // it, and a TLS port closes on a plain connect request.
-                    Handshake::Response => ConnectFailure::Closed,
-                    #[cfg(feature = "sasl")]
-                    Handshake::Sasl { .. } => {
-                        ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into())
-                    }
-                };
-                self.attempt_failed(host, failure, now);
-            }
+            Phase::Handshaking { host } => self.handshake_hung_up(host, now),
             _ => self.connection_ended(Drop_::Reconnect, now),
         }
     }

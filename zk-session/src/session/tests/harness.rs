@@ -119,7 +119,10 @@ impl Outbox {
             Output::WatchEnded { to } => {
                 self.ended.insert(to);
             }
-            Output::Publish(_) | Output::AttemptFailed(_) | Output::Hopeless(_) => {
+            Output::Publish(_)
+            | Output::AttemptFailed(_)
+            | Output::Hopeless(_)
+            | Output::Established { .. } => {
                 unreachable!("applied to the handle's state")
             }
         }
@@ -188,6 +191,7 @@ impl Driven {
                 Output::Hopeless(e) => {
                     self.shared.hopeless.send_replace(Some(e));
                 }
+                Output::Established { .. } => {}
                 o => {
                     let state = self.shared.publisher.state();
                     self.record.borrow_mut().take(o, state)
@@ -228,6 +232,10 @@ impl Driven {
     }
     pub fn handle_read_write_found(&mut self, host: usize, now: Instant) {
         self.core.handle_read_write_found(host, now);
+        self.drain();
+    }
+    pub fn handle_tls_probe(&mut self, host: usize, plain: Option<bool>, now: Instant) {
+        self.core.handle_tls_probe(host, plain, now);
         self.drain();
     }
     pub fn handle_handles_gone(&mut self, now: Instant) {
@@ -355,7 +363,8 @@ impl Harness {
                     host = Some((h, request.session_id));
                 }
                 Action::Disconnect => {}
-                Action::ProbeReadWrite { .. } | Action::ServerList(_) => {}
+                Action::ProbeReadWrite { .. } | Action::ServerList(_) | Action::ProbeTls { .. } => {
+                }
             }
         }
         // A backoff first: let the virtual clock run to it.
