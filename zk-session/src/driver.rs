@@ -56,6 +56,8 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         attempt_host: 0,
         probe: None,
         tls_probe: None,
+        #[cfg(feature = "sasl")]
+        sasl: None,
         spans,
         gathering: false,
         gathered: false,
@@ -80,6 +82,9 @@ struct Driver {
     probe: Option<JoinHandle<usize>>,
     /// Whether a host that hung up on a plain handshake answers in plain at all.
     tls_probe: Option<(usize, TlsProbe)>,
+    /// A SASL mechanism's call on the blocking pool, for the attempt numbered so.
+    #[cfg(feature = "sasl")]
+    sasl: Option<(u64, JoinHandle<crate::sasl::SaslDone>)>,
     /// Entered around every call into the core, so its events land in the right span.
     spans: Spans,
     /// Yielded for the callers just answered to send their next requests.
@@ -111,6 +116,11 @@ impl Driver {
                 // Boxed, like every await off the request path: the future's size is every
                 // idle session's, and this one (a TCP probe) is large.
                 Step::HungUp(now) => self.in_span(|d| d.core.handle_disconnected(now)),
+                #[cfg(feature = "sasl")]
+                Step::SaslDone(attempt, done) => {
+                    let now = Instant::now();
+                    self.in_span(|d| d.core.handle_sasl_done(attempt, done, now))
+                }
                 Step::TlsProbed(host, plain) => {
                     let now = Instant::now();
                     self.in_span(|d| d.core.handle_tls_probe(host, plain, now))
@@ -184,6 +194,18 @@ impl Driver {
                 if let Poll::Ready(r) = a.as_mut().poll(cx) {
                     self.attempt = None;
                     return Poll::Ready(Step::Attempted(r));
+                }
+            }
+            #[cfg(feature = "sasl")]
+            if let Some((attempt, work)) = self.sasl.as_mut() {
+                if let Poll::Ready(r) = Pin::new(work).poll(cx) {
+                    let attempt = *attempt;
+                    self.sasl = None;
+                    let done = r.unwrap_or_else(|e| {
+                        let why = format!("the mechanism's call failed: {e}");
+                        crate::sasl::SaslDone::failed(crate::SaslError::new(why))
+                    });
+                    return Poll::Ready(Step::SaslDone(attempt, done));
                 }
             }
             if let Some((host, p)) = self.tls_probe.as_mut() {
@@ -406,6 +428,11 @@ impl Driver {
                     self.spans.connection_over();
                     self.attempt = None;
                     self.tls_probe = None;
+                    // A mechanism's call under way finishes on its own; its end is dropped.
+                    #[cfg(feature = "sasl")]
+                    {
+                        self.sasl = None;
+                    }
                     if let Some(p) = self.probe.take() {
                         p.abort();
                     }
@@ -417,6 +444,20 @@ impl Driver {
                     }
                 }
                 Action::ServerList(hosts) => self.hosts = hosts,
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } if work.blocks() => {
+                    // Kerberos may ask the KDC: off the runtime's threads, so that even a
+                    // current-thread runtime runs on meanwhile.
+                    let span = self.spans.current();
+                    let work = tokio::task::spawn_blocking(move || span.in_scope(|| work.run()));
+                    self.sasl = Some((attempt, work));
+                }
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } => {
+                    let done = work.run();
+                    let now = Instant::now();
+                    self.in_span(|d| d.core.handle_sasl_done(attempt, done, now));
+                }
                 Action::ProbeTls { host } => {
                     let (h, p) = self.hosts[host].clone();
                     let probe = async move { connection::answers_plain(&h, p).await };
@@ -477,6 +518,9 @@ enum Step {
     HungUp(Instant),
     /// What the probe of [`Action::ProbeTls`] found for a host.
     TlsProbed(usize, Option<bool>),
+    /// A SASL mechanism's call is over.
+    #[cfg(feature = "sasl")]
+    SaslDone(u64, crate::sasl::SaslDone),
     Attempted(Result<Connection, ConnectFailure>),
     Probed(usize),
 }

@@ -49,6 +49,11 @@ impl SaslMechanism for DigestMd5 {
     fn start(&self, _server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
         Ok(Box::new(DigestMd5Exchange::new(self.clone(), new_cnonce())))
     }
+
+    /// Hashing only: run in place.
+    fn may_block(&self) -> bool {
+        false
+    }
 }
 
 /// 48 hex digits from the thread's CSPRNG.

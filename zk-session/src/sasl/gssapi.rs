@@ -44,8 +44,10 @@
 //! # Blocking
 //!
 //! GSS-API calls are synchronous and may ask the KDC for a service ticket (a round trip,
-//! bounded by krb5's own timeouts); they run in the session task, between the
-//! ConnectResponse and the first request, as the Java client runs them in its I/O thread.
+//! bounded by krb5's own timeouts); the session runs them on tokio's blocking pool
+//! (`spawn_blocking`) between the ConnectResponse and the first request, so the runtime's
+//! threads, even a current-thread runtime's only one, run on meanwhile. A call that
+//! outlasts the connection attempt's timeout fails the attempt; its late end is dropped.
 
 mod exchange;
 mod security_layer;

@@ -53,7 +53,7 @@ use std::{fmt, sync::Arc};
 
 #[cfg(test)]
 pub(crate) use handshake::tests::TwoRounds;
-pub(crate) use handshake::SaslHandshake;
+pub(crate) use handshake::{SaslDone, SaslHandshake, SaslWork};
 
 /// Why a SASL exchange could not go on: a challenge the mechanism cannot answer, or a
 /// server that failed to prove it knows the credentials.
@@ -119,6 +119,15 @@ pub trait SaslMechanism: fmt::Debug + Send + Sync {
     /// Starts the exchange for one new connection to `server_host` (the host as written in
     /// the connect string; GSSAPI builds its service principal from it).
     fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError>;
+
+    /// Whether [`start`](Self::start) and the exchange's calls may block the thread (network
+    /// or disk I/O, such as GSSAPI asking the KDC): then the session runs them on tokio's
+    /// blocking pool (`spawn_blocking`), so the runtime's threads, even a current-thread
+    /// runtime's only one, run on. True unless a mechanism says otherwise; DIGEST-MD5 only
+    /// computes, and says false.
+    fn may_block(&self) -> bool {
+        true
+    }
 }
 
 /// One connection's exchange: tokens in, tokens out; no I/O.
@@ -182,8 +191,8 @@ impl SaslConfig {
         self.mechanism.name()
     }
 
-    pub(crate) fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
-        self.mechanism.start(server_host)
+    pub(crate) fn mechanism_arc(&self) -> Arc<dyn SaslMechanism> {
+        self.mechanism.clone()
     }
 }
 

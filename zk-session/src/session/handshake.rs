@@ -42,6 +42,7 @@ impl SessionCore {
         self.phase = Phase::Handshaking { host };
         self.handshake = Handshake::Response;
         self.handshake_heard = false;
+        self.attempt_no += 1;
         let request = self.connect_request();
         if let Err(e) = self
             .codec
@@ -87,23 +88,50 @@ impl SessionCore {
                 self.connect_response(response, host, now)?;
             }
             #[cfg(feature = "sasl")]
-            Handshake::Sasl { response, mut sasl } => match sasl.answer(frame)? {
-                Some(token) => {
-                    self.send_sasl(&mut sasl, token)?;
-                    self.handshake = Handshake::Sasl { response, sasl };
-                }
-                None => {
-                    trace::info!(
-                        server = %trace::Server(&self.cfg.hosts[host]),
-                        session_id = %trace::SessionId(response.session_id),
-                        mechanism = sasl.mechanism(),
-                        "SASL authenticated"
-                    );
-                    self.handshake_done(&response, host, now);
-                }
-            },
+            Handshake::Sasl { response, mut sasl } => {
+                let work = sasl.answer(frame)?;
+                self.handshake = Handshake::Sasl { response, sasl };
+                self.actions.push_back(Action::Sasl {
+                    attempt: self.attempt_no,
+                    work,
+                });
+            }
         }
+        let _ = now;
         Ok(true)
+    }
+
+    /// The driver ran the SASL work of attempt `attempt` ([`Action::Sasl`]): the next token
+    /// goes out, or the client is authenticated and the handshake is over, or the attempt
+    /// failed.
+    #[cfg(feature = "sasl")]
+    pub fn handle_sasl_done(&mut self, attempt: u64, done: crate::sasl::SaslDone, now: Instant) {
+        let Phase::Handshaking { host } = self.phase else {
+            return;
+        };
+        if attempt != self.attempt_no || !matches!(self.handshake, Handshake::Sasl { .. }) {
+            return;
+        }
+        let Handshake::Sasl { response, mut sasl } = std::mem::take(&mut self.handshake) else {
+            return;
+        };
+        let next = sasl.done(done).and_then(|token| match token {
+            Some(token) => self.send_sasl(&mut sasl, token).map(|()| true),
+            None => Ok(false),
+        });
+        match next {
+            Ok(true) => self.handshake = Handshake::Sasl { response, sasl },
+            Ok(false) => {
+                trace::info!(
+                    server = %trace::Server(&self.cfg.hosts[host]),
+                    session_id = %trace::SessionId(response.session_id),
+                    mechanism = sasl.mechanism(),
+                    "SASL authenticated"
+                );
+                self.handshake_done(&response, host, now);
+            }
+            Err(f) => self.attempt_failed(host, f, now),
+        }
     }
 
     /// The server's ConnectResponse: an expired session, SASL next, or connected.
@@ -132,10 +160,12 @@ impl SessionCore {
         }
         #[cfg(feature = "sasl")]
         if let Some(config) = &self.cfg.sasl {
-            let (mut sasl, token) =
-                crate::sasl::SaslHandshake::start(config, &self.cfg.hosts[host].0)?;
-            self.send_sasl(&mut sasl, token)?;
+            let (sasl, work) = crate::sasl::SaslHandshake::start(config, &self.cfg.hosts[host].0);
             self.handshake = Handshake::Sasl { response, sasl };
+            self.actions.push_back(Action::Sasl {
+                attempt: self.attempt_no,
+                work,
+            });
             return Ok(());
         }
         self.handshake_done(&response, host, now);

@@ -150,6 +150,14 @@ pub(crate) enum Action {
     /// Ask `hosts[host]` whether it answers in plain (a four-letter word); report with
     /// [`SessionCore::handle_tls_probe`].
     ProbeTls { host: usize },
+    /// Run a SASL mechanism's call (on the blocking pool when it
+    /// [`blocks`](crate::sasl::SaslWork::blocks)) and hand its end to
+    /// [`SessionCore::handle_sasl_done`] with `attempt`.
+    #[cfg(feature = "sasl")]
+    Sasl {
+        attempt: u64,
+        work: crate::sasl::SaslWork,
+    },
     /// The server list is now this: host indices in later actions refer to it.
     ServerList(Vec<(String, u16)>),
 }
@@ -215,6 +223,9 @@ pub(crate) struct SessionCore {
     handshake: handshake::Handshake,
     /// Some byte came on the current handshake's stream.
     handshake_heard: bool,
+    /// Counts the streams opened, so that the end of work done for an attempt that is over
+    /// is known as such.
+    attempt_no: u64,
     reconnect: reconnect::HostCycle,
     /// The bytes to write on the current connection.
     wbuf: BytesMut,
@@ -266,6 +277,7 @@ impl SessionCore {
             timers: Timers::new(now),
             handshake: handshake::Handshake::Response,
             handshake_heard: false,
+            attempt_no: 0,
             reconnect: reconnect::HostCycle::new(seed),
             wbuf: BytesMut::new(),
             actions: VecDeque::new(),

@@ -173,6 +173,14 @@ pub(crate) struct Driven {
     core: SessionCore,
     pub shared: Arc<Shared>,
     pub record: Rc<RefCell<Outbox>>,
+    /// Run the SASL mechanism's work as soon as the core asks (as the driver does with a
+    /// mechanism that does not block); off, it waits in [`sasl_work`](Self::sasl_work).
+    pub auto_sasl: bool,
+    /// The core's actions other than SASL work, for [`poll_action`](Self::poll_action).
+    kept: VecDeque<Action>,
+    /// SASL work held back while `auto_sasl` is off.
+    #[cfg(feature = "sasl")]
+    pub sasl_work: VecDeque<(u64, crate::sasl::SaslWork)>,
 }
 
 impl std::ops::Deref for Driven {
@@ -183,6 +191,31 @@ impl std::ops::Deref for Driven {
 }
 
 impl Driven {
+    /// Applies the outputs, and runs SASL work the way a driver does.
+    fn settle(&mut self, now: Instant) {
+        self.drain();
+        while let Some(a) = self.core.poll_action() {
+            match a {
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } if self.auto_sasl => {
+                    self.core.handle_sasl_done(attempt, work.run(), now);
+                    self.drain();
+                }
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } => self.sasl_work.push_back((attempt, work)),
+                other => self.kept.push_back(other),
+            }
+        }
+    }
+
+    /// Runs the oldest SASL work held back, now.
+    #[cfg(feature = "sasl")]
+    pub fn run_sasl_work(&mut self, now: Instant) {
+        let (attempt, work) = self.sasl_work.pop_front().expect("SASL work");
+        self.core.handle_sasl_done(attempt, work.run(), now);
+        self.settle(now);
+    }
+
     fn drain(&mut self) {
         while let Some(o) = self.core.poll_output() {
             match o {
@@ -202,7 +235,7 @@ impl Driven {
 
     pub fn handle_command(&mut self, cmd: Command, now: Instant) {
         self.core.handle_command(cmd, now);
-        self.drain();
+        self.settle(now);
     }
     /// As the driver does: before an input of the handshake (whose end sends the waiting
     /// requests), the requests of callers who gave up are dropped.
@@ -212,41 +245,41 @@ impl Driven {
             self.core.prune_waiting(|k| gone.contains(&k));
         }
         self.core.handle_input(rbuf, now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_timeout(&mut self, now: Instant) {
         self.core.handle_timeout(now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_stream_opened(&mut self, host: usize, now: Instant) {
         self.core.handle_stream_opened(host, now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_connect_failed(&mut self, host: usize, f: ConnectFailure, now: Instant) {
         self.core.handle_connect_failed(host, f, now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_disconnected(&mut self, now: Instant) {
         self.core.handle_disconnected(now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_read_write_found(&mut self, host: usize, now: Instant) {
         self.core.handle_read_write_found(host, now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_tls_probe(&mut self, host: usize, plain: Option<bool>, now: Instant) {
         self.core.handle_tls_probe(host, plain, now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_handles_gone(&mut self, now: Instant) {
         self.core.handle_handles_gone(now);
-        self.drain();
+        self.settle(now);
     }
     pub fn handle_written(&mut self, now: Instant) {
         self.core.handle_written(now);
     }
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.core.poll_action()
+        self.kept.pop_front()
     }
     pub fn transmit(&mut self) -> &mut BytesMut {
         self.core.transmit()
@@ -271,11 +304,16 @@ impl Harness {
     pub fn new(cfg: Config) -> Self {
         let shared = Arc::new(Shared::new());
         let now = Instant::now();
-        let core = Driven {
+        let mut core = Driven {
             core: SessionCore::new(cfg, 7, now),
             shared: shared.clone(),
             record: Rc::default(),
+            auto_sasl: true,
+            kept: VecDeque::new(),
+            #[cfg(feature = "sasl")]
+            sasl_work: VecDeque::new(),
         };
+        core.settle(now);
         Harness {
             core,
             shared,
@@ -356,15 +394,12 @@ impl Harness {
     pub fn connect_action(&mut self) -> Option<(usize, i64)> {
         let mut host = None;
         while let Some(a) = self.core.poll_action() {
-            match a {
-                Action::Connect {
-                    host: h, request, ..
-                } => {
-                    host = Some((h, request.session_id));
-                }
-                Action::Disconnect => {}
-                Action::ProbeReadWrite { .. } | Action::ServerList(_) | Action::ProbeTls { .. } => {
-                }
+            // The rest (disconnects, probes, server lists) need nothing from the test.
+            if let Action::Connect {
+                host: h, request, ..
+            } = a
+            {
+                host = Some((h, request.session_id));
             }
         }
         // A backoff first: let the virtual clock run to it.

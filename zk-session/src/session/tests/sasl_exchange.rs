@@ -253,3 +253,49 @@ fn handles_gone_during_the_exchange_close_the_session_after_it() {
     h.serve_all();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
 }
+
+/// The mechanism's calls are actions the driver runs (on the blocking pool for a mechanism
+/// that may block): the core writes nothing until their end comes back, and the end of work
+/// done for an attempt that is over (timed out meanwhile) changes nothing.
+#[test]
+fn the_mechanisms_calls_are_work_for_the_driver_and_a_late_end_is_dropped() {
+    let mut h = sasl_harness(3);
+    h.core.auto_sasl = false;
+    open_and_respond(&mut h);
+    assert_eq!(
+        h.core.sasl_work.len(),
+        1,
+        "the mechanism starts in the driver"
+    );
+    assert!(
+        h.core.sasl_work[0].1.blocks(),
+        "a mechanism may block unless it says not"
+    );
+    h.take_written();
+    assert!(
+        h.pending.is_empty(),
+        "nothing written before the first token"
+    );
+    h.core.run_sasl_work(h.now);
+    assert_eq!(sasl_packet(&mut h), (1, b"hello".to_vec()));
+    answer(&mut h, 1, 0, Some(b"challenge"));
+    assert_eq!(
+        h.core.sasl_work.len(),
+        1,
+        "the server's token goes to the mechanism"
+    );
+    // The call takes longer than the attempt may: the attempt fails, the next one starts.
+    h.advance(Duration::from_secs(3));
+    assert!(!matches!(h.core.phase(), Phase::Handshaking { host: 0 }));
+    let stale = h.core.sasl_work.len();
+    h.core.run_sasl_work(h.now);
+    assert_eq!(h.core.sasl_work.len(), stale - 1);
+    h.take_written();
+    assert!(
+        !h.pending
+            .iter()
+            .any(|w| matches!(w.request, Request::Sasl(_))),
+        "the late end of the old attempt's call sends nothing"
+    );
+    assert!(!h.core.is_ended());
+}
