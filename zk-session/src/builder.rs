@@ -433,6 +433,10 @@ impl ClientBuilder {
             return Err(Error::NoRuntime);
         }
         let cs = ConnectString::parse(&self.connect_string)?;
+        #[cfg(feature = "sasl")]
+        if let Some(sasl) = &self.sasl {
+            sasl.check()?;
+        }
         // The handshake carries the timeout as an int32 of milliseconds.
         if self.session_timeout < Duration::from_millis(1)
             || self.session_timeout > Duration::from_millis(i32::MAX as u64)

@@ -22,6 +22,8 @@ pub(crate) struct SaslHandshake {
     mechanism: String,
     /// The mechanism's calls may block.
     blocks: bool,
+    /// The server's name in the mechanism, for a refusal to name.
+    server_principal: Option<String>,
     /// The xid of the packet whose answer comes next.
     sent: i32,
 }
@@ -152,6 +154,7 @@ impl SaslHandshake {
             exchange: None,
             mechanism: mechanism.name().to_owned(),
             blocks,
+            server_principal: mechanism.server_principal(server_host),
             sent: 0,
         };
         let call = Call::Start {
@@ -194,7 +197,12 @@ impl SaslHandshake {
         if header.err != 0 {
             // -115 for wrong credentials, -124 when the server enforces SASL; it hangs up.
             let code = ErrorCode::from_code(header.err);
-            return Err(failure(&self.mechanism, AuthFailure::Refused { code }));
+            let server_principal = self.server_principal.take();
+            let refused = AuthFailure::Refused {
+                code,
+                server_principal,
+            };
+            return Err(failure(&self.mechanism, refused));
         }
         let reply = GetSaslResponse::decode(&mut r)
             .and_then(|reply| r.finish("SetSASLResponse").map(|()| reply))

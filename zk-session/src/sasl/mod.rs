@@ -128,6 +128,20 @@ pub trait SaslMechanism: fmt::Debug + Send + Sync {
     fn may_block(&self) -> bool {
         true
     }
+
+    /// Checks the settings when the client is built, before anything is sent: an error
+    /// here fails [`build`](crate::ClientBuilder::build) (GSSAPI checks that its keytab is
+    /// there). Nothing to check by default.
+    fn check(&self) -> Result<(), crate::ConfigError> {
+        Ok(())
+    }
+
+    /// The server's name in this mechanism for a server at `server_host`, when it has one
+    /// (GSSAPI's service principal): a refusal by the server names it.
+    fn server_principal(&self, server_host: &str) -> Option<String> {
+        let _ = server_host;
+        None
+    }
 }
 
 /// One connection's exchange: tokens in, tokens out; no I/O.
@@ -189,6 +203,11 @@ impl SaslConfig {
     /// See the example on [`SaslConfig`].
     pub fn mechanism_name(&self) -> &str {
         self.mechanism.name()
+    }
+
+    /// See [`SaslMechanism::check`].
+    pub(crate) fn check(&self) -> Result<(), crate::ConfigError> {
+        self.mechanism.check()
     }
 
     pub(crate) fn mechanism_arc(&self) -> Arc<dyn SaslMechanism> {

@@ -110,7 +110,7 @@ fn a_refusal_is_auth_failed_with_the_code() {
         );
         match result {
             Err(ConnectFailure::AuthFailed {
-                reason: AuthFailure::Refused { code: c },
+                reason: AuthFailure::Refused { code: c, .. },
                 ..
             }) => assert_eq!(c.code(), code),
             other => panic!("{other:?}"),

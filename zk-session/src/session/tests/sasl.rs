@@ -62,6 +62,7 @@ fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
         mechanism: "PLAIN".into(),
         reason: crate::AuthFailure::Refused {
             code: crate::ErrorCode::AuthFailed,
+            server_principal: None,
         },
     };
     h.core.handle_connect_failed(host, late, h.now);
