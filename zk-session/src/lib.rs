@@ -131,7 +131,7 @@ pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
 pub use protocol_violation::ProtocolViolation;
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, RetrySchedule};
 #[cfg(feature = "gssapi")]
 pub use sasl::{GssapiConfig, HostnameCanonicalization};
 #[cfg(feature = "sasl")]
