@@ -94,6 +94,7 @@ pub struct ClientBuilder {
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
     on_expiry: OnExpiry,
+    on_refusal: crate::OnRefusal,
     sasl: crate::connection::SaslOption,
     security: Security,
     server_list: ServerList,
@@ -115,6 +116,7 @@ impl ClientBuilder {
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
             on_expiry: OnExpiry::NewSession,
+            on_refusal: crate::OnRefusal::KeepTrying,
             sasl: None,
             security: Security::Plain,
             server_list: ServerList::ConnectString,
@@ -216,6 +218,15 @@ impl ClientBuilder {
     /// ```
     pub fn on_session_expiry(mut self, on_expiry: OnExpiry) -> Self {
         self.on_expiry = on_expiry;
+        self
+    }
+
+    /// What [`connect`](Self::connect) does when every server refuses the connection
+    /// (default: [`OnRefusal::KeepTrying`](crate::OnRefusal::KeepTrying)).
+    ///
+    /// See the example on [`OnRefusal`](crate::OnRefusal).
+    pub fn on_refusal(mut self, on_refusal: crate::OnRefusal) -> Self {
+        self.on_refusal = on_refusal;
         self
     }
 
@@ -456,6 +467,7 @@ impl ClientBuilder {
             backoff_max: self.backoff_max,
             resume: self.resume,
             new_session_on_expiry: self.on_expiry == OnExpiry::NewSession,
+            fail_fast_on_refusal: self.on_refusal == crate::OnRefusal::FailFast,
             sasl: self.sasl,
             security: self.security,
         };
@@ -529,7 +541,7 @@ impl ClientBuilder {
         .await;
         let reached = match reached {
             // Dropping the client ends the session and its attempts.
-            Ok(Err(e)) => return Err(Error::Tls(e)),
+            Ok(Err(e)) => return Err(e),
             Ok(Ok(s)) => Ok(s),
             Err(elapsed) => Err(elapsed),
         };
@@ -576,6 +588,7 @@ impl fmt::Debug for ClientBuilder {
             .field("resume", &redact::resume(&self.resume))
             .field("persistent_watch_buffer", &self.persistent_watch_buffer)
             .field("on_expiry", &self.on_expiry)
+            .field("on_refusal", &self.on_refusal)
             .field("sasl", &self.sasl)
             .field("security", &self.security)
             .field("server_list", &self.server_list)

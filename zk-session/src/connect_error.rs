@@ -241,6 +241,11 @@ impl ConnectFailure {
         matches!(self, ConnectFailure::Tls(f) if f.is_permanent())
     }
 
+    /// Nothing listens at the server's port: the connection was refused.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, ConnectFailure::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused)
+    }
+
     /// The failure as the public error, at `server` (`host:port`).
     pub fn at(self, server: String) -> ConnectError {
         match self {

@@ -103,6 +103,7 @@ mod ensemble_config;
 mod error;
 mod jitter;
 mod multi;
+mod on_refusal;
 mod protocol_violation;
 mod redact;
 mod retry;
@@ -130,6 +131,7 @@ pub use connect_error::{AuthFailure, ConnectError, HandshakeError};
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
+pub use on_refusal::OnRefusal;
 pub use protocol_violation::ProtocolViolation;
 pub use retry::{RetryPolicy, RetrySchedule};
 #[cfg(feature = "gssapi")]

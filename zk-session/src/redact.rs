@@ -57,6 +57,7 @@ impl fmt::Debug for Config {
             .field("backoff_max", &self.backoff_max)
             .field("resume", &resume(&self.resume))
             .field("new_session_on_expiry", &self.new_session_on_expiry)
+            .field("fail_fast_on_refusal", &self.fail_fast_on_refusal)
             .field("sasl", &self.sasl)
             .field("security", &self.security)
             .finish_non_exhaustive()
@@ -165,6 +166,7 @@ mod tests {
             backoff_max: std::time::Duration::from_secs(1),
             resume: Some((7, Bytes::from_static(SECRET.as_bytes()))),
             new_session_on_expiry: true,
+            fail_fast_on_refusal: false,
             sasl: None,
             security: crate::transport::Security::Plain,
         }

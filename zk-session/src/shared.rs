@@ -25,8 +25,9 @@ pub(crate) struct Shared {
     /// The server of the current connection, `host:port`.
     pub server: Mutex<Option<String>>,
     /// Set when, before any connection, every server failed for a reason retrying will not
-    /// fix: `connect` stops waiting then.
-    pub hopeless: tokio::sync::watch::Sender<Option<crate::TlsError>>,
+    /// fix (or refused, with [`OnRefusal::FailFast`](crate::OnRefusal::FailFast)): `connect`
+    /// stops waiting then, with this error.
+    pub hopeless: tokio::sync::watch::Sender<Option<crate::Error>>,
     /// True once the session is over for good (set before the final state is published).
     pub ended: AtomicBool,
     /// The id of the next watch a handle sets (see [`WatchId`](crate::session::WatchId)).

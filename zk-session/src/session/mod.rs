@@ -84,6 +84,8 @@ pub(crate) struct Config {
     pub resume: Option<(i64, Bytes)>,
     /// Create a new session when the ensemble expires the one the client had.
     pub new_session_on_expiry: bool,
+    /// Before the first connection, give up (tell `connect`) once every server refused.
+    pub fail_fast_on_refusal: bool,
     /// SASL on every new connection, run by the core between the ConnectResponse and
     /// anything else.
     pub sasl: SaslOption,

@@ -9,7 +9,7 @@ use zk_proto::Response;
 
 use crate::{
     state::{SessionEvent, SessionState},
-    ConnectError, Error, TlsError, WatchedEvent,
+    ConnectError, Error, WatchedEvent,
 };
 
 /// A caller the driver keeps waiting: the key of its channel in the driver's table.
@@ -50,7 +50,7 @@ pub(crate) enum Output {
     AttemptFailed(ConnectError),
     /// Before any connection, every server failed for a reason retrying will not fix:
     /// `connect` stops waiting.
-    Hopeless(TlsError),
+    Hopeless(Error),
 }
 
 /// What the core publishes on a change of state: everything here is derived from the core's

@@ -27,6 +27,8 @@ pub(super) struct HostCycle {
     failures_in_cycle: usize,
     /// Those of them that retrying will not fix.
     permanent_in_cycle: usize,
+    /// Those of them that were refusals (nothing listening), with their errors.
+    refusals: Vec<ConnectError>,
     /// Passes over every host that all failed (plus the quick drops before them).
     cycles: u32,
     /// Connections in a row that ended within [`QUICK_DROP`] of their handshake.
@@ -41,6 +43,7 @@ impl HostCycle {
         self.quick_drops = 0;
         self.cycles = 0;
         self.failures_in_cycle = 0;
+        self.refusals.clear();
     }
 
     /// The session's generator, for choices other than the backoff's.
@@ -53,6 +56,7 @@ impl HostCycle {
             next_host: 0,
             failures_in_cycle: 0,
             permanent_in_cycle: 0,
+            refusals: Vec::new(),
             cycles: 0,
             quick_drops: 0,
             rng: SmallRng::seed_from_u64(seed),
@@ -140,6 +144,7 @@ impl SessionCore {
         }
         let (h, p) = &self.cfg.hosts[host];
         let permanent = failure.is_permanent();
+        let refused = failure.is_refusal();
         let error = failure.at(format!("{h}:{p}"));
         #[cfg(feature = "tracing")]
         let reason = error.to_string();
@@ -163,15 +168,23 @@ impl SessionCore {
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
         c.permanent_in_cycle += usize::from(permanent);
+        if refused {
+            c.refusals.push(error.clone());
+        }
         if c.failures_in_cycle >= self.cfg.hosts.len() {
             let hopeless = c.permanent_in_cycle >= c.failures_in_cycle;
+            let all_refused = c.refusals.len() >= c.failures_in_cycle;
+            let refusals = std::mem::take(&mut c.refusals);
             c.failures_in_cycle = 0;
             c.permanent_in_cycle = 0;
             c.cycles += 1;
-            if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, error) {
-                // The client keeps trying (a built client may wait for a fix), but a caller
-                // of `connect` hears of it now.
-                self.out.push_back(Output::Hopeless(e));
+            // The client keeps trying (a built client may wait for a fix), but a caller of
+            // `connect` hears of it now.
+            if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, &error) {
+                self.out.push_back(Output::Hopeless(Error::Tls(e.clone())));
+            } else if all_refused && !self.ever_connected && self.cfg.fail_fast_on_refusal {
+                self.out
+                    .push_back(Output::Hopeless(Error::ConnectRefused { errors: refusals }));
             }
             trace::warn!(
                 servers = self.cfg.hosts.len(),
@@ -306,6 +319,7 @@ impl SessionCore {
         c.cycles = c.quick_drops;
         c.failures_in_cycle = 0;
         c.permanent_in_cycle = 0;
+        c.refusals.clear();
         // Not connected from here on: nothing is sent on a dead connection. The state
         // changes before the callers hear of it, so that one who looks at the state on
         // getting the error sees why.

@@ -59,6 +59,7 @@ pub fn config(hosts: usize) -> Config {
         backoff_max: Duration::from_secs(1),
         resume: None,
         new_session_on_expiry: true,
+        fail_fast_on_refusal: false,
         sasl: None,
         security: crate::transport::Security::Plain,
     }

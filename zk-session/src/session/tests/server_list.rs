@@ -105,7 +105,10 @@ fn connect_gives_up_only_when_every_server_failed_for_good() {
     let mut h = Harness::new(config(3));
     fail_all(&mut h, |_| no_cert());
     let verdict = h.shared.hopeless.borrow().clone().expect("gave up");
-    assert_eq!(verdict.failure, TlsFailure::NoClientCert);
+    assert!(
+        matches!(&verdict, crate::Error::Tls(e) if e.failure == TlsFailure::NoClientCert),
+        "{verdict:?}"
+    );
     // The client itself keeps trying, for a caller of `build` who waits for a fix.
     assert!(!matches!(h.core.phase(), Phase::Ended(_)));
 
@@ -119,4 +122,43 @@ fn connect_gives_up_only_when_every_server_failed_for_good() {
         ConnectFailure::Tls(TlsFailure::Interrupted("reset".into()))
     });
     assert!(h.shared.hopeless.borrow().is_none());
+}
+
+#[test]
+fn with_fail_fast_connect_gives_up_once_every_server_refused() {
+    let mut cfg = config(3);
+    cfg.fail_fast_on_refusal = true;
+    let mut h = Harness::new(cfg);
+    // Two refusals are not yet every server.
+    for _ in 0..2 {
+        let (host, _) = h.connect_action().expect("an attempt");
+        h.core.handle_connect_failed(host, refused(), h.now);
+    }
+    assert!(h.shared.hopeless.borrow().is_none());
+    let (host, _) = h.connect_action().expect("an attempt");
+    h.core.handle_connect_failed(host, refused(), h.now);
+    let verdict = h.shared.hopeless.borrow().clone().expect("gave up");
+    match &verdict {
+        crate::Error::ConnectRefused { errors } => {
+            let mut servers: Vec<_> = errors.iter().map(|e| e.server().to_owned()).collect();
+            servers.sort();
+            assert_eq!(servers, ["h0:2181", "h1:2181", "h2:2181"]);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A server that timed out instead may be starting: no verdict, nor without the option.
+    for (fail_fast, timeout_one) in [(true, true), (false, false)] {
+        let mut cfg = config(3);
+        cfg.fail_fast_on_refusal = fail_fast;
+        let mut h = Harness::new(cfg);
+        fail_all(&mut h, |host| {
+            if timeout_one && host == 2 {
+                ConnectFailure::Timeout
+            } else {
+                refused()
+            }
+        });
+        assert!(h.shared.hopeless.borrow().is_none(), "{fail_fast}");
+    }
 }
