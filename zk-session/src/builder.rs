@@ -23,6 +23,7 @@ use crate::{
 ///
 /// See the example on [`ClientBuilder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ReadOnly {
     /// Only read-write servers (the default).
     #[default]
@@ -35,6 +36,7 @@ pub enum ReadOnly {
 ///
 /// See the example on [`ClientBuilder::on_session_expiry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum OnExpiry {
     /// Create a new session and carry on with the same handle, as Curator and kazoo do (the
     /// default): the state goes to [`SessionState::Expired`], then to `Connected` with a new

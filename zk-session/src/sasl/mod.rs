@@ -75,6 +75,7 @@ impl SaslError {
 
 /// What to do after the server's token.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SaslStep {
     /// Send this token to the server and give [`SaslExchange::step`] its answer.
     Send(Vec<u8>),
