@@ -142,7 +142,7 @@ pub use session_id::SessionId;
 pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
-pub use tls_error::{TlsError, TlsFailure};
+pub use tls_error::{CertProblem, Mismatch, TlsAlert, TlsError, TlsFailure};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 

@@ -119,7 +119,7 @@ fn connect_gives_up_only_when_every_server_failed_for_good() {
     // An interrupted handshake is no reason to give up either.
     let mut h = Harness::new(config(3));
     fail_all(&mut h, |_| {
-        ConnectFailure::Tls(TlsFailure::Interrupted("reset".into()))
+        ConnectFailure::Tls(TlsFailure::Interrupted(std::io::ErrorKind::ConnectionReset))
     });
     assert!(h.shared.hopeless.borrow().is_none());
 }
