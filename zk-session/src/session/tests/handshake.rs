@@ -211,17 +211,23 @@ fn a_bad_connect_response_fails_the_attempt_and_the_next_server_is_tried() {
     }
 }
 
-#[test]
-fn a_server_that_hangs_up_or_stays_silent_fails_the_attempt() {
+/// A first connection's server hangs up without a word: the core asks whether the port
+/// speaks plain at all.
+fn silent_hang_up() -> Harness {
     let mut h = Harness::new(config(2));
     let _ = h.open().unwrap();
     h.core.handle_disconnected(h.now);
-    // Not a word before the first connection: the core asks whether the port speaks plain.
     assert_eq!(
         actions(&mut h),
         [Action::Disconnect, Action::ProbeTls { host: 0 }]
     );
     assert!(matches!(h.core.phase(), Phase::Handshaking { host: 0 }));
+    h
+}
+
+#[test]
+fn a_server_that_hangs_up_or_stays_silent_fails_the_attempt() {
+    let mut h = silent_hang_up();
     h.core.handle_tls_probe(0, Some(true), h.now);
     assert!(
         h.last_error().contains("instead of answering"),
@@ -432,13 +438,7 @@ fn a_close_lost_with_its_connection_is_sent_again_when_every_handle_is_gone() {
 /// hang-up after a byte came, or once connected before, is an ordinary failed attempt.
 #[test]
 fn a_silent_hang_up_before_the_first_connection_is_probed_for_tls() {
-    let mut h = Harness::new(config(2));
-    let _ = h.open().unwrap();
-    h.core.handle_disconnected(h.now);
-    assert_eq!(
-        actions(&mut h),
-        [Action::Disconnect, Action::ProbeTls { host: 0 }]
-    );
+    let mut h = silent_hang_up();
     // Bytes that come meanwhile and a second hang-up change nothing.
     h.input(&[0, 0, 0, 1, 0]);
     h.core.handle_disconnected(h.now);
