@@ -15,7 +15,7 @@ use std::fmt;
 ///
 /// // A certificate problem does not fix itself: connect() reports it at once.
 /// assert!(TlsFailure::UnknownCa.is_permanent());
-/// assert!(!TlsFailure::Interrupted("connection reset".into()).is_permanent());
+/// assert!(!TlsFailure::Interrupted(std::io::ErrorKind::ConnectionReset).is_permanent());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -206,41 +206,37 @@ impl GssapiConfig {
             (None, HostnameCanonicalization::Krb5Config) => GSS_NT_HOSTBASED_SERVICE,
             _ => GSS_NT_KRB5_PRINCIPAL,
         };
-        Name::new(name.as_bytes(), Some(kind))
-            .map_err(|e| SaslError::new(format!("bad server principal {name:?}: {e}")))
+        Name::new(name.as_bytes(), Some(kind)).map_err(|e| SaslError::Kerberos {
+            reason: format!("bad server principal: {e}").into(),
+            server_principal: name.into(),
+        })
     }
 
     /// The client credential: from the keytab when one is given (into a cache of its own),
     /// else the ticket cache.
     fn credential(&self) -> Result<Cred, SaslError> {
-        let who = self.principal.as_deref().unwrap_or("the default principal");
+        let no_credentials = |reason: String| SaslError::NoCredentials {
+            principal: self.principal.as_deref().map(Into::into),
+            keytab: self.keytab.as_deref().map(Into::into),
+            reason: reason.into(),
+        };
         if let Some(keytab) = &self.keytab {
             let Some(principal) = &self.principal else {
-                return Err(SaslError::new(format!(
-                    "keytab {} given without the principal to log in as",
-                    keytab.display()
-                )));
+                return Err(no_credentials("no principal given to log in as".into()));
             };
-            return cred_store::acquire(principal, keytab).map_err(|e| {
-                let k = keytab.display();
-                SaslError::new(format!(
-                    "no Kerberos credentials for {who} in keytab {k}: {e}"
-                ))
-            });
+            return cred_store::acquire(principal, keytab).map_err(no_credentials);
         }
         let name = match &self.principal {
             Some(p) => Some(
                 Name::new(p.as_bytes(), Some(GSS_NT_KRB5_PRINCIPAL))
-                    .map_err(|e| SaslError::new(format!("bad principal {p:?}: {e}")))?,
+                    .map_err(|e| no_credentials(format!("bad principal: {e}")))?,
             ),
             None => None,
         };
         let mechs = OidSet::singleton(GSS_MECH_KRB5)
-            .map_err(|e| SaslError::new(format!("GSS-API: {e}")))?;
-        Cred::acquire(name.as_ref(), None, CredUsage::Initiate, Some(&mechs)).map_err(|e| {
-            let from = "the ticket cache (kinit?)";
-            SaslError::new(format!("no Kerberos credentials for {who} in {from}: {e}"))
-        })
+            .map_err(|e| no_credentials(format!("GSS-API: {e}")))?;
+        Cred::acquire(name.as_ref(), None, CredUsage::Initiate, Some(&mechs))
+            .map_err(|e| no_credentials(e.to_string()))
     }
 }
 
@@ -291,9 +287,10 @@ struct Krb5Context {
 
 impl exchange::Context for Krb5Context {
     fn step(&mut self, token: Option<&[u8]>) -> Result<Option<Vec<u8>>, SaslError> {
-        let out = self.ctx.step(token, None).map_err(|e| {
-            SaslError::new(format!("Kerberos context with {:?}: {e}", self.principal))
-        })?;
+        let out = self
+            .ctx
+            .step(token, None)
+            .map_err(|e| self.failed(e.to_string()))?;
         Ok(out.map(|b| b.to_vec()))
     }
 
@@ -305,14 +302,24 @@ impl exchange::Context for Krb5Context {
         self.ctx
             .wrap(false, message)
             .map(|b| b.to_vec())
-            .map_err(|e| SaslError::new(format!("GSS-API wrap: {e}")))
+            .map_err(|e| self.failed(format!("GSS-API wrap: {e}")))
     }
 
     fn unwrap(&mut self, message: &[u8]) -> Result<Vec<u8>, SaslError> {
         self.ctx
             .unwrap(message)
             .map(|b| b.to_vec())
-            .map_err(|e| SaslError::new(format!("GSS-API unwrap of the layer offer: {e}")))
+            .map_err(|e| self.failed(format!("GSS-API unwrap of the layer offer: {e}")))
+    }
+}
+
+impl Krb5Context {
+    /// The context with the server failed for `reason`.
+    fn failed(&self, reason: String) -> SaslError {
+        SaslError::Kerberos {
+            server_principal: self.principal.as_str().into(),
+            reason: reason.into(),
+        }
     }
 }
 

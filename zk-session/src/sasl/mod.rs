@@ -55,21 +55,99 @@ use std::{fmt, sync::Arc};
 pub(crate) use handshake::tests::TwoRounds;
 pub(crate) use handshake::{SaslDone, SaslHandshake, SaslWork};
 
-/// Why a SASL exchange could not go on: a challenge the mechanism cannot answer, or a
-/// server that failed to prove it knows the credentials.
+/// Why a SASL exchange could not go on: a server that breaks the mechanism or fails to prove
+/// it knows the credentials, or (GSSAPI) credentials Kerberos cannot find or use.
+///
+/// ```
+/// use zk_session::SaslError;
+///
+/// // A mechanism of one's own says why in its words.
+/// let e = SaslError::new("no challenge");
+/// assert_eq!(e.to_string(), "no challenge");
+/// let e = SaslError::ServerNotVerified { mechanism: "DIGEST-MD5" };
+/// assert!(e.to_string().contains("does not know the credentials"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SaslError(String);
+#[non_exhaustive]
+pub enum SaslError {
+    /// The server sent no token where the mechanism needs one (`expected`, such as
+    /// "challenge"): SASL, or this mechanism, is not set up on the server.
+    #[error(
+        "the server sent no {mechanism} {expected} (is SASL configured on the server for it?)"
+    )]
+    NoServerToken {
+        /// The mechanism.
+        mechanism: &'static str,
+        /// What was due.
+        expected: &'static str,
+    },
+    /// The server's message breaks the mechanism's protocol: what is wrong with it.
+    #[error("{what}")]
+    Protocol {
+        /// The mechanism.
+        mechanism: &'static str,
+        /// What is wrong, with the part of the message that shows it.
+        what: Box<str>,
+    },
+    /// The server failed to prove that it knows the credentials (DIGEST-MD5's `rspauth`).
+    #[error("the server's {mechanism} proof (rspauth) is wrong: it does not know the credentials")]
+    ServerNotVerified {
+        /// The mechanism.
+        mechanism: &'static str,
+    },
+    /// The exchange was asked to go on after it was over.
+    #[error("the {mechanism} exchange is already over")]
+    AlreadyComplete {
+        /// The mechanism.
+        mechanism: &'static str,
+    },
+    /// The server does not take UTF-8, and a name or password is not ISO 8859-1.
+    #[error("the server does not take UTF-8, and a name or password is not ISO 8859-1")]
+    UnencodableCredentials,
+    /// No Kerberos credentials for `principal` (`None`: the ticket cache's default) in
+    /// `keytab` (`None`: the ticket cache); `reason` is Kerberos' own.
+    #[error("no Kerberos credentials for {} in {}: {reason}", principal.as_deref().unwrap_or("the default principal"), CredentialSource(keytab.as_deref()))]
+    NoCredentials {
+        /// The client principal asked for.
+        principal: Option<Box<str>>,
+        /// The keytab given, if any.
+        keytab: Option<Box<std::path::Path>>,
+        /// The Kerberos library's words.
+        reason: Box<str>,
+    },
+    /// Kerberos could not authenticate to `server_principal` (a principal the KDC does not
+    /// know, a ticket it refuses...); `reason` is Kerberos' own.
+    #[error("Kerberos context with {server_principal:?}: {reason}")]
+    Kerberos {
+        /// The server principal.
+        server_principal: Box<str>,
+        /// The Kerberos library's words.
+        reason: Box<str>,
+    },
+    /// Another reason, in the mechanism's words (see [`SaslError::new`]).
+    #[error("{0}")]
+    Other(Box<str>),
+}
+
+/// Where Kerberos credentials were looked for, in [`SaslError::NoCredentials`]'s text.
+struct CredentialSource<'a>(Option<&'a std::path::Path>);
+
+impl fmt::Display for CredentialSource<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(k) => write!(f, "keytab {}", k.display()),
+            None => f.write_str("the ticket cache (kinit?)"),
+        }
+    }
+}
 
 impl SaslError {
-    /// An error with this message.
+    /// An error in a mechanism's own words ([`Other`](Self::Other)), for mechanisms of one's
+    /// own.
     ///
-    /// ```
-    /// let e = zk_session::SaslError::new("no challenge");
-    /// assert_eq!(e.to_string(), "no challenge");
-    /// ```
+    /// See the example on [`SaslError`].
     pub fn new(message: impl Into<String>) -> Self {
-        SaslError(message.into())
+        SaslError::Other(message.into().into_boxed_str())
     }
 }
 

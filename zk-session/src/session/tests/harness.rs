@@ -176,6 +176,7 @@ pub(crate) struct Driven {
     pub record: Rc<RefCell<Outbox>>,
     /// Run the SASL mechanism's work as soon as the core asks (as the driver does with a
     /// mechanism that does not block); off, it waits in [`sasl_work`](Self::sasl_work).
+    #[cfg(feature = "sasl")]
     pub auto_sasl: bool,
     /// The core's actions other than SASL work, for [`poll_action`](Self::poll_action).
     kept: VecDeque<Action>,
@@ -193,6 +194,7 @@ impl std::ops::Deref for Driven {
 
 impl Driven {
     /// Applies the outputs, and runs SASL work the way a driver does.
+    #[cfg_attr(not(feature = "sasl"), allow(unused_variables))]
     fn settle(&mut self, now: Instant) {
         self.drain();
         while let Some(a) = self.core.poll_action() {
@@ -309,6 +311,7 @@ impl Harness {
             core: SessionCore::new(cfg, 7, now),
             shared: shared.clone(),
             record: Rc::default(),
+            #[cfg(feature = "sasl")]
             auto_sasl: true,
             kept: VecDeque::new(),
             #[cfg(feature = "sasl")]
