@@ -31,7 +31,7 @@ fn auth_reason(err: &Error) -> &AuthFailure {
 fn refused_with(err: &Error, code: ErrorCode) {
     assert_eq!(err.code(), Some(ErrorCode::AuthFailed), "{err:?}");
     match auth_reason(err) {
-        AuthFailure::Refused { code: got } => assert_eq!(*got, code, "{err}"),
+        AuthFailure::Refused { code: got, .. } => assert_eq!(*got, code, "{err}"),
         other => panic!("expected the server's refusal, got {other:?}"),
     }
 }

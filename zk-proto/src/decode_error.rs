@@ -119,6 +119,7 @@ pub enum DecodeError {
 /// The framing codec surfaces I/O errors through the same type as decode errors,
 /// as tokio-util's `Decoder` requires `From<io::Error>`.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// The bytes did not form a valid frame.
     #[error(transparent)]

@@ -12,6 +12,7 @@ use crate::{
 /// Only the node events 1–4 come over the wire; the rest are produced by clients. Codes this
 /// crate does not know are kept as [`EventType::Unknown`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EventType {
     /// A change of connection state, not of a znode.
     None,
@@ -67,6 +68,7 @@ impl EventType {
 
 /// The state of the connection (`Watcher.Event.KeeperState`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum KeeperState {
     /// Not connected to any server.
     Disconnected,

@@ -11,7 +11,8 @@ use crate::{
     connect_string::ConnectString,
     driver,
     redact::{self, Auths},
-    session::{Config, Shared},
+    session::Config,
+    shared::Shared,
     state::{EndReason, SessionState},
     transport::Security,
     watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
@@ -22,6 +23,7 @@ use crate::{
 ///
 /// See the example on [`ClientBuilder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ReadOnly {
     /// Only read-write servers (the default).
     #[default]
@@ -34,6 +36,7 @@ pub enum ReadOnly {
 ///
 /// See the example on [`ClientBuilder::on_session_expiry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum OnExpiry {
     /// Create a new session and carry on with the same handle, as Curator and kazoo do (the
     /// default): the state goes to [`SessionState::Expired`], then to `Connected` with a new
@@ -93,6 +96,7 @@ pub struct ClientBuilder {
     resume: Option<(i64, Bytes)>,
     persistent_watch_buffer: usize,
     on_expiry: OnExpiry,
+    on_refusal: crate::OnRefusal,
     sasl: crate::connection::SaslOption,
     security: Security,
     server_list: ServerList,
@@ -114,6 +118,7 @@ impl ClientBuilder {
             resume: None,
             persistent_watch_buffer: DEFAULT_PERSISTENT_WATCH_BUFFER,
             on_expiry: OnExpiry::NewSession,
+            on_refusal: crate::OnRefusal::KeepTrying,
             sasl: None,
             security: Security::Plain,
             server_list: ServerList::ConnectString,
@@ -215,6 +220,15 @@ impl ClientBuilder {
     /// ```
     pub fn on_session_expiry(mut self, on_expiry: OnExpiry) -> Self {
         self.on_expiry = on_expiry;
+        self
+    }
+
+    /// What [`connect`](Self::connect) does when every server refuses the connection
+    /// (default: [`OnRefusal::KeepTrying`](crate::OnRefusal::KeepTrying)).
+    ///
+    /// See the example on [`OnRefusal`](crate::OnRefusal).
+    pub fn on_refusal(mut self, on_refusal: crate::OnRefusal) -> Self {
+        self.on_refusal = on_refusal;
         self
     }
 
@@ -432,6 +446,10 @@ impl ClientBuilder {
             return Err(Error::NoRuntime);
         }
         let cs = ConnectString::parse(&self.connect_string)?;
+        #[cfg(feature = "sasl")]
+        if let Some(sasl) = &self.sasl {
+            sasl.check()?;
+        }
         // The handshake carries the timeout as an int32 of milliseconds.
         if self.session_timeout < Duration::from_millis(1)
             || self.session_timeout > Duration::from_millis(i32::MAX as u64)
@@ -451,6 +469,7 @@ impl ClientBuilder {
             backoff_max: self.backoff_max,
             resume: self.resume,
             new_session_on_expiry: self.on_expiry == OnExpiry::NewSession,
+            fail_fast_on_refusal: self.on_refusal == crate::OnRefusal::FailFast,
             sasl: self.sasl,
             security: self.security,
         };
@@ -524,7 +543,7 @@ impl ClientBuilder {
         .await;
         let reached = match reached {
             // Dropping the client ends the session and its attempts.
-            Ok(Err(e)) => return Err(Error::Tls(e)),
+            Ok(Err(e)) => return Err(e),
             Ok(Ok(s)) => Ok(s),
             Err(elapsed) => Err(elapsed),
         };
@@ -571,6 +590,7 @@ impl fmt::Debug for ClientBuilder {
             .field("resume", &redact::resume(&self.resume))
             .field("persistent_watch_buffer", &self.persistent_watch_buffer)
             .field("on_expiry", &self.on_expiry)
+            .field("on_refusal", &self.on_refusal)
             .field("sasl", &self.sasl)
             .field("security", &self.security)
             .field("server_list", &self.server_list)

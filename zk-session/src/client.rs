@@ -26,7 +26,7 @@ use crate::{
     chroot::Chroot,
     command::{Command, RequestCmd, WatchReg},
     redact::Redacted,
-    session::Shared,
+    shared::Shared,
     state::{SessionEvents, SessionState, StateWatch},
     watch::{stream_channel, DropNotice, WatchKind},
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
@@ -151,14 +151,17 @@ impl Client {
     /// and an exist watch alike when one is dropped), Child for getChildren.
     fn oneshot_watch(&self, path: &str, kind: WatchKind) -> (WatchReg, OneshotWatch) {
         let (tx, rx) = oneshot::channel();
+        let id = self.inner.shared.watch_id();
         let notice = DropNotice {
             tx: Some(self.inner.tx.downgrade()),
             path: path.to_owned(),
             kind,
+            id,
         };
         (
             WatchReg::Oneshot {
                 path: path.to_owned(),
+                id,
                 tx,
             },
             OneshotWatch::new(rx, notice),

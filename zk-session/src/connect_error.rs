@@ -186,16 +186,28 @@ impl From<FrameError> for HandshakeError {
     }
 }
 
+/// The refusal's words about the server principal tried, if any.
+fn tried(server_principal: &Option<String>) -> String {
+    match server_principal {
+        Some(p) => format!(" (authenticating to {p})"),
+        None => String::new(),
+    }
+}
+
 /// Why SASL authentication failed: the source of [`ConnectError::AuthFailed`].
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum AuthFailure {
     /// The server refused the credentials with this code (`AuthFailed`, or `SessionClosedRequireSaslAuth`
     /// when it enforces SASL).
-    #[error("the server refused: {code} ({})", code.code())]
+    #[error("the server refused: {code}{}", tried(server_principal))]
+    #[non_exhaustive]
     Refused {
         /// The server's code.
         code: ErrorCode,
+        /// The server's name that the client authenticated to, for mechanisms that have one
+        /// (GSSAPI's service principal, such as `zookeeper/zk1.example.com`).
+        server_principal: Option<String>,
     },
     /// The mechanism could not start or answer (for GSSAPI, Kerberos' reason: no ticket, an
     /// unknown principal...).
@@ -227,6 +239,11 @@ impl ConnectFailure {
     /// interrupted handshake. (A refused SASL login ends the session on its own.)
     pub fn is_permanent(&self) -> bool {
         matches!(self, ConnectFailure::Tls(f) if f.is_permanent())
+    }
+
+    /// Nothing listens at the server's port: the connection was refused.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, ConnectFailure::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused)
     }
 
     /// The failure as the public error, at `server` (`host:port`).
@@ -296,6 +313,17 @@ mod tests {
             sasl.downcast_ref::<SaslError>().unwrap().to_string(),
             "no Kerberos ticket"
         );
+    }
+
+    #[test]
+    fn a_refusal_says_its_code_once_and_names_the_server_principal() {
+        let reason = AuthFailure::Refused {
+            code: ErrorCode::AuthFailed,
+            server_principal: Some("zookeeper/localhost".into()),
+        };
+        let shown = reason.to_string();
+        assert_eq!(shown.matches("-115").count(), 1, "{shown}");
+        assert!(shown.contains("zookeeper/localhost"), "{shown}");
     }
 
     #[test]

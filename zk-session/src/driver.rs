@@ -10,10 +10,12 @@ use std::{
 };
 
 use crate::{
+    callers::Callers,
     command::Command,
     connection::{self, ConnectFailure, Connection},
     deadline_grid, jitter,
-    session::{Action, Config, Phase, SessionCore, Shared},
+    session::{Action, Config, Output, Phase, SessionCore},
+    shared::Shared,
     trace::{self, Spans},
     transport::Security,
 };
@@ -26,6 +28,7 @@ use tokio::{
 };
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
+type TlsProbe = Pin<Box<dyn Future<Output = Option<bool>> + Send>>;
 
 /// Starts the session task for `cfg`; it runs until the session has ended and every handle
 /// is gone.
@@ -39,9 +42,11 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
     // Opening streams is the driver's business, not the core's.
     let security = cfg.security.clone();
     let seed = jitter::random_range(0..=u64::MAX);
-    let core = SessionCore::new(cfg, shared, seed, Instant::now());
+    let core = SessionCore::new(cfg, seed, Instant::now());
     let driver = Driver {
         core,
+        shared,
+        callers: Callers::default(),
         rx,
         rx_open: true,
         hosts,
@@ -50,6 +55,9 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
         attempt: None,
         attempt_host: 0,
         probe: None,
+        tls_probe: None,
+        #[cfg(feature = "sasl")]
+        sasl: None,
         spans,
         gathering: false,
         gathered: false,
@@ -59,6 +67,10 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
 
 struct Driver {
     core: SessionCore,
+    /// What the handle reads: written here, from the core's outputs.
+    shared: Arc<Shared>,
+    /// The channels of everyone waiting for the session, by the keys the core knows.
+    callers: Callers,
     rx: mpsc::UnboundedReceiver<Command>,
     /// False once every handle is gone.
     rx_open: bool,
@@ -68,6 +80,11 @@ struct Driver {
     attempt: Option<Attempt>,
     attempt_host: usize,
     probe: Option<JoinHandle<usize>>,
+    /// Whether a host that hung up on a plain handshake answers in plain at all.
+    tls_probe: Option<(usize, TlsProbe)>,
+    /// A SASL mechanism's call on the blocking pool, for the attempt numbered so.
+    #[cfg(feature = "sasl")]
+    sasl: Option<(u64, JoinHandle<crate::sasl::SaslDone>)>,
     /// Entered around every call into the core, so its events land in the right span.
     spans: Spans,
     /// Yielded for the callers just answered to send their next requests.
@@ -98,7 +115,16 @@ impl Driver {
                 Step::Again => {}
                 // Boxed, like every await off the request path: the future's size is every
                 // idle session's, and this one (a TCP probe) is large.
-                Step::HungUp(now) => Box::pin(self.hung_up(now)).await,
+                Step::HungUp(now) => self.in_span(|d| d.core.handle_disconnected(now)),
+                #[cfg(feature = "sasl")]
+                Step::SaslDone(attempt, done) => {
+                    let now = Instant::now();
+                    self.in_span(|d| d.core.handle_sasl_done(attempt, done, now))
+                }
+                Step::TlsProbed(host, plain) => {
+                    let now = Instant::now();
+                    self.in_span(|d| d.core.handle_tls_probe(host, plain, now))
+                }
                 Step::Attempted(r) => self.attempted(r),
                 Step::Probed(host) => {
                     self.in_span(|d| d.core.handle_read_write_found(host, Instant::now()))
@@ -170,6 +196,25 @@ impl Driver {
                     return Poll::Ready(Step::Attempted(r));
                 }
             }
+            #[cfg(feature = "sasl")]
+            if let Some((attempt, work)) = self.sasl.as_mut() {
+                if let Poll::Ready(r) = Pin::new(work).poll(cx) {
+                    let attempt = *attempt;
+                    self.sasl = None;
+                    let done = r.unwrap_or_else(|e| {
+                        let why = format!("the mechanism's call failed: {e}");
+                        crate::sasl::SaslDone::failed(crate::SaslError::new(why))
+                    });
+                    return Poll::Ready(Step::SaslDone(attempt, done));
+                }
+            }
+            if let Some((host, p)) = self.tls_probe.as_mut() {
+                if let Poll::Ready(plain) = p.as_mut().poll(cx) {
+                    let host = *host;
+                    self.tls_probe = None;
+                    return Poll::Ready(Step::TlsProbed(host, plain));
+                }
+            }
             if let Some(p) = self.probe.as_mut() {
                 if let Poll::Ready(found) = Pin::new(p).poll(cx) {
                     self.probe = None;
@@ -234,6 +279,7 @@ impl Driver {
         if let Some(c) = self.conn.as_mut() {
             c.shrink_if_idle(now);
         }
+        self.callers.shrink_if_idle();
         self.in_span(|d| d.core.handle_timeout(now));
         Poll::Ready(())
     }
@@ -291,7 +337,12 @@ impl Driver {
                 }
                 Poll::Ready(Some(cmd)) => {
                     let now = now();
+                    let cmd = self.callers.take(cmd);
                     self.in_span(|d| d.core.handle_command(cmd, now));
+                    if self.core.wants_prune() {
+                        let Driver { core, callers, .. } = self;
+                        core.prune_waiting(|k| callers.take_if_gone(k));
+                    }
                     if self.gathering {
                         self.gathering = false;
                         self.gathered = true;
@@ -327,10 +378,24 @@ impl Driver {
         }
     }
 
-    /// Runs `f` inside the current connection's span (or the session's between connections).
+    /// Runs `f`, a call into the core, inside the current connection's span (or the
+    /// session's between connections), then applies what the core said.
     fn in_span<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         let span = self.spans.current();
-        span.in_scope(|| f(self))
+        let r = span.in_scope(|| f(self));
+        self.apply_outputs();
+        r
+    }
+
+    /// Applies the core's outputs in order: replies, watch events, states.
+    fn apply_outputs(&mut self) {
+        while let Some(o) = self.core.poll_output() {
+            match o {
+                // The session span gets its session id.
+                Output::Established { session_id } => self.spans.session_known(session_id),
+                o => self.callers.apply(o, &self.shared),
+            }
+        }
     }
 
     /// Runs what the core asked for.
@@ -362,6 +427,12 @@ impl Driver {
                 Action::Disconnect => {
                     self.spans.connection_over();
                     self.attempt = None;
+                    self.tls_probe = None;
+                    // A mechanism's call under way finishes on its own; its end is dropped.
+                    #[cfg(feature = "sasl")]
+                    {
+                        self.sasl = None;
+                    }
                     if let Some(p) = self.probe.take() {
                         p.abort();
                     }
@@ -373,6 +444,25 @@ impl Driver {
                     }
                 }
                 Action::ServerList(hosts) => self.hosts = hosts,
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } if work.blocks() => {
+                    // Kerberos may ask the KDC: off the runtime's threads, so that even a
+                    // current-thread runtime runs on meanwhile.
+                    let span = self.spans.current();
+                    let work = tokio::task::spawn_blocking(move || span.in_scope(|| work.run()));
+                    self.sasl = Some((attempt, work));
+                }
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } => {
+                    let done = work.run();
+                    let now = Instant::now();
+                    self.in_span(|d| d.core.handle_sasl_done(attempt, done, now));
+                }
+                Action::ProbeTls { host } => {
+                    let (h, p) = self.hosts[host].clone();
+                    let probe = async move { connection::answers_plain(&h, p).await };
+                    self.tls_probe = Some((host, Box::pin(self.spans.instrument(probe))));
+                }
                 Action::ProbeReadWrite { skip } => {
                     let hosts = self.hosts.clone();
                     let probe =
@@ -381,24 +471,6 @@ impl Driver {
                 }
             }
         }
-    }
-
-    /// The server closed the stream. A plain handshake that gets no byte before the first
-    /// connection may have reached a TLS port: a probe tells, so that `connect` can stop
-    /// trying a port that will never answer in plain.
-    async fn hung_up(&mut self, now: Instant) {
-        if let (Phase::Handshaking { host }, Security::Plain, true) =
-            (self.core.phase(), &self.security, self.core.first_connect())
-        {
-            let nothing_read = self.conn.as_ref().is_some_and(|c| c.rbuf.is_empty());
-            let (h, p) = self.hosts[host].clone();
-            if nothing_read && connection::answers_plain(&h, p).await == Some(false) {
-                let tls_port = ConnectFailure::Tls(crate::TlsFailure::ServerExpectsTls);
-                let now = Instant::now();
-                return self.in_span(|d| d.core.handle_connect_failed(host, tls_port, now));
-            }
-        }
-        self.in_span(|d| d.core.handle_disconnected(now))
     }
 
     /// Hands the end of a connection attempt to the core, inside the attempt's span.
@@ -416,14 +488,17 @@ impl Driver {
     /// Hands what was read to the core. A handshake that it completes gives the session
     /// span its session id.
     fn input(&mut self, now: Instant) {
-        let handshaking = matches!(self.core.phase(), Phase::Handshaking { .. });
+        if matches!(self.core.phase(), Phase::Handshaking { .. }) && self.core.has_waiting() {
+            // The end of the handshake sends the waiting requests: not those of callers who
+            // gave up meanwhile.
+            let Driver { core, callers, .. } = self;
+            core.prune_waiting(|k| callers.take_if_gone(k));
+        }
         self.in_span(|d| {
             let c = d.conn.as_mut().expect("connected");
             d.core.handle_input(&mut c.rbuf, now);
         });
-        if handshaking && matches!(self.core.phase(), Phase::Connected { .. }) {
-            self.spans.session_known(self.core.session_id());
-        }
+        self.shared.zxid_seen(self.core.last_zxid());
     }
 
     /// Tells the core how a write ended.
@@ -441,6 +516,11 @@ enum Step {
     /// The core has actions, or the session is over.
     Again,
     HungUp(Instant),
+    /// What the probe of [`Action::ProbeTls`] found for a host.
+    TlsProbed(usize, Option<bool>),
+    /// A SASL mechanism's call is over.
+    #[cfg(feature = "sasl")]
+    SaslDone(u64, crate::sasl::SaslDone),
     Attempted(Result<Connection, ConnectFailure>),
     Probed(usize),
 }

@@ -70,6 +70,15 @@ pub enum Error {
         #[source]
         last_error: Option<ConnectError>,
     },
+    /// Every server of the connect string refused the connection before any connection was
+    /// made, with [`OnRefusal::FailFast`](crate::OnRefusal::FailFast): what
+    /// [`connect`](crate::ClientBuilder::connect) returns at once, with each server's
+    /// refusal, instead of waiting out its timeout.
+    #[error("every server refused the connection ({})", Refusals(errors))]
+    ConnectRefused {
+        /// Each server's refusal, in the order tried.
+        errors: Vec<ConnectError>,
+    },
     /// Every server failed the TLS handshake (or refused a plain client at its TLS port) for
     /// a reason another attempt would not fix: [`connect`](crate::ClientBuilder::connect)
     /// returns this, with the last server's failure, instead of waiting out its timeout.
@@ -167,6 +176,16 @@ impl Error {
 impl From<ErrorCode> for Error {
     fn from(c: ErrorCode) -> Self {
         Error::Code(c)
+    }
+}
+
+/// The servers that refused, for [`Error::ConnectRefused`]'s text.
+struct Refusals<'a>(&'a [ConnectError]);
+
+impl std::fmt::Display for Refusals<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let servers: Vec<&str> = self.0.iter().map(ConnectError::server).collect();
+        f.write_str(&servers.join(", "))
     }
 }
 

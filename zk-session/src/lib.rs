@@ -88,6 +88,7 @@
 mod argument_error;
 mod backoff;
 mod builder;
+mod callers;
 mod chroot;
 mod client;
 mod command;
@@ -102,6 +103,7 @@ mod ensemble_config;
 mod error;
 mod jitter;
 mod multi;
+mod on_refusal;
 mod protocol_violation;
 mod redact;
 mod retry;
@@ -109,6 +111,7 @@ mod retry;
 pub mod sasl;
 mod session;
 mod session_id;
+mod shared;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;
@@ -128,8 +131,9 @@ pub use connect_error::{AuthFailure, ConnectError, HandshakeError};
 pub use create_options::CreateOptions;
 pub use error::{Error, Result};
 pub use multi::{Op, OpResult, ReadOp, ReadResult};
+pub use on_refusal::OnRefusal;
 pub use protocol_violation::ProtocolViolation;
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, RetrySchedule};
 #[cfg(feature = "gssapi")]
 pub use sasl::{GssapiConfig, HostnameCanonicalization};
 #[cfg(feature = "sasl")]
@@ -138,7 +142,7 @@ pub use session_id::SessionId;
 pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
-pub use tls_error::{TlsError, TlsFailure};
+pub use tls_error::{CertProblem, Mismatch, TlsAlert, TlsError, TlsFailure};
 pub use version::Version;
 pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
 

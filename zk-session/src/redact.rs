@@ -12,7 +12,8 @@ use bytes::Bytes;
 
 use crate::{
     connection::Connection,
-    session::{Config, Shared},
+    session::{Config, View},
+    shared::Shared,
 };
 
 /// A value whose `Debug` is `<redacted>`: wrap a secret in it before printing, or store it
@@ -56,6 +57,7 @@ impl fmt::Debug for Config {
             .field("backoff_max", &self.backoff_max)
             .field("resume", &resume(&self.resume))
             .field("new_session_on_expiry", &self.new_session_on_expiry)
+            .field("fail_fast_on_refusal", &self.fail_fast_on_refusal)
             .field("sasl", &self.sasl)
             .field("security", &self.security)
             .finish_non_exhaustive()
@@ -74,6 +76,20 @@ impl fmt::Debug for Shared {
             .field("server", &self.server)
             .field("hopeless", &*self.hopeless.borrow())
             .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("View")
+            .field("state", &self.state)
+            .field("event", &self.event)
+            .field("session_id", &self.session_id)
+            .field("passwd", &Redacted(()))
+            .field("negotiated_timeout", &self.negotiated_timeout)
+            .field("server", &self.server)
+            .field("ended", &self.ended)
+            .finish()
     }
 }
 
@@ -150,6 +166,7 @@ mod tests {
             backoff_max: std::time::Duration::from_secs(1),
             resume: Some((7, Bytes::from_static(SECRET.as_bytes()))),
             new_session_on_expiry: true,
+            fail_fast_on_refusal: false,
             sasl: None,
             security: crate::transport::Security::Plain,
         }
@@ -171,6 +188,7 @@ mod tests {
             server: Mutex::new(Some("127.0.0.1:2181".into())),
             hopeless: tokio::sync::watch::Sender::new(None),
             ended: Default::default(),
+            next_watch_id: Default::default(),
         }
     }
 
@@ -185,6 +203,20 @@ mod tests {
         let client = Client::new(tx, Arc::new(shared()), Chroot::default(), None, 1024);
         assert_eq!(&client.session_password()[..], SECRET.as_bytes());
         assert_redacted(&client, &["16962", "127.0.0.1:2181"]);
+    }
+
+    #[test]
+    fn a_published_view_hides_the_session_password() {
+        let view = View {
+            state: crate::SessionState::Connected,
+            event: None,
+            session_id: 0x4242,
+            passwd: Bytes::from_static(SECRET.as_bytes()),
+            negotiated_timeout: None,
+            server: Some("127.0.0.1:2181".into()),
+            ended: false,
+        };
+        assert_redacted(&view, &["16962", "127.0.0.1:2181"]);
     }
 
     #[tokio::test]
@@ -206,7 +238,7 @@ mod tests {
     #[test]
     fn an_add_auth_command_hides_the_auth_data() {
         let (reply, _rx) = tokio::sync::oneshot::channel();
-        let command = Command::AddAuth(Box::new(AddAuthCmd {
+        let command: Command = Command::AddAuth(Box::new(AddAuthCmd {
             scheme: "digest".into(),
             auth: Redacted(Bytes::from(format!("alice:{SECRET}"))),
             reply,

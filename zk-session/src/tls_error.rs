@@ -15,7 +15,7 @@ use std::fmt;
 ///
 /// // A certificate problem does not fix itself: connect() reports it at once.
 /// assert!(TlsFailure::UnknownCa.is_permanent());
-/// assert!(!TlsFailure::Interrupted("connection reset".into()).is_permanent());
+/// assert!(!TlsFailure::Interrupted(std::io::ErrorKind::ConnectionReset).is_permanent());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -30,16 +30,15 @@ pub enum TlsFailure {
     },
     /// The server's certificate has expired, or is not valid yet.
     ServerCertExpired,
-    /// The server's certificate is unusable for another reason (bad signature, revoked,
-    /// wrong key usage, unparsable): rustls' words.
-    BadServerCert(String),
+    /// The server's certificate is unusable for another reason.
+    BadServerCert(CertProblem),
     /// The server requires a client certificate and the client has none
     /// (`ssl.clientAuth=need`, ZooKeeper's default).
     NoClientCert,
     /// The server refused the client's certificate (its CA is not in the server's trust
     /// store, it has expired, or it does not allow client authentication); the alert the
     /// server sent.
-    ClientCertRefused(String),
+    ClientCertRefused(TlsAlert),
     /// The port does not speak TLS: the server hung up on the TLS greeting (a plain
     /// `clientPort`?).
     NotTlsPort,
@@ -47,10 +46,114 @@ pub enum TlsFailure {
     /// without `ClientBuilder::tls`, feature `tls`).
     ServerExpectsTls,
     /// No TLS version or cipher suite in common (ZooKeeper 3.8 speaks TLS 1.2 unless told
-    /// otherwise), or another protocol disagreement: rustls' words.
-    ProtocolMismatch(String),
+    /// otherwise), or another protocol disagreement.
+    ProtocolMismatch(Mismatch),
     /// The handshake was cut short by the network (reset, timeout): worth another try.
-    Interrupted(String),
+    Interrupted(std::io::ErrorKind),
+}
+
+/// Why a server certificate is unusable, beside the cases [`TlsFailure`] names itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CertProblem {
+    /// Its signature does not verify.
+    BadSignature,
+    /// Its issuer revoked it.
+    Revoked,
+    /// It does not parse.
+    BadEncoding,
+    /// It is not meant for a TLS server (key usage, extended key usage).
+    NotValidForPurpose,
+    /// Another reason the TLS library gave.
+    Other,
+}
+
+/// A TLS alert, by its code (RFC 8446 section 6): what a server said when it gave up.
+///
+/// ```
+/// use zk_session::TlsAlert;
+/// assert_eq!(TlsAlert::new(42).to_string(), "bad_certificate (42)");
+/// assert_eq!(TlsAlert::new(42).code(), 42);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TlsAlert(u8);
+
+impl TlsAlert {
+    /// The alert with this code.
+    pub fn new(code: u8) -> Self {
+        TlsAlert(code)
+    }
+
+    /// Its code.
+    pub fn code(self) -> u8 {
+        self.0
+    }
+
+    /// Its name in the RFC, for the alerts a handshake ends with.
+    fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            40 => "handshake_failure",
+            42 => "bad_certificate",
+            43 => "unsupported_certificate",
+            44 => "certificate_revoked",
+            45 => "certificate_expired",
+            46 => "certificate_unknown",
+            47 => "illegal_parameter",
+            48 => "unknown_ca",
+            49 => "access_denied",
+            70 => "protocol_version",
+            71 => "insufficient_security",
+            80 => "internal_error",
+            116 => "certificate_required",
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for TlsAlert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "alert {}", self.0),
+        }
+    }
+}
+
+/// How client and server disagree on the TLS protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mismatch {
+    /// The server ended the handshake with this alert.
+    Alert(TlsAlert),
+    /// No TLS version in common.
+    NoCommonVersion,
+    /// No cipher suite in common.
+    NoCommonCipherSuite,
+    /// Another disagreement the TLS library found.
+    Other,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mismatch::Alert(a) => write!(f, "the server sent {a}"),
+            Mismatch::NoCommonVersion => f.write_str("no TLS version in common"),
+            Mismatch::NoCommonCipherSuite => f.write_str("no cipher suite in common"),
+            Mismatch::Other => f.write_str("the handshake's messages disagree"),
+        }
+    }
+}
+
+impl fmt::Display for CertProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CertProblem::BadSignature => "its signature does not verify",
+            CertProblem::Revoked => "it is revoked",
+            CertProblem::BadEncoding => "it does not parse",
+            CertProblem::NotValidForPurpose => "it is not for a TLS server",
+            CertProblem::Other => "the TLS library refused it",
+        })
+    }
 }
 
 impl TlsFailure {
@@ -77,8 +180,8 @@ impl fmt::Display for TlsFailure {
             TlsFailure::NoClientCert => {
                 f.write_str("the server requires a client certificate and none is configured")
             }
-            TlsFailure::ClientCertRefused(e) => {
-                write!(f, "the server refused the client certificate ({e})")
+            TlsFailure::ClientCertRefused(a) => {
+                write!(f, "the server refused the client certificate ({a})")
             }
             TlsFailure::NotTlsPort => f.write_str(
                 "the server hung up on the TLS handshake: not a TLS port (a plain clientPort?)",
@@ -86,10 +189,8 @@ impl fmt::Display for TlsFailure {
             TlsFailure::ServerExpectsTls => {
                 f.write_str("the server answered with TLS: this is a TLS port, connect with TLS")
             }
-            TlsFailure::ProtocolMismatch(e) => {
-                write!(f, "no TLS version or cipher suite in common: {e}")
-            }
-            TlsFailure::Interrupted(e) => write!(f, "the TLS handshake was interrupted: {e}"),
+            TlsFailure::ProtocolMismatch(m) => write!(f, "TLS protocol mismatch: {m}"),
+            TlsFailure::Interrupted(k) => write!(f, "the TLS handshake was interrupted: {k}"),
         }
     }
 }
@@ -146,7 +247,7 @@ pub(crate) fn classify(e: &std::io::Error, had_client_cert: bool, name: &str) ->
         // A plain ZooKeeper port reads the ClientHello as a frame length far above its limit
         // and hangs up, with the rest of the greeting unread (hence often a reset).
         ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => TlsFailure::NotTlsPort,
-        _ => TlsFailure::Interrupted(e.to_string()),
+        kind => TlsFailure::Interrupted(kind),
     }
 }
 
@@ -157,7 +258,9 @@ pub(crate) fn classify_rustls(
     had_client_cert: bool,
     name: &str,
 ) -> TlsFailure {
-    use tokio_rustls::rustls::{AlertDescription as A, CertificateError as C, Error as E};
+    use tokio_rustls::rustls::{
+        AlertDescription as A, CertificateError as C, Error as E, PeerIncompatible as P,
+    };
     match e {
         E::InvalidCertificate(c) => match c {
             C::UnknownIssuer => TlsFailure::UnknownCa,
@@ -168,7 +271,15 @@ pub(crate) fn classify_rustls(
             | C::ExpiredContext { .. }
             | C::NotValidYet
             | C::NotValidYetContext { .. } => TlsFailure::ServerCertExpired,
-            other => TlsFailure::BadServerCert(format!("{other:?}")),
+            C::BadSignature | C::UnsupportedSignatureAlgorithmContext { .. } => {
+                TlsFailure::BadServerCert(CertProblem::BadSignature)
+            }
+            C::Revoked => TlsFailure::BadServerCert(CertProblem::Revoked),
+            C::BadEncoding => TlsFailure::BadServerCert(CertProblem::BadEncoding),
+            C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
+                TlsFailure::BadServerCert(CertProblem::NotValidForPurpose)
+            }
+            _ => TlsFailure::BadServerCert(CertProblem::Other),
         },
         E::AlertReceived(alert) => match alert {
             A::CertificateRequired => TlsFailure::NoClientCert,
@@ -181,13 +292,19 @@ pub(crate) fn classify_rustls(
             | A::UnknownCA
             | A::AccessDenied => match had_client_cert {
                 false => TlsFailure::NoClientCert,
-                true => TlsFailure::ClientCertRefused(format!("alert {alert:?}")),
+                true => TlsFailure::ClientCertRefused(TlsAlert(u8::from(*alert))),
             },
-            other => TlsFailure::ProtocolMismatch(format!("alert {other:?}")),
+            other => TlsFailure::ProtocolMismatch(Mismatch::Alert(TlsAlert(u8::from(*other)))),
         },
+        E::PeerIncompatible(P::ServerDoesNotSupportTls12Or13 | P::Tls12NotOffered) => {
+            TlsFailure::ProtocolMismatch(Mismatch::NoCommonVersion)
+        }
+        E::PeerIncompatible(P::NoCipherSuitesInCommon) => {
+            TlsFailure::ProtocolMismatch(Mismatch::NoCommonCipherSuite)
+        }
         // Bytes that are no TLS record: something else listens there.
         E::InvalidMessage(_) => TlsFailure::NotTlsPort,
-        other => TlsFailure::ProtocolMismatch(other.to_string()),
+        _ => TlsFailure::ProtocolMismatch(Mismatch::Other),
     }
 }
 
@@ -215,8 +332,9 @@ mod tests {
         );
         assert_eq!(cert(C::Expired), TlsFailure::ServerCertExpired);
         assert_eq!(cert(C::NotValidYet), TlsFailure::ServerCertExpired);
-        assert!(
-            matches!(cert(C::BadSignature), TlsFailure::BadServerCert(e) if e.contains("BadSignature"))
+        assert_eq!(
+            cert(C::BadSignature),
+            TlsFailure::BadServerCert(CertProblem::BadSignature)
         );
     }
 
@@ -229,18 +347,21 @@ mod tests {
             alert(A::CertificateRequired, false),
             TlsFailure::NoClientCert
         );
-        assert!(matches!(
+        assert_eq!(
             alert(A::BadCertificate, true),
-            TlsFailure::ClientCertRefused(e) if e.contains("BadCertificate")
-        ));
+            TlsFailure::ClientCertRefused(TlsAlert::new(42))
+        );
         assert!(matches!(
             alert(A::UnknownCA, true),
             TlsFailure::ClientCertRefused(_)
         ));
-        assert!(matches!(
+        assert_eq!(
             alert(A::ProtocolVersion, true),
-            TlsFailure::ProtocolMismatch(e) if e.contains("ProtocolVersion")
-        ));
+            TlsFailure::ProtocolMismatch(Mismatch::Alert(TlsAlert::new(70)))
+        );
+        assert!(alert(A::ProtocolVersion, true)
+            .to_string()
+            .contains("protocol_version (70)"));
         assert!(matches!(
             alert(A::HandshakeFailure, false),
             TlsFailure::ProtocolMismatch(_)
@@ -256,7 +377,10 @@ mod tests {
             true,
             "zk1",
         );
-        assert!(matches!(peer, TlsFailure::ProtocolMismatch(_)), "{peer:?}");
+        assert_eq!(
+            peer,
+            TlsFailure::ProtocolMismatch(Mismatch::NoCommonVersion)
+        );
         let garbage = classify(
             &io_of(E::InvalidMessage(InvalidMessage::InvalidContentType)),
             true,
@@ -270,7 +394,7 @@ mod tests {
     #[test]
     fn only_an_interrupted_handshake_is_worth_retrying() {
         let timeout = classify(&io::Error::from(io::ErrorKind::TimedOut), true, "zk1");
-        assert!(matches!(timeout, TlsFailure::Interrupted(_)));
+        assert_eq!(timeout, TlsFailure::Interrupted(io::ErrorKind::TimedOut));
         assert!(!timeout.is_permanent());
         for f in [
             TlsFailure::UnknownCa,

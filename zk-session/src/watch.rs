@@ -91,6 +91,8 @@ pub(crate) struct DropNotice {
     pub tx: Option<mpsc::WeakUnboundedSender<Command>>,
     pub path: String,
     pub kind: WatchKind,
+    /// The watch's id, as its registration names it.
+    pub id: crate::session::WatchId,
 }
 
 impl Drop for DropNotice {
@@ -99,6 +101,7 @@ impl Drop for DropNotice {
             let _ = tx.send(Command::WatchDropped {
                 path: std::mem::take(&mut self.path),
                 kind: self.kind,
+                id: self.id,
             });
         }
     }
@@ -226,6 +229,7 @@ impl StreamTx {
     }
 
     /// The reader is gone.
+    #[cfg(test)]
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
     }

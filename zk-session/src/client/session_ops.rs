@@ -62,7 +62,7 @@ impl Client {
     }
 
     /// Tells when every server failed for a reason retrying will not fix.
-    pub(crate) fn hopeless(&self) -> tokio::sync::watch::Receiver<Option<crate::TlsError>> {
+    pub(crate) fn hopeless(&self) -> tokio::sync::watch::Receiver<Option<crate::Error>> {
         self.inner.shared.hopeless.subscribe()
     }
 

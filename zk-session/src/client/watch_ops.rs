@@ -34,14 +34,17 @@ impl Client {
             AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
         };
         let (tx, rx) = stream_channel(self.inner.persistent_watch_buffer);
+        let id = self.inner.shared.watch_id();
         let notice = DropNotice {
             tx: Some(self.inner.tx.downgrade()),
             path: path.clone(),
             kind,
+            id,
         };
         let reg = WatchReg::Stream {
             path: path.clone(),
             kind,
+            id,
             tx,
         };
         let req = Request::AddWatch(AddWatchRequest { path, mode });

@@ -49,6 +49,11 @@ impl SaslMechanism for DigestMd5 {
     fn start(&self, _server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
         Ok(Box::new(DigestMd5Exchange::new(self.clone(), new_cnonce())))
     }
+
+    /// Hashing only: run in place.
+    fn may_block(&self) -> bool {
+        false
+    }
 }
 
 /// 48 hex digits from the thread's CSPRNG.
@@ -123,13 +128,13 @@ impl DigestMd5Exchange {
             .into_iter()
             .find(|(k, _)| k == "rspauth")
             .map(|(_, v)| v)
-            .ok_or_else(|| SaslError::new("the server's last DIGEST-MD5 message has no rspauth"))?;
+            .ok_or_else(|| protocol("the server's last DIGEST-MD5 message has no rspauth"))?;
         if got.eq_ignore_ascii_case(expected) {
             Ok(())
         } else {
-            Err(SaslError::new(
-                "the server's rspauth is wrong: it does not know the password",
-            ))
+            Err(SaslError::ServerNotVerified {
+                mechanism: MECHANISM,
+            })
         }
     }
 }
@@ -144,8 +149,9 @@ impl SaslExchange for DigestMd5Exchange {
         match std::mem::replace(&mut self.state, State::Done) {
             State::AwaitChallenge => {
                 // A server without a JAAS section answers with a null token.
-                let challenge = token.ok_or_else(|| {
-                    SaslError::new("the server sent no DIGEST-MD5 challenge (is SASL configured on the server?)")
+                let challenge = token.ok_or(SaslError::NoServerToken {
+                    mechanism: MECHANISM,
+                    expected: "challenge",
                 })?;
                 self.respond(challenge).map(SaslStep::Send)
             }
@@ -153,7 +159,9 @@ impl SaslExchange for DigestMd5Exchange {
                 self.verify(&expected, token.unwrap_or_default())?;
                 Ok(SaslStep::Done)
             }
-            State::Done => Err(SaslError::new("DIGEST-MD5 is already complete")),
+            State::Done => Err(SaslError::AlreadyComplete {
+                mechanism: MECHANISM,
+            }),
         }
     }
 }
@@ -170,7 +178,7 @@ impl Challenge {
     fn parse(token: &[u8]) -> Result<Challenge, SaslError> {
         // The challenge is US-ASCII or UTF-8 (RFC 2831 §2.1.1).
         let text = std::str::from_utf8(token)
-            .map_err(|_| SaslError::new("the DIGEST-MD5 challenge is not UTF-8"))?;
+            .map_err(|_| protocol("the DIGEST-MD5 challenge is not UTF-8"))?;
         let mut realm = None;
         let mut nonce = None;
         let mut utf8 = false;
@@ -192,25 +200,36 @@ impl Challenge {
             }
         }
         if algorithm.as_deref() != Some("md5-sess") {
-            return Err(SaslError::new(
+            return Err(protocol(
                 "the DIGEST-MD5 challenge must say algorithm=md5-sess",
             ));
         }
         if !auth_offered {
-            return Err(SaslError::new(
+            return Err(protocol(
                 "the server does not offer qop auth, the only one this client does",
             ));
         }
         Ok(Challenge {
             realm: realm.unwrap_or_default(),
-            nonce: nonce.ok_or_else(|| SaslError::new("the DIGEST-MD5 challenge has no nonce"))?,
+            nonce: nonce.ok_or_else(|| protocol("the DIGEST-MD5 challenge has no nonce"))?,
             utf8,
         })
     }
 }
 
 fn once(what: &str) -> SaslError {
-    SaslError::new(format!("the DIGEST-MD5 challenge has more than one {what}"))
+    protocol(format!("the DIGEST-MD5 challenge has more than one {what}"))
+}
+
+/// The mechanism's name in errors.
+const MECHANISM: &str = "DIGEST-MD5";
+
+/// A server message that breaks DIGEST-MD5.
+fn protocol(what: impl Into<String>) -> SaslError {
+    SaslError::Protocol {
+        mechanism: MECHANISM,
+        what: what.into().into_boxed_str(),
+    }
 }
 
 /// The values the digests are computed from.
@@ -267,9 +286,7 @@ fn encode_text(s: &str, utf8: bool) -> Result<Vec<u8>, SaslError> {
     if utf8 {
         return Ok(s.as_bytes().to_vec());
     }
-    latin1(s).ok_or_else(|| {
-        SaslError::new("the server does not take UTF-8, and a name or password is not ISO 8859-1")
-    })
+    latin1(s).ok_or(SaslError::UnencodableCredentials)
 }
 
 fn latin1(s: &str) -> Option<Vec<u8>> {

@@ -84,7 +84,10 @@ fn unquote(s: &str) -> Option<(String, &str)> {
 fn malformed(text: &str, why: &str) -> SaslError {
     // The challenge carries no secret; a prefix helps to see what the server sent.
     let shown: String = text.chars().take(120).collect();
-    SaslError::new(format!("malformed DIGEST-MD5 challenge ({why}): {shown:?}"))
+    SaslError::Protocol {
+        mechanism: "DIGEST-MD5",
+        what: format!("malformed DIGEST-MD5 challenge ({why}): {shown:?}").into(),
+    }
 }
 
 #[cfg(test)]

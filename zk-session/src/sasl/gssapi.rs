@@ -18,11 +18,11 @@
 //! - The ticket cache, as `kinit` leaves it: `KRB5CCNAME` or the default cache;
 //!   [`GssapiConfig::principal`] picks one principal's cache out of a collection.
 //! - A keytab ([`GssapiConfig::keytab`] with [`GssapiConfig::principal`]): the library gets
-//!   (and renews) tickets from it by itself, as `KRB5_CLIENT_KTNAME` makes it do. The binding
-//!   has no `gss_acquire_cred_from`, so the keytab is named to MIT krb5 through that
-//!   variable, set only around the GSS-API calls that may read it (under a lock held by
-//!   every GSS call of this crate) and put back afterwards. Other threads of the process
-//!   that read the environment at that moment see it too.
+//!   (and renews) tickets from it by itself, into an in-memory ticket cache of the
+//!   credential's own (MIT krb5's `gss_acquire_cred_from` with `client_keytab` and a
+//!   `MEMORY:` `ccache`): the user's default cache is neither read nor written, whoever's
+//!   tickets it holds, and no environment variable is touched. A keytab that does not exist
+//!   is refused when the client is built ([`ConfigError::ReadFile`](crate::ConfigError::ReadFile)).
 //!
 //! # Failures
 //!
@@ -44,17 +44,16 @@
 //! # Blocking
 //!
 //! GSS-API calls are synchronous and may ask the KDC for a service ticket (a round trip,
-//! bounded by krb5's own timeouts); they run in the session task, between the
-//! ConnectResponse and the first request, as the Java client runs them in its I/O thread.
+//! bounded by krb5's own timeouts); the session runs them on tokio's blocking pool
+//! (`spawn_blocking`) between the ConnectResponse and the first request, so the runtime's
+//! threads, even a current-thread runtime's only one, run on meanwhile. A call that
+//! outlasts the connection attempt's timeout fails the attempt; its late end is dropped.
 
+mod cred_store;
 mod exchange;
 mod security_layer;
 
-use std::{
-    ffi::OsString,
-    path::{Path, PathBuf},
-    sync::{Mutex, MutexGuard},
-};
+use std::path::PathBuf;
 
 use libgssapi::{
     context::{ClientCtx, CtxFlags, SecurityContext},
@@ -171,15 +170,10 @@ impl GssapiConfig {
     }
 
     /// A client keytab that holds the [`principal`](Self::principal)'s keys: tickets come
-    /// from it, no `kinit` needed.
-    ///
-    /// MIT krb5 takes the client keytab from the environment only (`KRB5_CLIENT_KTNAME`;
-    /// the call that would take it as an argument, `gss_acquire_cred_from`, has no safe
-    /// binding), so the client sets that variable for the length of each GSS-API call, under
-    /// a lock of its own, and puts it back. Another thread of the process that reads the
-    /// environment from C at that moment (a DNS lookup's resolver, say) races with it; an
-    /// application that can should set `KRB5_CLIENT_KTNAME` itself at start-up and leave
-    /// this unset.
+    /// from it, no `kinit` needed, into a ticket cache in memory that belongs to the client
+    /// (the user's default cache is left alone). Needs [`principal`](Self::principal); a
+    /// file that does not exist fails [`build`](crate::ClientBuilder::build) with
+    /// [`ConfigError::ReadFile`](crate::ConfigError::ReadFile).
     pub fn keytab(mut self, path: impl Into<PathBuf>) -> Self {
         self.keytab = Some(path.into());
         self
@@ -212,38 +206,60 @@ impl GssapiConfig {
             (None, HostnameCanonicalization::Krb5Config) => GSS_NT_HOSTBASED_SERVICE,
             _ => GSS_NT_KRB5_PRINCIPAL,
         };
-        Name::new(name.as_bytes(), Some(kind))
-            .map_err(|e| SaslError::new(format!("bad server principal {name:?}: {e}")))
+        Name::new(name.as_bytes(), Some(kind)).map_err(|e| SaslError::Kerberos {
+            reason: format!("bad server principal: {e}").into(),
+            server_principal: name.into(),
+        })
     }
 
-    /// The client credential: from the keytab when one is given, else the ticket cache.
+    /// The client credential: from the keytab when one is given (into a cache of its own),
+    /// else the ticket cache.
     fn credential(&self) -> Result<Cred, SaslError> {
+        let no_credentials = |reason: String| SaslError::NoCredentials {
+            principal: self.principal.as_deref().map(Into::into),
+            keytab: self.keytab.as_deref().map(Into::into),
+            reason: reason.into(),
+        };
+        if let Some(keytab) = &self.keytab {
+            let Some(principal) = &self.principal else {
+                return Err(no_credentials("no principal given to log in as".into()));
+            };
+            return cred_store::acquire(principal, keytab).map_err(no_credentials);
+        }
         let name = match &self.principal {
             Some(p) => Some(
                 Name::new(p.as_bytes(), Some(GSS_NT_KRB5_PRINCIPAL))
-                    .map_err(|e| SaslError::new(format!("bad principal {p:?}: {e}")))?,
+                    .map_err(|e| no_credentials(format!("bad principal: {e}")))?,
             ),
             None => None,
         };
         let mechs = OidSet::singleton(GSS_MECH_KRB5)
-            .map_err(|e| SaslError::new(format!("GSS-API: {e}")))?;
-        with_gss(self.keytab.as_deref(), || {
-            Cred::acquire(name.as_ref(), None, CredUsage::Initiate, Some(&mechs))
-        })
-        .map_err(|e| {
-            let who = self.principal.as_deref().unwrap_or("the default principal");
-            let from = match &self.keytab {
-                Some(k) => format!("keytab {}", k.display()),
-                None => "the ticket cache (kinit?)".to_string(),
-            };
-            SaslError::new(format!("no Kerberos credentials for {who} in {from}: {e}"))
-        })
+            .map_err(|e| no_credentials(format!("GSS-API: {e}")))?;
+        Cred::acquire(name.as_ref(), None, CredUsage::Initiate, Some(&mechs))
+            .map_err(|e| no_credentials(e.to_string()))
     }
 }
 
 impl SaslMechanism for GssapiConfig {
     fn name(&self) -> &str {
         "GSSAPI"
+    }
+
+    /// A keytab must be there to read.
+    fn check(&self) -> Result<(), crate::ConfigError> {
+        match &self.keytab {
+            Some(k) => std::fs::File::open(k)
+                .map(drop)
+                .map_err(|e| crate::ConfigError::ReadFile {
+                    path: k.clone(),
+                    source: std::sync::Arc::new(e),
+                }),
+            None => Ok(()),
+        }
+    }
+
+    fn server_principal(&self, server_host: &str) -> Option<String> {
+        Some(self.server_principal_for(server_host))
     }
 
     fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
@@ -259,50 +275,7 @@ impl SaslMechanism for GssapiConfig {
         Ok(Box::new(exchange::Exchange::new(Krb5Context {
             ctx,
             principal,
-            keytab: self.keytab.clone(),
         })))
-    }
-}
-
-/// MIT krb5's name for the client keytab variable.
-const CLIENT_KEYTAB: &str = "KRB5_CLIENT_KTNAME";
-
-/// Runs a GSS-API call with the client keytab, if any, named in the environment: the call
-/// may need it (MIT krb5 opens it when it acquires the credential, and gets tickets from it
-/// when the context needs them).
-fn with_gss<T>(keytab: Option<&Path>, call: impl FnOnce() -> T) -> T {
-    let _gss = gss_lock();
-    let _keytab = keytab.map(|k| EnvVar::set(CLIENT_KEYTAB, k));
-    call()
-}
-
-/// Serializes this crate's GSS-API calls with its changes to the environment.
-fn gss_lock() -> MutexGuard<'static, ()> {
-    static GSS: Mutex<()> = Mutex::new(());
-    // A panic in another call leaves nothing half-done that this one depends on.
-    GSS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// An environment variable set for as long as this lives (under [`gss_lock`]), then put back.
-struct EnvVar {
-    key: &'static str,
-    before: Option<OsString>,
-}
-
-impl EnvVar {
-    fn set(key: &'static str, value: &Path) -> Self {
-        let before = std::env::var_os(key);
-        std::env::set_var(key, value);
-        EnvVar { key, before }
-    }
-}
-
-impl Drop for EnvVar {
-    fn drop(&mut self) {
-        match self.before.take() {
-            Some(v) => std::env::set_var(self.key, v),
-            None => std::env::remove_var(self.key),
-        }
     }
 }
 
@@ -310,15 +283,14 @@ impl Drop for EnvVar {
 struct Krb5Context {
     ctx: ClientCtx,
     principal: String,
-    keytab: Option<PathBuf>,
 }
 
 impl exchange::Context for Krb5Context {
     fn step(&mut self, token: Option<&[u8]>) -> Result<Option<Vec<u8>>, SaslError> {
-        let ctx = &mut self.ctx;
-        let out = with_gss(self.keytab.as_deref(), || ctx.step(token, None)).map_err(|e| {
-            SaslError::new(format!("Kerberos context with {:?}: {e}", self.principal))
-        })?;
+        let out = self
+            .ctx
+            .step(token, None)
+            .map_err(|e| self.failed(e.to_string()))?;
         Ok(out.map(|b| b.to_vec()))
     }
 
@@ -327,17 +299,27 @@ impl exchange::Context for Krb5Context {
     }
 
     fn wrap(&mut self, message: &[u8]) -> Result<Vec<u8>, SaslError> {
-        let ctx = &mut self.ctx;
-        with_gss(None, || ctx.wrap(false, message))
+        self.ctx
+            .wrap(false, message)
             .map(|b| b.to_vec())
-            .map_err(|e| SaslError::new(format!("GSS-API wrap: {e}")))
+            .map_err(|e| self.failed(format!("GSS-API wrap: {e}")))
     }
 
     fn unwrap(&mut self, message: &[u8]) -> Result<Vec<u8>, SaslError> {
-        let ctx = &mut self.ctx;
-        with_gss(None, || ctx.unwrap(message))
+        self.ctx
+            .unwrap(message)
             .map(|b| b.to_vec())
-            .map_err(|e| SaslError::new(format!("GSS-API unwrap of the layer offer: {e}")))
+            .map_err(|e| self.failed(format!("GSS-API unwrap of the layer offer: {e}")))
+    }
+}
+
+impl Krb5Context {
+    /// The context with the server failed for `reason`.
+    fn failed(&self, reason: String) -> SaslError {
+        SaslError::Kerberos {
+            server_principal: self.principal.as_str().into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -360,16 +342,16 @@ mod tests {
     }
 
     #[test]
-    fn the_keytab_variable_is_put_back() {
-        let _gss = gss_lock();
-        let before = std::env::var_os(CLIENT_KEYTAB);
-        {
-            let _v = EnvVar::set(CLIENT_KEYTAB, Path::new("/nonexistent.keytab"));
-            assert_eq!(
-                std::env::var_os(CLIENT_KEYTAB).as_deref(),
-                Some(std::ffi::OsStr::new("/nonexistent.keytab"))
-            );
+    fn a_keytab_that_is_not_there_is_a_config_error_naming_it() {
+        let c = GssapiConfig::new()
+            .principal("alice@EXAMPLE.COM")
+            .keytab("/nonexistent/alice.keytab");
+        match c.check() {
+            Err(crate::ConfigError::ReadFile { path, .. }) => {
+                assert_eq!(path, PathBuf::from("/nonexistent/alice.keytab"))
+            }
+            other => panic!("{other:?}"),
         }
-        assert_eq!(std::env::var_os(CLIENT_KEYTAB), before);
+        assert!(GssapiConfig::new().check().is_ok());
     }
 }

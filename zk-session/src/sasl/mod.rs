@@ -53,28 +53,107 @@ use std::{fmt, sync::Arc};
 
 #[cfg(test)]
 pub(crate) use handshake::tests::TwoRounds;
-pub(crate) use handshake::SaslHandshake;
+pub(crate) use handshake::{SaslDone, SaslHandshake, SaslWork};
 
-/// Why a SASL exchange could not go on: a challenge the mechanism cannot answer, or a
-/// server that failed to prove it knows the credentials.
+/// Why a SASL exchange could not go on: a server that breaks the mechanism or fails to prove
+/// it knows the credentials, or (GSSAPI) credentials Kerberos cannot find or use.
+///
+/// ```
+/// use zk_session::SaslError;
+///
+/// // A mechanism of one's own says why in its words.
+/// let e = SaslError::new("no challenge");
+/// assert_eq!(e.to_string(), "no challenge");
+/// let e = SaslError::ServerNotVerified { mechanism: "DIGEST-MD5" };
+/// assert!(e.to_string().contains("does not know the credentials"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SaslError(String);
+#[non_exhaustive]
+pub enum SaslError {
+    /// The server sent no token where the mechanism needs one (`expected`, such as
+    /// "challenge"): SASL, or this mechanism, is not set up on the server.
+    #[error(
+        "the server sent no {mechanism} {expected} (is SASL configured on the server for it?)"
+    )]
+    NoServerToken {
+        /// The mechanism.
+        mechanism: &'static str,
+        /// What was due.
+        expected: &'static str,
+    },
+    /// The server's message breaks the mechanism's protocol: what is wrong with it.
+    #[error("{what}")]
+    Protocol {
+        /// The mechanism.
+        mechanism: &'static str,
+        /// What is wrong, with the part of the message that shows it.
+        what: Box<str>,
+    },
+    /// The server failed to prove that it knows the credentials (DIGEST-MD5's `rspauth`).
+    #[error("the server's {mechanism} proof (rspauth) is wrong: it does not know the credentials")]
+    ServerNotVerified {
+        /// The mechanism.
+        mechanism: &'static str,
+    },
+    /// The exchange was asked to go on after it was over.
+    #[error("the {mechanism} exchange is already over")]
+    AlreadyComplete {
+        /// The mechanism.
+        mechanism: &'static str,
+    },
+    /// The server does not take UTF-8, and a name or password is not ISO 8859-1.
+    #[error("the server does not take UTF-8, and a name or password is not ISO 8859-1")]
+    UnencodableCredentials,
+    /// No Kerberos credentials for `principal` (`None`: the ticket cache's default) in
+    /// `keytab` (`None`: the ticket cache); `reason` is Kerberos' own.
+    #[error("no Kerberos credentials for {} in {}: {reason}", principal.as_deref().unwrap_or("the default principal"), CredentialSource(keytab.as_deref()))]
+    NoCredentials {
+        /// The client principal asked for.
+        principal: Option<Box<str>>,
+        /// The keytab given, if any.
+        keytab: Option<Box<std::path::Path>>,
+        /// The Kerberos library's words.
+        reason: Box<str>,
+    },
+    /// Kerberos could not authenticate to `server_principal` (a principal the KDC does not
+    /// know, a ticket it refuses...); `reason` is Kerberos' own.
+    #[error("Kerberos context with {server_principal:?}: {reason}")]
+    Kerberos {
+        /// The server principal.
+        server_principal: Box<str>,
+        /// The Kerberos library's words.
+        reason: Box<str>,
+    },
+    /// Another reason, in the mechanism's words (see [`SaslError::new`]).
+    #[error("{0}")]
+    Other(Box<str>),
+}
+
+/// Where Kerberos credentials were looked for, in [`SaslError::NoCredentials`]'s text.
+struct CredentialSource<'a>(Option<&'a std::path::Path>);
+
+impl fmt::Display for CredentialSource<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(k) => write!(f, "keytab {}", k.display()),
+            None => f.write_str("the ticket cache (kinit?)"),
+        }
+    }
+}
 
 impl SaslError {
-    /// An error with this message.
+    /// An error in a mechanism's own words ([`Other`](Self::Other)), for mechanisms of one's
+    /// own.
     ///
-    /// ```
-    /// let e = zk_session::SaslError::new("no challenge");
-    /// assert_eq!(e.to_string(), "no challenge");
-    /// ```
+    /// See the example on [`SaslError`].
     pub fn new(message: impl Into<String>) -> Self {
-        SaslError(message.into())
+        SaslError::Other(message.into().into_boxed_str())
     }
 }
 
 /// What to do after the server's token.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SaslStep {
     /// Send this token to the server and give [`SaslExchange::step`] its answer.
     Send(Vec<u8>),
@@ -119,6 +198,29 @@ pub trait SaslMechanism: fmt::Debug + Send + Sync {
     /// Starts the exchange for one new connection to `server_host` (the host as written in
     /// the connect string; GSSAPI builds its service principal from it).
     fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError>;
+
+    /// Whether [`start`](Self::start) and the exchange's calls may block the thread (network
+    /// or disk I/O, such as GSSAPI asking the KDC): then the session runs them on tokio's
+    /// blocking pool (`spawn_blocking`), so the runtime's threads, even a current-thread
+    /// runtime's only one, run on. True unless a mechanism says otherwise; DIGEST-MD5 only
+    /// computes, and says false.
+    fn may_block(&self) -> bool {
+        true
+    }
+
+    /// Checks the settings when the client is built, before anything is sent: an error
+    /// here fails [`build`](crate::ClientBuilder::build) (GSSAPI checks that its keytab is
+    /// there). Nothing to check by default.
+    fn check(&self) -> Result<(), crate::ConfigError> {
+        Ok(())
+    }
+
+    /// The server's name in this mechanism for a server at `server_host`, when it has one
+    /// (GSSAPI's service principal): a refusal by the server names it.
+    fn server_principal(&self, server_host: &str) -> Option<String> {
+        let _ = server_host;
+        None
+    }
 }
 
 /// One connection's exchange: tokens in, tokens out; no I/O.
@@ -182,8 +284,13 @@ impl SaslConfig {
         self.mechanism.name()
     }
 
-    pub(crate) fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
-        self.mechanism.start(server_host)
+    /// See [`SaslMechanism::check`].
+    pub(crate) fn check(&self) -> Result<(), crate::ConfigError> {
+        self.mechanism.check()
+    }
+
+    pub(crate) fn mechanism_arc(&self) -> Arc<dyn SaslMechanism> {
+        self.mechanism.clone()
     }
 }
 

@@ -6,7 +6,8 @@ use std::collections::VecDeque;
 use bytes::{Bytes, BytesMut};
 use zk_proto::{xid, AuthPacket, ErrorCode, FrameCodec, Request};
 
-use crate::{command::AuthWaiter, trace, Error};
+use super::{Key, Output};
+use crate::{trace, Error};
 
 /// Auth packet type the server expects (always 0).
 const AUTH_TYPE: i32 = 0;
@@ -16,7 +17,7 @@ struct Credential {
     scheme: String,
     auth: Bytes,
     /// Callers waiting for the first reply to this credential.
-    waiters: Vec<AuthWaiter>,
+    waiters: Vec<Key>,
 }
 
 #[derive(Debug, Default)]
@@ -31,7 +32,19 @@ pub(super) struct Auths {
 #[derive(Debug, Default)]
 struct Sent {
     scheme: String,
-    waiters: Vec<AuthWaiter>,
+    waiters: Vec<Key>,
+}
+
+/// Tells every caller in `waiters` `result`.
+fn answer(
+    waiters: impl IntoIterator<Item = Key>,
+    result: &Result<(), Error>,
+    out: &mut VecDeque<Output>,
+) {
+    out.extend(waiters.into_iter().map(|to| Output::Auth {
+        to,
+        result: result.clone(),
+    }));
 }
 
 fn encode(
@@ -60,7 +73,7 @@ impl Auths {
     }
 
     /// Keeps a credential for every reconnect; `waiter` is answered by its next reply.
-    pub fn remember(&mut self, scheme: String, auth: Bytes, waiter: Option<AuthWaiter>) {
+    pub fn remember(&mut self, scheme: String, auth: Bytes, waiter: Option<Key>) {
         let cred = match self
             .list
             .iter_mut()
@@ -87,7 +100,8 @@ impl Auths {
         wbuf: &mut BytesMut,
         scheme: String,
         auth: Bytes,
-        waiter: AuthWaiter,
+        waiter: Key,
+        out: &mut VecDeque<Output>,
     ) {
         match encode(codec, wbuf, &scheme, &auth) {
             Ok(()) => {
@@ -97,15 +111,13 @@ impl Auths {
                 });
                 self.remember(scheme, auth, None);
             }
-            Err(e) => {
-                let _ = waiter.send(Err(e));
-            }
+            Err(e) => answer([waiter], &Err(e), out),
         }
     }
 
     /// Writes one packet per credential on a new connection. Credentials that cannot fit a
     /// frame are refused (and forgotten), as they would have been if added while connected.
-    pub fn resend(&mut self, codec: &FrameCodec, wbuf: &mut BytesMut) {
+    pub fn resend(&mut self, codec: &FrameCodec, wbuf: &mut BytesMut, out: &mut VecDeque<Output>) {
         let inflight = &mut self.inflight;
         self.list.retain_mut(|c| {
             let waiters = std::mem::take(&mut c.waiters);
@@ -118,9 +130,7 @@ impl Auths {
                     true
                 }
                 Err(e) => {
-                    for w in waiters {
-                        let _ = w.send(Err(e.clone()));
-                    }
+                    answer(waiters, &Err(e), out);
                     false
                 }
             }
@@ -129,7 +139,7 @@ impl Auths {
 
     /// The reply to the oldest auth packet in flight. False when the server refused it (the
     /// session is over then).
-    pub fn reply(&mut self, err: i32) -> bool {
+    pub fn reply(&mut self, err: i32, out: &mut VecDeque<Output>) -> bool {
         let Sent { scheme, waiters } = self.inflight.pop_front().unwrap_or_default();
         let result = if err == 0 {
             trace::info!(scheme, "auth accepted");
@@ -140,26 +150,22 @@ impl Auths {
             Err(Error::Code(code))
         };
         let _ = &scheme; // Only the log reads it (none without the `tracing` feature).
-        for w in waiters {
-            let _ = w.send(result.clone());
-        }
+        answer(waiters, &result, out);
         err != ErrorCode::AuthFailed.code()
     }
 
     /// The connection ended: the packets in flight are answered with `err`.
-    pub fn connection_ended(&mut self, err: &Error) {
-        for w in self.inflight.drain(..).flat_map(|s| s.waiters) {
-            let _ = w.send(Err(err.clone()));
-        }
+    pub fn connection_ended(&mut self, err: &Error, out: &mut VecDeque<Output>) {
+        let err = Err(err.clone());
+        answer(self.inflight.drain(..).flat_map(|s| s.waiters), &err, out);
     }
 
     /// The session ended: every waiter is answered with `err`.
-    pub fn fail_all(&mut self, err: &Error) {
-        self.connection_ended(err);
+    pub fn fail_all(&mut self, err: &Error, out: &mut VecDeque<Output>) {
+        self.connection_ended(err, out);
+        let err = Err(err.clone());
         for c in &mut self.list {
-            for w in c.waiters.drain(..) {
-                let _ = w.send(Err(err.clone()));
-            }
+            answer(c.waiters.drain(..), &err, out);
         }
     }
 }

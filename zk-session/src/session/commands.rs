@@ -1,15 +1,12 @@
 //! What the core does with each command from the handle, in each phase.
 
-use std::time::Duration;
+use std::{collections::VecDeque, time::Duration};
 
 use tokio::time::Instant;
 use zk_proto::Request;
 
-use super::{Away, End, Phase, SessionCore};
-use crate::{
-    command::{Command, WatchReg},
-    Error,
-};
+use super::{requests, Away, Command, End, Output, Phase, SessionCore, WatchReg};
+use crate::Error;
 
 impl SessionCore {
     /// Takes one command from the handle.
@@ -18,7 +15,7 @@ impl SessionCore {
 
         match self.phase {
             Phase::Connected { .. } => self.command_connected(cmd, now),
-            Phase::Ended(end) => command_ended(cmd, end),
+            Phase::Ended(end) => command_ended(cmd, end, &mut self.out),
             Phase::Backoff { .. } | Phase::Connecting { .. } | Phase::Handshaking { .. } => {
                 self.command_disconnected(cmd, now)
             }
@@ -61,13 +58,17 @@ impl SessionCore {
             }
             Command::AddAuth(a) => {
                 let (scheme, auth, reply) = (*a).into_parts();
+                let (codec, wbuf) = (&self.codec, &mut self.wbuf);
                 self.auths
-                    .send_now(&self.codec, &mut self.wbuf, scheme, auth, reply)
+                    .send_now(codec, wbuf, scheme, auth, reply, &mut self.out)
             }
-            Command::WatchDropped { path, kind } => self.drop_watch(&path, kind),
+            Command::WatchDropped { path, kind, id } => {
+                self.watches.forget(&path, kind, id);
+                self.drop_watch(&path, kind);
+            }
             Command::ServerList { hosts, reply } => {
                 self.update_hosts(hosts.into_vec(), now);
-                let _ = reply.send(());
+                self.out.push_back(Output::Done { to: reply });
             }
             Command::Close { reply } => {
                 self.close_waiters.push(reply);
@@ -81,25 +82,25 @@ impl SessionCore {
     fn command_disconnected(&mut self, cmd: Command, now: Instant) {
         match cmd {
             Command::Request(rc) if self.away == Away::Lost => {
-                let _ = rc.reply.send(Err(Error::connection_loss()));
+                requests::fail_unsent(*rc, &Error::connection_loss(), &mut self.out);
             }
             Command::Request(rc) => {
                 if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
                     self.watches.begin_registration(path);
                 }
-                self.requests.wait(*rc, now, &mut self.watches);
+                self.requests.wait(*rc, now);
             }
             Command::AddAuth(a) => {
                 let (scheme, auth, reply) = (*a).into_parts();
                 self.auths.remember(scheme, auth, Some(reply))
             }
             // Without a connection the server holds no watch to remove, and the next
-            // connection re-registers only the watches still held: nothing to do, and above
-            // all nothing to defer until a registration on the path ends.
-            Command::WatchDropped { .. } => {}
+            // connection re-registers only the watches still held: the watch is forgotten,
+            // and nothing deferred until a registration on the path ends.
+            Command::WatchDropped { path, kind, id } => self.watches.forget(&path, kind, id),
             Command::ServerList { hosts, reply } => {
                 self.update_hosts(hosts.into_vec(), now);
-                let _ = reply.send(());
+                self.out.push_back(Output::Done { to: reply });
             }
             Command::Close { reply } => {
                 self.close_waiters.push(reply);
@@ -117,21 +118,17 @@ impl SessionCore {
 }
 
 /// The session is over: every command gets the end's error.
-fn command_ended(cmd: Command, end: End) {
+fn command_ended(cmd: Command, end: End, out: &mut VecDeque<Output>) {
     let err = end.error();
     match cmd {
-        Command::Request(rc) => {
-            if let Some(WatchReg::Oneshot { tx, .. }) = rc.watch {
-                let _ = tx.send(Err(err.clone()));
-            }
-            let _ = rc.reply.send(Err(err));
-        }
-        Command::AddAuth(a) => {
-            let _ = a.reply.send(Err(err));
-        }
+        Command::Request(rc) => requests::fail_unsent(*rc, &err, out),
+        Command::AddAuth(a) => out.push_back(Output::Auth {
+            to: a.reply,
+            result: Err(err),
+        }),
         Command::WatchDropped { .. } => {}
         Command::Close { reply } | Command::ServerList { reply, .. } => {
-            let _ = reply.send(());
+            out.push_back(Output::Done { to: reply })
         }
     }
 }

@@ -22,8 +22,9 @@ impl SessionCore {
         self.session_id = 0;
         self.passwd = Bytes::from_static(&[0u8; 16]);
         let err = Error::session_expired();
-        self.requests.fail_waiting(&mut self.watches, &err);
-        self.watches.fail_oneshots(&err);
+        self.requests
+            .fail_waiting(&mut self.watches, &err, &mut self.out);
+        self.watches.fail_oneshots(&err, &mut self.out);
         // Announced as a first connection, and requests made meanwhile wait at most a
         // session timeout, as before the first connection.
         self.ever_connected = false;

@@ -20,6 +20,9 @@ pub(super) enum Handshake {
     /// Waiting for the ConnectResponse.
     #[default]
     Response,
+    /// The server hung up on the connect request without a byte, before any connection:
+    /// the port may speak TLS only. A probe ([`Action::ProbeTls`]) tells.
+    HungUp,
     /// SASL under way on a session the server accepted with `response`.
     #[cfg(feature = "sasl")]
     Sasl {
@@ -38,6 +41,8 @@ impl SessionCore {
         let _ = now;
         self.phase = Phase::Handshaking { host };
         self.handshake = Handshake::Response;
+        self.handshake_heard = false;
+        self.attempt_no += 1;
         let request = self.connect_request();
         if let Err(e) = self
             .codec
@@ -50,6 +55,10 @@ impl SessionCore {
     /// Takes the handshake's frames from `rbuf` until it is over (connected, or failed) or
     /// the bytes run out; what follows the handshake stays in `rbuf`.
     pub(super) fn handshake_input(&mut self, rbuf: &mut BytesMut, now: Instant) {
+        if matches!(self.handshake, Handshake::HungUp) {
+            return rbuf.clear();
+        }
+        self.handshake_heard |= !rbuf.is_empty();
         while let Phase::Handshaking { host } = self.phase {
             match self.handshake_frame(rbuf, host, now) {
                 Ok(true) => {}
@@ -73,28 +82,56 @@ impl SessionCore {
             return Ok(false);
         };
         match std::mem::take(&mut self.handshake) {
+            Handshake::HungUp => return Ok(false),
             Handshake::Response => {
                 let response = ConnectResponse::decode_exact(frame, "ConnectResponse")?;
                 self.connect_response(response, host, now)?;
             }
             #[cfg(feature = "sasl")]
-            Handshake::Sasl { response, mut sasl } => match sasl.answer(frame)? {
-                Some(token) => {
-                    self.send_sasl(&mut sasl, token)?;
-                    self.handshake = Handshake::Sasl { response, sasl };
-                }
-                None => {
-                    trace::info!(
-                        server = %trace::Server(&self.cfg.hosts[host]),
-                        session_id = %trace::SessionId(response.session_id),
-                        mechanism = sasl.mechanism(),
-                        "SASL authenticated"
-                    );
-                    self.handshake_done(&response, host, now);
-                }
-            },
+            Handshake::Sasl { response, mut sasl } => {
+                let work = sasl.answer(frame)?;
+                self.handshake = Handshake::Sasl { response, sasl };
+                self.actions.push_back(Action::Sasl {
+                    attempt: self.attempt_no,
+                    work,
+                });
+            }
         }
+        let _ = now;
         Ok(true)
+    }
+
+    /// The driver ran the SASL work of attempt `attempt` ([`Action::Sasl`]): the next token
+    /// goes out, or the client is authenticated and the handshake is over, or the attempt
+    /// failed.
+    #[cfg(feature = "sasl")]
+    pub fn handle_sasl_done(&mut self, attempt: u64, done: crate::sasl::SaslDone, now: Instant) {
+        let Phase::Handshaking { host } = self.phase else {
+            return;
+        };
+        if attempt != self.attempt_no || !matches!(self.handshake, Handshake::Sasl { .. }) {
+            return;
+        }
+        let Handshake::Sasl { response, mut sasl } = std::mem::take(&mut self.handshake) else {
+            return;
+        };
+        let next = sasl.done(done).and_then(|token| match token {
+            Some(token) => self.send_sasl(&mut sasl, token).map(|()| true),
+            None => Ok(false),
+        });
+        match next {
+            Ok(true) => self.handshake = Handshake::Sasl { response, sasl },
+            Ok(false) => {
+                trace::info!(
+                    server = %trace::Server(&self.cfg.hosts[host]),
+                    session_id = %trace::SessionId(response.session_id),
+                    mechanism = sasl.mechanism(),
+                    "SASL authenticated"
+                );
+                self.handshake_done(&response, host, now);
+            }
+            Err(f) => self.attempt_failed(host, f, now),
+        }
     }
 
     /// The server's ConnectResponse: an expired session, SASL next, or connected.
@@ -123,10 +160,12 @@ impl SessionCore {
         }
         #[cfg(feature = "sasl")]
         if let Some(config) = &self.cfg.sasl {
-            let (mut sasl, token) =
-                crate::sasl::SaslHandshake::start(config, &self.cfg.hosts[host].0)?;
-            self.send_sasl(&mut sasl, token)?;
+            let (sasl, work) = crate::sasl::SaslHandshake::start(config, &self.cfg.hosts[host].0);
             self.handshake = Handshake::Sasl { response, sasl };
+            self.actions.push_back(Action::Sasl {
+                attempt: self.attempt_no,
+                work,
+            });
             return Ok(());
         }
         self.handshake_done(&response, host, now);
@@ -163,5 +202,48 @@ impl SessionCore {
             self.actions
                 .push_back(Action::ProbeReadWrite { skip: host });
         }
+    }
+}
+
+impl SessionCore {
+    /// The server hung up during the handshake. A plain connect request that got no byte
+    /// before the first connection may have reached a TLS port: the driver probes
+    /// ([`Action::ProbeTls`]), so that `connect` can stop trying a port that will never
+    /// answer in plain. Any other hang-up fails the attempt.
+    pub(super) fn handshake_hung_up(&mut self, host: usize, now: Instant) {
+        let failure = match self.handshake {
+            Handshake::Response
+                if !self.handshake_heard
+                    && !self.ever_connected
+                    && matches!(self.cfg.security, crate::transport::Security::Plain) =>
+            {
+                self.handshake = Handshake::HungUp;
+                self.actions.push_back(Action::Disconnect);
+                self.actions.push_back(Action::ProbeTls { host });
+                return;
+            }
+            Handshake::HungUp => return,
+            // The server closes without a word when our lastZxidSeen is ahead of it, and a
+            // TLS port closes on a plain connect request.
+            Handshake::Response => ConnectFailure::Closed,
+            #[cfg(feature = "sasl")]
+            Handshake::Sasl { .. } => ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into()),
+        };
+        self.attempt_failed(host, failure, now);
+    }
+
+    /// What the probe of [`Action::ProbeTls`] found: `Some(false)` when `host` does not
+    /// answer in plain (a TLS port), `None` when it could not tell.
+    pub fn handle_tls_probe(&mut self, host: usize, answers_plain: Option<bool>, now: Instant) {
+        if self.phase != (Phase::Handshaking { host })
+            || !matches!(self.handshake, Handshake::HungUp)
+        {
+            return;
+        }
+        let failure = match answers_plain {
+            Some(false) => ConnectFailure::Tls(crate::TlsFailure::ServerExpectsTls),
+            _ => ConnectFailure::Closed,
+        };
+        self.attempt_failed(host, failure, now);
     }
 }

@@ -4,19 +4,21 @@
 //! Its [`Phase`] is the one source of truth: backing off, connecting (the driver opens a
 //! stream), handshaking (connect request, ConnectResponse, SASL), connected, ended; with
 //! [`Away`] (how it stands without a connection) it makes the state the core publishes
-//! ([`SessionCore::state`]). The core writes what the handle reads ([`Shared`]) and never
-//! reads it back.
+//! ([`SessionCore::state`]). The core holds no channel and nothing shared: what it tells
+//! callers and the handle comes out as values ([`Output`]).
 //!
 //! A driver (the tokio task in [`driver`](crate::driver), or a unit test) feeds it inputs —
 //! commands from the handle, "the stream to host i is open", bytes read (the handshake's
 //! frames as well as replies), "disconnected", "now" — and takes its outputs: bytes to write
 //! ([`SessionCore::transmit`]), actions ([`SessionCore::poll_action`]: open a stream to a
-//! host, drop the connection, probe for a read-write server) and the next deadline
-//! ([`SessionCore::poll_timeout`]). Replies, watch events and state changes go straight out
-//! on the channels the core holds.
+//! host, drop the connection, probe for a read-write server), outputs
+//! ([`SessionCore::poll_output`]: replies, watch events, state changes, in the order they
+//! happened) and the next deadline ([`SessionCore::poll_timeout`]). Callers are named by
+//! keys ([`Key`], [`WatchId`]); the driver keeps their channels.
 //!
-//! Call order: after every input, write out [`transmit`](SessionCore::transmit), run every
-//! action, and sleep until [`poll_timeout`](SessionCore::poll_timeout), then call
+//! Call order: after every input, apply every output, write out
+//! [`transmit`](SessionCore::transmit), run every action, and sleep until
+//! [`poll_timeout`](SessionCore::poll_timeout), then call
 //! [`handle_timeout`](SessionCore::handle_timeout) with the time. Calling `handle_timeout`
 //! early is harmless: every deadline is checked against the `now` given.
 //!
@@ -28,6 +30,7 @@ mod commands;
 mod expiry;
 mod handshake;
 mod mixed_watches;
+mod output;
 mod rebalance;
 mod reconnect;
 mod requests;
@@ -38,27 +41,29 @@ pub(crate) mod watch_table;
 #[cfg(test)]
 mod tests;
 
-use std::{
-    collections::VecDeque,
-    sync::{
-        atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
-        Arc, Mutex,
-    },
-    time::Duration,
-};
+use std::{collections::VecDeque, time::Duration};
 
 use bytes::{Bytes, BytesMut};
-use tokio::{sync::oneshot, time::Instant};
+use tokio::time::Instant;
 use zk_proto::{ConnectRequest, ErrorCode, FrameCodec};
 
+pub(crate) use self::output::{Key, Output, View, WatchId};
 use crate::{
     chroot::Chroot,
+    command::Keys,
     connection::{ConnectFailure, SaslOption},
-    state::{EndReason, SessionEvent, SessionState, StatePublisher},
+    state::{EndReason, SessionEvent, SessionState},
     trace,
     transport::Security,
     Error,
 };
+
+/// A command as the core takes it: callers named by keys.
+pub(crate) type Command = crate::command::Command<Keys>;
+/// A request as the core takes it.
+pub(crate) type RequestCmd = crate::command::RequestCmd<Keys>;
+/// A watch registration as the core takes it.
+pub(crate) type WatchReg = crate::command::WatchReg<Keys>;
 
 use self::{auth::Auths, requests::Requests, timers::Timers, watch_table::WatchTable};
 
@@ -79,89 +84,13 @@ pub(crate) struct Config {
     pub resume: Option<(i64, Bytes)>,
     /// Create a new session when the ensemble expires the one the client had.
     pub new_session_on_expiry: bool,
+    /// Before the first connection, give up (tell `connect`) once every server refused.
+    pub fail_fast_on_refusal: bool,
     /// SASL on every new connection, run by the core between the ConnectResponse and
     /// anything else.
     pub sasl: SaslOption,
     /// Plain TCP or TLS, for every server and every reconnect (the driver's business too).
     pub security: Security,
-}
-
-/// What the handle can read without asking the task. `Debug` (in redact.rs) hides the
-/// password.
-pub(crate) struct Shared {
-    pub publisher: StatePublisher,
-    pub session_id: AtomicI64,
-    pub negotiated_timeout_ms: AtomicU64,
-    pub last_zxid: AtomicI64,
-    pub passwd: Mutex<Bytes>,
-    /// Why the last connection attempt failed, for the error of a first connect that fails.
-    pub last_connect_error: Mutex<Option<crate::ConnectError>>,
-    /// The server of the current connection, `host:port`.
-    pub server: Mutex<Option<String>>,
-    /// Set when, before any connection, every server failed for a reason retrying will not
-    /// fix (see [`ConnectFailure::is_permanent`]): `connect` stops waiting then.
-    pub hopeless: tokio::sync::watch::Sender<Option<crate::TlsError>>,
-    /// True once the session is over for good (set before the final state is published).
-    pub ended: AtomicBool,
-}
-
-/// What the core publishes on a change of state: everything here is derived from the core's
-/// own fields, which alone decide (the core never reads `Shared` back).
-pub(crate) struct View {
-    pub state: SessionState,
-    /// `None` when the state did not change (an expired session that ends as expired).
-    pub event: Option<SessionEvent>,
-    pub session_id: i64,
-    pub passwd: Bytes,
-    pub negotiated_timeout: Option<Duration>,
-    pub server: Option<String>,
-    /// The session is over for good.
-    pub ended: bool,
-}
-
-impl Shared {
-    /// Publishes `view`: the handle's fields first, then the state and its event, so that
-    /// whoever sees the state also sees the rest.
-    fn publish(&self, view: View) {
-        self.session_id.store(view.session_id, Ordering::Release);
-        if let Some(t) = view.negotiated_timeout {
-            let ms = t.as_millis().min(u64::MAX as u128) as u64;
-            self.negotiated_timeout_ms.store(ms, Ordering::Release);
-        }
-        lock_set(&self.passwd, view.passwd);
-        lock_set(&self.server, view.server);
-        if view.ended {
-            // Before the state: whoever sees the final state must also see that it is final.
-            self.ended.store(true, Ordering::Release);
-        }
-        if let Some(event) = view.event {
-            self.publisher.publish(view.state, event);
-        }
-    }
-
-    /// The highest zxid seen so far (on the hot path: one relaxed store).
-    fn zxid_seen(&self, zxid: i64) {
-        self.last_zxid.store(zxid, Ordering::Relaxed);
-    }
-
-    /// Why the last connection attempt failed.
-    fn attempt_failed(&self, why: crate::ConnectError) {
-        lock_set(&self.last_connect_error, Some(why));
-    }
-
-    pub fn new() -> Self {
-        Shared {
-            publisher: StatePublisher::new(),
-            session_id: AtomicI64::new(0),
-            negotiated_timeout_ms: AtomicU64::new(0),
-            last_zxid: AtomicI64::new(0),
-            passwd: Mutex::new(Bytes::new()),
-            last_connect_error: Mutex::new(None),
-            server: Mutex::new(None),
-            hopeless: tokio::sync::watch::Sender::new(None),
-            ended: AtomicBool::new(false),
-        }
-    }
 }
 
 /// Why the session ended for good.
@@ -220,6 +149,17 @@ pub(crate) enum Action {
     /// Look for a read-write server other than `skip`; report it with
     /// [`SessionCore::handle_read_write_found`].
     ProbeReadWrite { skip: usize },
+    /// Ask `hosts[host]` whether it answers in plain (a four-letter word); report with
+    /// [`SessionCore::handle_tls_probe`].
+    ProbeTls { host: usize },
+    /// Run a SASL mechanism's call (on the blocking pool when it
+    /// [`blocks`](crate::sasl::SaslWork::blocks)) and hand its end to
+    /// [`SessionCore::handle_sasl_done`] with `attempt`.
+    #[cfg(feature = "sasl")]
+    Sasl {
+        attempt: u64,
+        work: crate::sasl::SaslWork,
+    },
     /// The server list is now this: host indices in later actions refer to it.
     ServerList(Vec<(String, u16)>),
 }
@@ -268,7 +208,6 @@ const IDLE_WRITE_ROOM: usize = 1024;
 /// The session state machine; see the module documentation.
 pub(crate) struct SessionCore {
     cfg: Config,
-    shared: Arc<Shared>,
     phase: Phase,
     away: Away,
     pub(super) session_id: i64,
@@ -284,17 +223,24 @@ pub(crate) struct SessionCore {
     timers: Timers,
     /// How far the handshake is, in [`Phase::Handshaking`].
     handshake: handshake::Handshake,
+    /// Some byte came on the current handshake's stream.
+    handshake_heard: bool,
+    /// Counts the streams opened, so that the end of work done for an attempt that is over
+    /// is known as such.
+    attempt_no: u64,
     reconnect: reconnect::HostCycle,
     /// The bytes to write on the current connection.
     wbuf: BytesMut,
     codec: FrameCodec,
     actions: VecDeque<Action>,
+    /// What the driver applies: answers, events, states, in order.
+    out: VecDeque<Output>,
     ever_connected: bool,
     /// A session made by a read-only server is not valid on the quorum: until a read-write
     /// server has been seen, connect with session id 0 (as the reference client does).
     seen_rw_server: bool,
     /// Answered once the session is closed.
-    close_waiters: Vec<oneshot::Sender<()>>,
+    close_waiters: Vec<Key>,
     /// A closeSession was sent, or is due once a handshake is over (every handle went during
     /// it, or while the client reconnected): a connection that drops after the close went
     /// out ends the session instead of resuming it, as the Java client does (the server
@@ -311,7 +257,7 @@ pub(crate) struct SessionCore {
 impl SessionCore {
     /// A session that connects to `cfg.hosts` in the order given; `seed` drives the jitter
     /// of the reconnect backoff.
-    pub fn new(cfg: Config, shared: Arc<Shared>, seed: u64, now: Instant) -> Self {
+    pub fn new(cfg: Config, seed: u64, now: Instant) -> Self {
         let (session_id, passwd) = cfg
             .resume
             .clone()
@@ -324,7 +270,6 @@ impl SessionCore {
             auths: Auths::new(&cfg.auths),
             codec: FrameCodec::with_max_frame_len(cfg.max_frame_len),
             cfg,
-            shared,
             phase: Phase::Ended(End::Closed),
             away: Away::FirstConnect,
             negotiated: None,
@@ -333,9 +278,12 @@ impl SessionCore {
             watches: WatchTable::default(),
             timers: Timers::new(now),
             handshake: handshake::Handshake::Response,
+            handshake_heard: false,
+            attempt_no: 0,
             reconnect: reconnect::HostCycle::new(seed),
             wbuf: BytesMut::new(),
             actions: VecDeque::new(),
+            out: VecDeque::new(),
             ever_connected: false,
             close_waiters: Vec::new(),
             closing: false,
@@ -344,11 +292,6 @@ impl SessionCore {
         };
         core.next_attempt(now);
         core
-    }
-
-    /// True until a handshake has succeeded.
-    pub fn first_connect(&self) -> bool {
-        !self.ever_connected
     }
 
     /// Where the session stands.
@@ -369,6 +312,17 @@ impl SessionCore {
             self.actions = VecDeque::new();
         }
         action
+    }
+
+    /// The next thing to tell a caller or the handle, in the order it happened: the driver
+    /// applies every output after every input, before anything else.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop_front()
+    }
+
+    /// The highest zxid seen so far (for the handle; read after each input).
+    pub fn last_zxid(&self) -> i64 {
+        self.last_zxid
     }
 
     /// The bytes to write on the current connection; the driver takes what it wrote.
@@ -446,11 +400,6 @@ impl SessionCore {
         self.timers.last_send = now;
     }
 
-    /// The session id the server gave (0 before it did).
-    pub fn session_id(&self) -> i64 {
-        self.session_id
-    }
-
     /// True once the session is over for good.
     pub fn is_ended(&self) -> bool {
         matches!(self.phase, Phase::Ended(_))
@@ -478,13 +427,13 @@ impl SessionCore {
 
     /// Every change of state goes through here, so this is where it is logged: publishes
     /// [`state`](Self::state) with `event`, and what the handle reads beside it.
-    fn publish(&self, event: SessionEvent) {
+    fn publish(&mut self, event: SessionEvent) {
         self.publish_view(Some(event));
     }
 
     // Without the `tracing` feature the log line, the only reader of `event`, is compiled out.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-    fn publish_view(&self, event: Option<SessionEvent>) {
+    fn publish_view(&mut self, event: Option<SessionEvent>) {
         let state = self.state();
         if let Some(event) = event {
             trace::info!(
@@ -504,7 +453,7 @@ impl SessionCore {
         };
         // An expired session is no session, until the next one is made.
         let expired = self.away == Away::Expired && !matches!(self.phase, Phase::Connected { .. });
-        self.shared.publish(View {
+        self.out.push_back(Output::Publish(View {
             state,
             event,
             session_id: if expired { 0 } else { self.session_id },
@@ -512,7 +461,7 @@ impl SessionCore {
             negotiated_timeout: self.negotiated,
             server,
             ended: self.is_ended(),
-        });
+        }));
     }
 
     /// Whether callers just answered are likely to send their next request soon: then the
@@ -545,11 +494,11 @@ impl SessionCore {
         let changed = self.state() != before;
         self.publish_view(changed.then_some(end.state().1));
         let err = end.error();
-        self.requests.fail_all(&mut self.watches, &err);
-        self.watches.fail_all(&err);
-        self.auths.fail_all(&err);
-        for w in self.close_waiters.drain(..) {
-            let _ = w.send(());
+        self.requests.fail_all(&err, &mut self.out);
+        self.watches.fail_all(&err, &mut self.out);
+        self.auths.fail_all(&err, &mut self.out);
+        for to in self.close_waiters.drain(..) {
+            self.out.push_back(Output::Done { to });
         }
         self.wbuf.clear();
     }
@@ -561,8 +510,4 @@ fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (a, None) => a,
         (None, b) => b,
     }
-}
-
-fn lock_set<T>(m: &Mutex<T>, v: T) {
-    *m.lock().unwrap_or_else(|e| e.into_inner()) = v;
 }

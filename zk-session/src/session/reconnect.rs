@@ -8,7 +8,7 @@ use rand::{rngs::SmallRng, SeedableRng};
 use tokio::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
-use super::{handshake::Handshake, Action, Away, Drop_, End, Phase, SessionCore};
+use super::{requests, Action, Away, Drop_, End, Output, Phase, SessionCore};
 use crate::{
     backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, ConnectError, Error,
     SessionId,
@@ -27,6 +27,8 @@ pub(super) struct HostCycle {
     failures_in_cycle: usize,
     /// Those of them that retrying will not fix.
     permanent_in_cycle: usize,
+    /// Those of them that were refusals (nothing listening), with their errors.
+    refusals: Vec<ConnectError>,
     /// Passes over every host that all failed (plus the quick drops before them).
     cycles: u32,
     /// Connections in a row that ended within [`QUICK_DROP`] of their handshake.
@@ -41,6 +43,7 @@ impl HostCycle {
         self.quick_drops = 0;
         self.cycles = 0;
         self.failures_in_cycle = 0;
+        self.refusals.clear();
     }
 
     /// The session's generator, for choices other than the backoff's.
@@ -53,6 +56,7 @@ impl HostCycle {
             next_host: 0,
             failures_in_cycle: 0,
             permanent_in_cycle: 0,
+            refusals: Vec::new(),
             cycles: 0,
             quick_drops: 0,
             rng: SmallRng::seed_from_u64(seed),
@@ -140,10 +144,11 @@ impl SessionCore {
         }
         let (h, p) = &self.cfg.hosts[host];
         let permanent = failure.is_permanent();
+        let refused = failure.is_refusal();
         let error = failure.at(format!("{h}:{p}"));
         #[cfg(feature = "tracing")]
         let reason = error.to_string();
-        self.shared.attempt_failed(error.clone());
+        self.out.push_back(Output::AttemptFailed(error.clone()));
         self.timers.attempt_until = None;
         self.wbuf.clear();
         if let ConnectError::AuthFailed { .. } = error {
@@ -163,15 +168,23 @@ impl SessionCore {
         let c = &mut self.reconnect;
         c.failures_in_cycle += 1;
         c.permanent_in_cycle += usize::from(permanent);
+        if refused {
+            c.refusals.push(error.clone());
+        }
         if c.failures_in_cycle >= self.cfg.hosts.len() {
             let hopeless = c.permanent_in_cycle >= c.failures_in_cycle;
+            let all_refused = c.refusals.len() >= c.failures_in_cycle;
+            let refusals = std::mem::take(&mut c.refusals);
             c.failures_in_cycle = 0;
             c.permanent_in_cycle = 0;
             c.cycles += 1;
-            if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, error) {
-                // The client keeps trying (a built client may wait for a fix), but a caller
-                // of `connect` hears of it now.
-                self.shared.hopeless.send_replace(Some(e));
+            // The client keeps trying (a built client may wait for a fix), but a caller of
+            // `connect` hears of it now.
+            if let (true, false, ConnectError::Tls(e)) = (hopeless, self.ever_connected, &error) {
+                self.out.push_back(Output::Hopeless(Error::Tls(e.clone())));
+            } else if all_refused && !self.ever_connected && self.cfg.fail_fast_on_refusal {
+                self.out
+                    .push_back(Output::Hopeless(Error::ConnectRefused { errors: refusals }));
             }
             trace::warn!(
                 servers = self.cfg.hosts.len(),
@@ -200,6 +213,9 @@ impl SessionCore {
             self.seen_rw_server = true;
         }
         self.session_id = r.session_id;
+        self.out.push_back(Output::Established {
+            session_id: r.session_id,
+        });
         self.passwd = r.passwd.clone();
         self.timeout = Duration::from_millis(r.timeout as u64);
         self.negotiated = Some(self.timeout);
@@ -227,10 +243,11 @@ impl SessionCore {
 
     /// Reconnect order: auth packets, then watches, then the requests that waited.
     pub(super) fn replay(&mut self) {
-        self.auths.resend(&self.codec, &mut self.wbuf);
+        self.auths
+            .resend(&self.codec, &mut self.wbuf, &mut self.out);
         // set_watches sizes every batch to fit the frame limit, so none fails to encode.
         let max = self.codec.max_frame_len();
-        for req in self.watches.set_watches(self.last_zxid, max) {
+        for req in self.watches.set_watches(self.last_zxid, max, &mut self.out) {
             let _ = self
                 .codec
                 .encode_with(&mut self.wbuf, |b| req.encode(xid::SET_WATCHES, b));
@@ -243,18 +260,7 @@ impl SessionCore {
     /// The server closed the stream.
     pub fn handle_disconnected(&mut self, now: Instant) {
         match self.phase {
-            Phase::Handshaking { host } => {
-                let failure = match self.handshake {
-                    // The server closes without a word when our lastZxidSeen is ahead of
-                    // it, and a TLS port closes on a plain connect request.
-                    Handshake::Response => ConnectFailure::Closed,
-                    #[cfg(feature = "sasl")]
-                    Handshake::Sasl { .. } => {
-                        ConnectFailure::Io(std::io::ErrorKind::UnexpectedEof.into())
-                    }
-                };
-                self.attempt_failed(host, failure, now);
-            }
+            Phase::Handshaking { host } => self.handshake_hung_up(host, now),
             _ => self.connection_ended(Drop_::Reconnect, now),
         }
     }
@@ -313,6 +319,7 @@ impl SessionCore {
         c.cycles = c.quick_drops;
         c.failures_in_cycle = 0;
         c.permanent_in_cycle = 0;
+        c.refusals.clear();
         // Not connected from here on: nothing is sent on a dead connection. The state
         // changes before the callers hear of it, so that one who looks at the state on
         // getting the error sees why.
@@ -342,7 +349,7 @@ impl SessionCore {
         // The wait for a reconnect ends here: without it, a request with no timeout would
         // wait for as long as no server answers.
         self.requests
-            .fail_waiting(&mut self.watches, &Error::connection_loss());
+            .fail_waiting(&mut self.watches, &Error::connection_loss(), &mut self.out);
     }
 
     /// Before the first connection, a request waits at most the session timeout for it, then
@@ -354,7 +361,7 @@ impl SessionCore {
             }
             let w = self.requests.waiting.pop_front().expect("has a front");
             self.requests.end_unsent(&mut self.watches, &w.cmd);
-            let _ = w.cmd.reply.send(Err(Error::connection_loss()));
+            requests::fail_unsent(w.cmd, &Error::connection_loss(), &mut self.out);
         }
     }
 }

@@ -11,13 +11,10 @@ use zk_proto::{
     xid, ErrorCode, OpCode, RemoveWatchesRequest, ReplyHeader, Request, Response, WatcherEvent,
 };
 
-use super::{watch_table::WatchTable, Drop_, End, Phase, SessionCore};
-use crate::{
-    command::{ReplyTx, RequestCmd, WatchReg},
-    trace,
-    watch::WatchKind,
-    Error,
+use super::{
+    watch_table::WatchTable, Drop_, End, Key, Output, Phase, RequestCmd, SessionCore, WatchReg,
 };
+use crate::{trace, watch::WatchKind, Error};
 
 /// The error (-124) a server that enforces SASL answers an unauthenticated request with.
 const SASL_REQUIRED: i32 = -124;
@@ -31,7 +28,7 @@ pub(super) struct InFlight {
     pub xid: i32,
     pub op: OpCode,
     /// `None` for the session's own requests (removeWatches after a drop, closeSession).
-    pub reply: Option<ReplyTx>,
+    pub reply: Option<Key>,
     pub watch: Option<WatchReg>,
     /// The znode path (the server's), kept only while debug events are on: the
     /// request-failed event names it.
@@ -82,16 +79,21 @@ impl Requests {
         self.waiting.front().map(|w| w.since)
     }
 
-    /// Queues a request until a connection is there. Callers that time out while
-    /// disconnected leave their requests behind: those are dropped now and then, so that a
-    /// long outage cannot grow the queue without bound.
-    pub fn wait(&mut self, cmd: RequestCmd, since: Instant, watches: &mut WatchTable) {
+    /// Queues a request until a connection is there.
+    pub fn wait(&mut self, cmd: RequestCmd, since: Instant) {
         self.waiting.push_back(Waiting { cmd, since });
-        if self.waiting.len() < self.prune_at {
-            return;
-        }
+    }
+
+    /// Whether the waiting queue has grown enough to be worth a
+    /// [`prune_waiting`](SessionCore::prune_waiting).
+    pub fn prune_due(&self) -> bool {
+        self.waiting.len() >= self.prune_at
+    }
+
+    /// Drops the waiting requests whose callers `gone` says gave up.
+    pub fn prune(&mut self, watches: &mut WatchTable, mut gone: impl FnMut(Key) -> bool) {
         self.waiting.retain(|w| {
-            let abandoned = w.cmd.reply.is_closed();
+            let abandoned = w.cmd.reply.is_none_or(&mut gone);
             if abandoned {
                 end_unsent_registration(watches, &w.cmd);
             }
@@ -101,28 +103,48 @@ impl Requests {
     }
 
     /// Answers every waiting request with `err`.
-    pub fn fail_waiting(&mut self, watches: &mut WatchTable, err: &Error) {
+    pub fn fail_waiting(
+        &mut self,
+        watches: &mut WatchTable,
+        err: &Error,
+        out: &mut VecDeque<Output>,
+    ) {
         for w in std::mem::take(&mut self.waiting) {
             end_unsent_registration(watches, &w.cmd);
-            let _ = w.cmd.reply.send(Err(err.clone()));
+            reply(out, w.cmd.reply, Err(err.clone()));
         }
     }
 
     /// The session ended: answers everything with `err`.
-    pub fn fail_all(&mut self, watches: &mut WatchTable, err: &Error) {
+    pub fn fail_all(&mut self, err: &Error, out: &mut VecDeque<Output>) {
         for p in self.inflight.drain(..) {
-            if let Some(r) = p.reply {
-                let _ = r.send(Err(err.clone()));
-            }
+            reply(out, p.reply, Err(err.clone()));
         }
         for w in std::mem::take(&mut self.waiting) {
-            if let Some(WatchReg::Oneshot { tx, .. }) = w.cmd.watch {
-                let _ = tx.send(Err(err.clone()));
-            }
-            let _ = w.cmd.reply.send(Err(err.clone()));
+            fail_unsent(w.cmd, err, out);
         }
-        let _ = watches;
     }
+}
+
+/// Tells the caller `to`, if any, `result`.
+pub(super) fn reply(out: &mut VecDeque<Output>, to: Option<Key>, result: Result<Response, Error>) {
+    if let Some(to) = to {
+        out.push_back(Output::Reply { to, result });
+    }
+}
+
+/// A request that never went out fails with `err`, and so does the one-shot watch it would
+/// have set.
+pub(super) fn fail_unsent(cmd: RequestCmd, err: &Error, out: &mut VecDeque<Output>) {
+    match cmd.watch {
+        Some(WatchReg::Oneshot { id, .. }) => out.push_back(Output::Watch {
+            to: id,
+            result: Err(err.clone()),
+        }),
+        Some(WatchReg::Stream { id, .. }) => out.push_back(Output::WatchEnded { to: id }),
+        _ => {}
+    }
+    reply(out, cmd.reply, Err(err.clone()));
 }
 
 /// The path of `request` for its failure event, when that event would be seen: the
@@ -139,8 +161,11 @@ fn failure_path(request: &Request) -> Option<String> {
 /// A request that never went out ends its registration: nothing reached the server for it,
 /// so nothing dropped meanwhile has to be removed on its account.
 fn end_unsent_registration(watches: &mut WatchTable, cmd: &RequestCmd) {
-    if let Some(path) = cmd.watch.as_ref().and_then(WatchReg::registers) {
-        let _ = watches.end_registration(path);
+    if let Some(w) = &cmd.watch {
+        if let (Some(path), Some(id)) = (w.registers(), w.id()) {
+            let _ = watches.end_registration(path);
+            watches.take_abandoned(id);
+        }
     }
 }
 
@@ -151,7 +176,7 @@ impl SessionCore {
 
     /// Encodes a caller's request and queues it for its reply.
     pub(super) fn send(&mut self, rc: RequestCmd) {
-        if rc.reply.is_closed() {
+        if rc.reply.is_none() {
             // The caller gave up (timeout or cancel) while it waited for a connection.
             self.registration_failed(&rc);
             return;
@@ -165,14 +190,18 @@ impl SessionCore {
             Ok(()) => self.requests.inflight.push_back(InFlight {
                 xid,
                 op,
-                reply: Some(rc.reply),
+                reply: rc.reply,
                 watch: rc.watch,
                 #[cfg(feature = "tracing")]
                 path: failure_path(&rc.request),
             }),
             Err(e) => {
                 self.registration_failed(&rc);
-                let _ = rc.reply.send(Err(Error::InvalidArgument(e.into())));
+                let err = Error::InvalidArgument(e.into());
+                if let Some(id) = rc.watch.as_ref().and_then(WatchReg::id) {
+                    self.out.push_back(Output::WatchEnded { to: id });
+                }
+                reply(&mut self.out, rc.reply, Err(err));
             }
         }
     }
@@ -180,11 +209,33 @@ impl SessionCore {
     /// A request that would have registered a watch is not sent after all: watches dropped
     /// on its path meanwhile are checked for removal now.
     fn registration_failed(&mut self, rc: &RequestCmd) {
-        if let Some(path) = rc.watch.as_ref().and_then(WatchReg::registers) {
+        let Some(w) = &rc.watch else { return };
+        if let (Some(path), Some(id)) = (w.registers(), w.id()) {
+            self.watches.take_abandoned(id);
             for kind in self.watches.end_registration(path) {
                 self.drop_watch(path, kind);
             }
         }
+    }
+
+    /// Whether enough requests wait for a connection that those whose callers gave up
+    /// should be dropped: then the driver calls [`prune_waiting`](Self::prune_waiting).
+    pub fn wants_prune(&self) -> bool {
+        self.requests.prune_due()
+    }
+
+    /// Drops the requests waiting for a connection whose callers `gone` says gave up (timed
+    /// out or cancelled), so that a long outage cannot grow the queue without bound and a
+    /// request nobody waits for is never sent. The driver calls it when
+    /// [`wants_prune`](Self::wants_prune) says so, and before each input of a handshake
+    /// (whose end sends the waiting requests).
+    pub fn prune_waiting(&mut self, gone: impl FnMut(Key) -> bool) {
+        self.requests.prune(&mut self.watches, gone);
+    }
+
+    /// Whether requests wait for a connection.
+    pub fn has_waiting(&self) -> bool {
+        !self.requests.waiting.is_empty()
     }
 
     /// Sends a request of the session's own, whose reply nobody waits for.
@@ -254,8 +305,12 @@ impl SessionCore {
             xid::NOTIFICATION => {
                 let event = WatcherEvent::decode(&mut r).map_err(|_| Drop_::Reconnect)?;
                 // Notifications never advance lastZxidSeen: their zxid is -1.
-                self.watches
-                    .dispatch(event.event_type, &event.path, &self.cfg.chroot);
+                self.watches.dispatch(
+                    event.event_type,
+                    &event.path,
+                    &self.cfg.chroot,
+                    &mut self.out,
+                );
                 Ok(())
             }
             // A server that enforces SASL answers whatever comes first with -124 and hangs
@@ -270,7 +325,7 @@ impl SessionCore {
             }
             xid::PING | xid::SET_WATCHES => Ok(()),
             xid::AUTH => {
-                if self.auths.reply(header.err) {
+                if self.auths.reply(header.err, &mut self.out) {
                     Ok(())
                 } else {
                     Err(Drop_::End(End::AuthFailed))
@@ -301,7 +356,6 @@ impl SessionCore {
         }
         if header.zxid > 0 {
             self.last_zxid = self.last_zxid.max(header.zxid);
-            self.shared.zxid_seen(self.last_zxid);
         }
         let is_close = p.op == OpCode::CloseSession;
         let result = if header.err != 0 {
@@ -355,14 +409,15 @@ impl SessionCore {
                 }
             }
         }
-        if let Some(reply) = p.reply {
-            let _ = reply.send(result);
-        }
+        reply(&mut self.out, p.reply, result);
     }
 
+    /// Registers the watch `w` that a request answered with `result` set; a watch that
+    /// the reply did not set, or whose caller dropped it meanwhile, ends (its channel
+    /// closes).
     fn register(&mut self, op: OpCode, result: &Result<Response, Error>, w: WatchReg) {
-        match w {
-            WatchReg::Oneshot { path, tx } => {
+        let (path, kind, id) = match w {
+            WatchReg::Oneshot { path, id, .. } => {
                 let kind = match (op, result) {
                     (OpCode::Exists, Ok(_)) | (OpCode::GetData, Ok(_)) => Some(WatchKind::Data),
                     // exists on a missing znode still leaves a watch for its creation.
@@ -370,32 +425,31 @@ impl SessionCore {
                     (OpCode::GetChildren | OpCode::GetChildren2, Ok(_)) => Some(WatchKind::Child),
                     _ => None,
                 };
-                if let Some(kind) = kind {
-                    if tx.is_closed() {
-                        // The caller dropped the watch while the request was in flight: the
-                        // server set it, so remove it unless another watch needs it.
-                        self.drop_watch(&path, kind);
-                    } else {
-                        self.watches.add_oneshot(kind, path.clone(), tx);
-                    }
-                    // Wanted or not, it took the place of a persistent watch on the server.
-                    self.oneshot_registered(kind, &path);
-                }
+                (path, kind, id)
             }
-            WatchReg::Stream { path, kind, tx } => {
-                if result.is_ok() {
-                    if tx.is_closed() {
-                        self.drop_watch(&path, kind);
-                    } else {
-                        self.watches.add_stream(kind, path, tx);
-                    }
-                }
-            }
+            WatchReg::Stream { path, kind, id, .. } => (path, result.is_ok().then_some(kind), id),
             WatchReg::Remove { path, watcher_type } => {
                 if result.is_ok() {
-                    self.watches.remove_local(&path, watcher_type);
+                    self.watches
+                        .remove_local(&path, watcher_type, &mut self.out);
                 }
+                return;
             }
+        };
+        let abandoned = self.watches.take_abandoned(id);
+        let Some(kind) = kind else {
+            return self.out.push_back(Output::WatchEnded { to: id });
+        };
+        if abandoned {
+            // The caller dropped the watch while the request was in flight: the server set
+            // it, so remove it unless another watch needs it.
+            self.drop_watch(&path, kind);
+        } else {
+            self.watches.add(kind, path.clone(), id);
+        }
+        if !matches!(kind, WatchKind::Persistent | WatchKind::PersistentRecursive) {
+            // Wanted or not, it took the place of a persistent watch on the server.
+            self.oneshot_registered(kind, &path);
         }
     }
 
@@ -423,6 +477,6 @@ impl SessionCore {
         while let Some(p) = self.requests.inflight.pop_front() {
             self.answer(p, Err(err.clone()));
         }
-        self.auths.connection_ended(err);
+        self.auths.connection_ended(err, &mut self.out);
     }
 }

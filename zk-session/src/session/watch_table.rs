@@ -1,51 +1,78 @@
 //! The session task's registry of watches: who gets which event, what to re-register on
 //! reconnect, and when a server-side watch can be removed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
-use tokio::sync::oneshot;
 use zk_proto::{EventType, WatcherType};
 
-use crate::{
-    chroot::Chroot,
-    watch::{StreamTx, WatchKind},
-    Error, WatchedEvent,
-};
+use super::{Output, WatchId};
+use crate::{chroot::Chroot, watch::WatchKind, Error, WatchedEvent};
 
 mod set_watches;
 
-pub(crate) type OneshotTx = oneshot::Sender<Result<WatchedEvent, Error>>;
-
-/// Watches by server path (chroot included).
+/// Watches by server path (chroot included), each named by its id.
 #[derive(Debug, Default)]
 pub(crate) struct WatchTable {
-    data: HashMap<String, Vec<OneshotTx>>,
-    exist: HashMap<String, Vec<OneshotTx>>,
-    child: HashMap<String, Vec<OneshotTx>>,
-    persistent: HashMap<String, Vec<StreamTx>>,
-    recursive: HashMap<String, Vec<StreamTx>>,
+    data: HashMap<String, Vec<WatchId>>,
+    exist: HashMap<String, Vec<WatchId>>,
+    child: HashMap<String, Vec<WatchId>>,
+    persistent: HashMap<String, Vec<WatchId>>,
+    recursive: HashMap<String, Vec<WatchId>>,
     /// Watch-setting requests in flight per path: a server-side watch is not removed while one
     /// of them may still register a watch there.
     registering: HashMap<String, u32>,
     /// Kinds of watches dropped on a path while a registration was in flight there: checked
     /// again when the last one ends.
     deferred: HashMap<String, Vec<WatchKind>>,
+    /// Watches their callers dropped before the request that sets them was answered.
+    abandoned: HashSet<WatchId>,
 }
 
-fn deliver_oneshots(list: Option<Vec<OneshotTx>>, ev: &WatchedEvent) -> usize {
-    let mut n = 0;
-    for tx in list.into_iter().flatten() {
-        if tx.send(Ok(ev.clone())).is_ok() {
-            n += 1;
-        }
+/// Tells every one-shot watch in `list` of `ev`; returns how many.
+fn deliver_oneshots(
+    list: Option<Vec<WatchId>>,
+    ev: &WatchedEvent,
+    out: &mut VecDeque<Output>,
+) -> usize {
+    let list = list.unwrap_or_default();
+    for &to in &list {
+        out.push_back(Output::Watch {
+            to,
+            result: Ok(ev.clone()),
+        });
     }
-    n
+    list.len()
 }
 
-fn deliver_streams(list: Option<&mut Vec<StreamTx>>, ev: &WatchedEvent) -> usize {
+/// Tells every persistent watch in `list` of `ev`; returns how many.
+fn deliver_streams(
+    list: Option<&Vec<WatchId>>,
+    ev: &WatchedEvent,
+    out: &mut VecDeque<Output>,
+) -> usize {
     let Some(list) = list else { return 0 };
-    list.retain(|tx| tx.send(ev));
+    for &to in list {
+        out.push_back(Output::Stream {
+            to,
+            event: ev.clone(),
+        });
+    }
     list.len()
+}
+
+/// Ends every one-shot watch in `list` with `err`.
+fn fail_oneshots(list: Vec<WatchId>, err: &Error, out: &mut VecDeque<Output>) {
+    for to in list {
+        out.push_back(Output::Watch {
+            to,
+            result: Err(err.clone()),
+        });
+    }
+}
+
+/// Ends every persistent watch in `list`.
+fn end_streams(list: Vec<WatchId>, out: &mut VecDeque<Output>) {
+    out.extend(list.into_iter().map(|to| Output::WatchEnded { to }));
 }
 
 impl WatchTable {
@@ -69,27 +96,25 @@ impl WatchTable {
         Vec::new()
     }
 
-    /// Registers a one-shot watch of `kind` (Data, Exist or Child).
-    pub fn add_oneshot(&mut self, kind: WatchKind, path: String, tx: OneshotTx) {
-        let map = match kind {
+    /// Whether the caller of watch `id` dropped it while its request was under way (and
+    /// forgets it).
+    pub fn take_abandoned(&mut self, id: WatchId) -> bool {
+        self.abandoned.remove(&id)
+    }
+
+    fn map(&mut self, kind: WatchKind) -> &mut HashMap<String, Vec<WatchId>> {
+        match kind {
             WatchKind::Data => &mut self.data,
             WatchKind::Exist => &mut self.exist,
             WatchKind::Child => &mut self.child,
-            WatchKind::Persistent | WatchKind::PersistentRecursive => {
-                unreachable!("persistent watches are streams")
-            }
-        };
-        map.entry(path).or_default().push(tx);
-    }
-
-    /// Registers a persistent or persistent-recursive watch.
-    pub fn add_stream(&mut self, kind: WatchKind, path: String, tx: StreamTx) {
-        let map = match kind {
             WatchKind::Persistent => &mut self.persistent,
             WatchKind::PersistentRecursive => &mut self.recursive,
-            _ => unreachable!("one-shot watches are not streams"),
-        };
-        map.entry(path).or_default().push(tx);
+        }
+    }
+
+    /// Registers watch `id` of `kind` on `path`.
+    pub fn add(&mut self, kind: WatchKind, path: String, id: WatchId) {
+        self.map(kind).entry(path).or_default().push(id);
     }
 
     /// Delivers a notification to every watch it concerns, following the server's rules:
@@ -97,29 +122,35 @@ impl WatchTable {
     /// children-changed and deleted; persistent watches on everything at their path, and
     /// recursive watches on everything but children-changed at or below theirs.
     /// Returns how many watches were told.
-    pub fn dispatch(&mut self, event_type: EventType, server_path: &str, chroot: &Chroot) -> usize {
+    pub fn dispatch(
+        &mut self,
+        event_type: EventType,
+        server_path: &str,
+        chroot: &Chroot,
+        out: &mut VecDeque<Output>,
+    ) -> usize {
         let ev = WatchedEvent::new(event_type, chroot.to_client(server_path));
         let mut n = 0;
         match event_type {
             EventType::NodeCreated | EventType::NodeDataChanged => {
-                n += deliver_oneshots(self.data.remove(server_path), &ev);
-                n += deliver_oneshots(self.exist.remove(server_path), &ev);
+                n += deliver_oneshots(self.data.remove(server_path), &ev, out);
+                n += deliver_oneshots(self.exist.remove(server_path), &ev, out);
             }
             EventType::NodeChildrenChanged => {
-                n += deliver_oneshots(self.child.remove(server_path), &ev);
+                n += deliver_oneshots(self.child.remove(server_path), &ev, out);
             }
             EventType::NodeDeleted => {
-                n += deliver_oneshots(self.data.remove(server_path), &ev);
-                n += deliver_oneshots(self.exist.remove(server_path), &ev);
-                n += deliver_oneshots(self.child.remove(server_path), &ev);
+                n += deliver_oneshots(self.data.remove(server_path), &ev, out);
+                n += deliver_oneshots(self.exist.remove(server_path), &ev, out);
+                n += deliver_oneshots(self.child.remove(server_path), &ev, out);
             }
             _ => return 0,
         }
-        n += deliver_streams(self.persistent.get_mut(server_path), &ev);
+        n += deliver_streams(self.persistent.get(server_path), &ev, out);
         if event_type != EventType::NodeChildrenChanged && !self.recursive.is_empty() {
             let mut p = server_path;
             loop {
-                n += deliver_streams(self.recursive.get_mut(p), &ev);
+                n += deliver_streams(self.recursive.get(p), &ev, out);
                 if p == "/" {
                     break;
                 }
@@ -134,32 +165,37 @@ impl WatchTable {
     }
 
     /// Ends every watch with `err` (one-shot) or by closing its stream, when the session ends.
-    pub fn fail_all(&mut self, err: &Error) {
-        self.fail_oneshots(err);
-        self.persistent.clear();
-        self.recursive.clear();
+    pub fn fail_all(&mut self, err: &Error, out: &mut VecDeque<Output>) {
+        self.fail_oneshots(err, out);
+        for (_, list) in self.persistent.drain().chain(self.recursive.drain()) {
+            end_streams(list, out);
+        }
         self.registering.clear();
         self.deferred.clear();
+        self.abandoned.clear();
     }
 
     /// Ends every one-shot watch with `err`, when its session expired; persistent watches
     /// stay, to be registered on the next session.
-    pub fn fail_oneshots(&mut self, err: &Error) {
+    pub fn fail_oneshots(&mut self, err: &Error, out: &mut VecDeque<Output>) {
         for (_, list) in self
             .data
             .drain()
             .chain(self.exist.drain())
             .chain(self.child.drain())
         {
-            for tx in list {
-                let _ = tx.send(Err(err.clone()));
-            }
+            fail_oneshots(list, err, out);
         }
     }
 
     /// Ends the local watches that a successful removeWatches of `watcher_type` took away on
     /// the server: one-shot watches resolve with [`Error::WatchRemoved`], streams close.
-    pub fn remove_local(&mut self, path: &str, watcher_type: WatcherType) {
+    pub fn remove_local(
+        &mut self,
+        path: &str,
+        watcher_type: WatcherType,
+        out: &mut VecDeque<Output>,
+    ) {
         let (data, child, streams) = match watcher_type {
             WatcherType::Data => (true, false, false),
             WatcherType::Children => (false, true, false),
@@ -173,33 +209,23 @@ impl WatchTable {
         if child {
             ended.extend(self.child.remove(path).into_iter().flatten());
         }
+        fail_oneshots(ended, &Error::WatchRemoved, out);
         if streams {
-            self.persistent.remove(path);
-            self.recursive.remove(path);
-        }
-        for tx in ended {
-            let _ = tx.send(Err(Error::WatchRemoved));
-        }
-    }
-
-    fn prune(&mut self) {
-        for map in [&mut self.data, &mut self.exist, &mut self.child] {
-            map.retain(|_, l| {
-                l.retain(|tx| !tx.is_closed());
-                !l.is_empty()
-            });
-        }
-        for map in [&mut self.persistent, &mut self.recursive] {
-            map.retain(|_, l| {
-                l.retain(|tx| !tx.is_closed());
-                !l.is_empty()
-            });
+            let lists = [self.persistent.remove(path), self.recursive.remove(path)];
+            end_streams(lists.into_iter().flatten().flatten().collect(), out);
         }
     }
 
     /// True when a caller still holds a watch of `kind` on `path`.
     pub fn holds(&self, kind: WatchKind, path: &str) -> bool {
-        self.has(kind, path)
+        let map = match kind {
+            WatchKind::Data => &self.data,
+            WatchKind::Exist => &self.exist,
+            WatchKind::Child => &self.child,
+            WatchKind::Persistent => &self.persistent,
+            WatchKind::PersistentRecursive => &self.recursive,
+        };
+        map.get(path).is_some_and(|l| !l.is_empty())
     }
 
     /// The connection ended: the server-side watches died with it, so the drops deferred
@@ -209,24 +235,40 @@ impl WatchTable {
         self.deferred.clear();
     }
 
-    fn has(&self, kind: WatchKind, path: &str) -> bool {
-        let live = |l: Option<&Vec<OneshotTx>>| l.is_some_and(|l| l.iter().any(|t| !t.is_closed()));
-        let live_s =
-            |l: Option<&Vec<StreamTx>>| l.is_some_and(|l| l.iter().any(|t| !t.is_closed()));
-        match kind {
-            WatchKind::Data => live(self.data.get(path)),
-            WatchKind::Exist => live(self.exist.get(path)),
-            WatchKind::Child => live(self.child.get(path)),
-            WatchKind::Persistent => live_s(self.persistent.get(path)),
-            WatchKind::PersistentRecursive => live_s(self.recursive.get(path)),
+    /// The caller of watch `id` (of `kind` on `path`) dropped it: it is forgotten, or, while
+    /// the request that sets it is under way, remembered as abandoned.
+    pub fn forget(&mut self, path: &str, kind: WatchKind, id: WatchId) {
+        let map = self.map(kind);
+        let mut found = false;
+        if let Some(list) = map.get_mut(path) {
+            let before = list.len();
+            list.retain(|&w| w != id);
+            found = list.len() < before;
+            if list.is_empty() {
+                map.remove(path);
+            }
+        }
+        // exists sets a Data or an Exist watch, whichever the reply says.
+        if !found && kind == WatchKind::Data {
+            if let Some(list) = self.exist.get_mut(path) {
+                let before = list.len();
+                list.retain(|&w| w != id);
+                found = list.len() < before;
+                if list.is_empty() {
+                    self.exist.remove(path);
+                }
+            }
+        }
+        if !found && self.registering.contains_key(path) {
+            self.abandoned.insert(id);
         }
     }
 
-    /// A caller dropped a watch of `kind` on `path`. Returns the server-side watch type to
-    /// remove when no caller is left for it. A server-side watch shared with another kind
-    /// (3.8 keeps one watch per path and connection) is kept: its events are dropped here.
+    /// A caller dropped a watch of `kind` on `path` (forgotten already). Returns the
+    /// server-side watch type to remove when no caller is left for it. A server-side watch
+    /// shared with another kind (3.8 keeps one watch per path and connection) is kept: its
+    /// events are dropped here.
     pub fn watch_dropped(&mut self, path: &str, kind: WatchKind) -> Option<WatcherType> {
-        self.prune();
         if self.registering.contains_key(path) {
             let kinds = self.deferred.entry(path.to_owned()).or_default();
             if !kinds.contains(&kind) {
@@ -234,10 +276,10 @@ impl WatchTable {
             }
             return None;
         }
-        let persistent =
-            self.has(WatchKind::Persistent, path) || self.has(WatchKind::PersistentRecursive, path);
-        let data = self.has(WatchKind::Data, path) || self.has(WatchKind::Exist, path);
-        let child = self.has(WatchKind::Child, path);
+        let persistent = self.holds(WatchKind::Persistent, path)
+            || self.holds(WatchKind::PersistentRecursive, path);
+        let data = self.holds(WatchKind::Data, path) || self.holds(WatchKind::Exist, path);
+        let child = self.holds(WatchKind::Child, path);
         match kind {
             WatchKind::Data | WatchKind::Exist if !data && !persistent => Some(WatcherType::Data),
             WatchKind::Child if !child && !persistent => Some(WatcherType::Children),
@@ -252,8 +294,7 @@ impl WatchTable {
 
     /// True when no watch is registered.
     #[cfg(test)]
-    pub fn is_empty(&mut self) -> bool {
-        self.prune();
+    pub fn is_empty(&self) -> bool {
         self.data.is_empty()
             && self.exist.is_empty()
             && self.child.is_empty()
@@ -265,97 +306,108 @@ impl WatchTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::watch::{stream_channel, DEFAULT_PERSISTENT_WATCH_BUFFER};
 
-    pub(super) fn oneshot_pair() -> (OneshotTx, oneshot::Receiver<Result<WatchedEvent, Error>>) {
-        oneshot::channel()
+    /// The watches told, in order, and what each was told.
+    pub(super) fn told(out: &mut VecDeque<Output>) -> Vec<(WatchId, Result<WatchedEvent, Error>)> {
+        out.drain(..)
+            .map(|o| match o {
+                Output::Watch { to, result } => (to, result),
+                Output::Stream { to, event } => (to, Ok(event)),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    fn ids(told: &[(WatchId, Result<WatchedEvent, Error>)]) -> Vec<u64> {
+        told.iter().map(|(id, _)| id.0).collect()
     }
 
     #[test]
     fn data_and_exist_fire_on_change_child_does_not() {
         let mut t = WatchTable::default();
-        let (d, mut drx) = oneshot_pair();
-        let (e, mut erx) = oneshot_pair();
-        let (c, mut crx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Data, "/a".into(), d);
-        t.add_oneshot(WatchKind::Exist, "/a".into(), e);
-        t.add_oneshot(WatchKind::Child, "/a".into(), c);
+        let mut out = VecDeque::new();
+        t.add(WatchKind::Data, "/a".into(), WatchId(1));
+        t.add(WatchKind::Exist, "/a".into(), WatchId(2));
+        t.add(WatchKind::Child, "/a".into(), WatchId(3));
+        let none = Chroot::none();
         assert_eq!(
-            t.dispatch(EventType::NodeDataChanged, "/a", &Chroot::none()),
+            t.dispatch(EventType::NodeDataChanged, "/a", &none, &mut out),
             2
         );
-        assert_eq!(
-            drx.try_recv().unwrap().unwrap().event_type(),
-            EventType::NodeDataChanged
-        );
-        assert!(erx.try_recv().unwrap().is_ok());
-        assert!(crx.try_recv().is_err());
+        let first = told(&mut out);
+        assert_eq!(ids(&first), [1, 2]);
+        let ev = first[0].1.as_ref().unwrap();
+        assert_eq!(ev.event_type(), EventType::NodeDataChanged);
         // One-shot: a second change tells nobody but the child watch on delete.
-        assert_eq!(t.dispatch(EventType::NodeDeleted, "/a", &Chroot::none()), 1);
-        assert_eq!(
-            crx.try_recv().unwrap().unwrap().event_type(),
-            EventType::NodeDeleted
-        );
+        assert_eq!(t.dispatch(EventType::NodeDeleted, "/a", &none, &mut out), 1);
+        let second = told(&mut out);
+        assert_eq!(ids(&second), [3]);
+        let ev = second[0].1.as_ref().unwrap();
+        assert_eq!(ev.event_type(), EventType::NodeDeleted);
     }
 
     #[test]
     fn recursive_watch_sees_descendants_but_not_child_events() {
         let mut t = WatchTable::default();
-        let (tx, mut rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::PersistentRecursive, "/app".into(), tx);
+        let mut out = VecDeque::new();
+        t.add(WatchKind::PersistentRecursive, "/app".into(), WatchId(9));
         let chroot = Chroot::new("/app").unwrap();
-        assert_eq!(t.dispatch(EventType::NodeCreated, "/app/x/y", &chroot), 1);
         assert_eq!(
-            t.dispatch(EventType::NodeChildrenChanged, "/app/x", &chroot),
+            t.dispatch(EventType::NodeCreated, "/app/x/y", &chroot, &mut out),
+            1
+        );
+        assert_eq!(
+            t.dispatch(EventType::NodeChildrenChanged, "/app/x", &chroot, &mut out),
             0
         );
-        assert_eq!(t.dispatch(EventType::NodeDeleted, "/other", &chroot), 0);
-        let ev = rx.try_recv().unwrap().unwrap();
-        assert_eq!(ev.path(), "/x/y");
-        assert!(rx.try_recv().is_err());
+        assert_eq!(
+            t.dispatch(EventType::NodeDeleted, "/other", &chroot, &mut out),
+            0
+        );
+        let told = told(&mut out);
+        assert_eq!(ids(&told), [9]);
+        assert_eq!(told[0].1.as_ref().unwrap().path(), "/x/y");
     }
 
     #[test]
     fn root_recursive_watch_sees_everything() {
         let mut t = WatchTable::default();
-        let (tx, mut rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::PersistentRecursive, "/".into(), tx);
+        let mut out = VecDeque::new();
+        t.add(WatchKind::PersistentRecursive, "/".into(), WatchId(4));
+        let none = Chroot::none();
         assert_eq!(
-            t.dispatch(EventType::NodeDataChanged, "/a", &Chroot::none()),
+            t.dispatch(EventType::NodeDataChanged, "/a", &none, &mut out),
             1
         );
-        assert_eq!(rx.try_recv().unwrap().unwrap().path(), "/a");
+        assert_eq!(told(&mut out)[0].1.as_ref().unwrap().path(), "/a");
     }
 
     #[test]
     fn every_watcher_on_a_path_is_told() {
         let mut t = WatchTable::default();
-        let rxs: Vec<_> = (0..3)
-            .map(|_| {
-                let (tx, rx) = oneshot_pair();
-                t.add_oneshot(WatchKind::Data, "/p".into(), tx);
-                rx
-            })
-            .collect();
+        let mut out = VecDeque::new();
+        for i in 0..3 {
+            t.add(WatchKind::Data, "/p".into(), WatchId(i));
+        }
+        let none = Chroot::none();
         assert_eq!(
-            t.dispatch(EventType::NodeDataChanged, "/p", &Chroot::none()),
+            t.dispatch(EventType::NodeDataChanged, "/p", &none, &mut out),
             3
         );
-        for mut rx in rxs {
-            assert!(rx.try_recv().unwrap().is_ok());
-        }
+        let told = told(&mut out);
+        assert_eq!(ids(&told), [0, 1, 2]);
+        assert!(told.iter().all(|(_, r)| r.is_ok()));
     }
 
     #[test]
     fn removal_only_when_last_watcher_of_the_kind_is_gone() {
         let mut t = WatchTable::default();
-        let (a, arx) = oneshot_pair();
-        let (b, brx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Data, "/p".into(), a);
-        t.add_oneshot(WatchKind::Exist, "/p".into(), b);
-        drop(arx);
+        t.add(WatchKind::Data, "/p".into(), WatchId(1));
+        t.add(WatchKind::Exist, "/p".into(), WatchId(2));
+        t.forget("/p", WatchKind::Data, WatchId(1));
         assert_eq!(t.watch_dropped("/p", WatchKind::Data), None);
-        drop(brx);
+        // exists hands out Data watches that the reply may have made Exist ones.
+        t.forget("/p", WatchKind::Data, WatchId(2));
         assert_eq!(
             t.watch_dropped("/p", WatchKind::Exist),
             Some(WatcherType::Data)
@@ -367,8 +419,12 @@ mod tests {
     fn no_removal_while_a_registration_is_in_flight() {
         let mut t = WatchTable::default();
         t.begin_registration("/p");
+        t.forget("/p", WatchKind::Child, WatchId(5));
         assert_eq!(t.watch_dropped("/p", WatchKind::Child), None);
         assert_eq!(t.end_registration("/p"), vec![WatchKind::Child]);
+        // The watch dropped in flight is known as abandoned, once.
+        assert!(t.take_abandoned(WatchId(5)));
+        assert!(!t.take_abandoned(WatchId(5)));
         assert_eq!(
             t.watch_dropped("/p", WatchKind::Child),
             Some(WatcherType::Children)
@@ -384,14 +440,23 @@ mod tests {
     }
 
     #[test]
-    fn fail_all_tells_every_oneshot() {
+    fn fail_all_tells_every_oneshot_and_ends_every_stream() {
         let mut t = WatchTable::default();
-        let (tx, mut rx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Child, "/c".into(), tx);
-        t.fail_all(&Error::session_expired());
+        let mut out = VecDeque::new();
+        t.add(WatchKind::Child, "/c".into(), WatchId(1));
+        t.add(WatchKind::Persistent, "/c".into(), WatchId(2));
+        t.fail_all(&Error::session_expired(), &mut out);
         assert!(matches!(
-            rx.try_recv().unwrap(),
-            Err(Error::Code(zk_proto::ErrorCode::SessionExpired))
+            out.pop_front(),
+            Some(Output::Watch {
+                to: WatchId(1),
+                result: Err(Error::Code(zk_proto::ErrorCode::SessionExpired))
+            })
         ));
+        assert!(matches!(
+            out.pop_front(),
+            Some(Output::WatchEnded { to: WatchId(2) })
+        ));
+        assert!(out.is_empty() && t.is_empty());
     }
 }

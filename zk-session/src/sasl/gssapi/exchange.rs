@@ -60,18 +60,18 @@ impl<C: Context> SaslExchange for Exchange<C> {
     fn step(&mut self, token: Option<&[u8]>) -> Result<SaslStep, SaslError> {
         match self.phase {
             Phase::Context => {
-                let token = token.ok_or_else(|| {
-                    SaslError::new(
-                        "the server sent no Kerberos token (is its JAAS Server section \
-                         a Krb5LoginModule?)",
-                    )
+                let token = token.ok_or(SaslError::NoServerToken {
+                    mechanism: "GSSAPI",
+                    expected: "Kerberos token",
                 })?;
                 let out = self.ctx.step(Some(token))?;
                 Ok(SaslStep::Send(self.after_context_step(out)))
             }
             Phase::Layer => {
-                let wrapped = token
-                    .ok_or_else(|| SaslError::new("the server sent no security-layer offer"))?;
+                let wrapped = token.ok_or(SaslError::NoServerToken {
+                    mechanism: "GSSAPI",
+                    expected: "security-layer offer",
+                })?;
                 let offer = self.ctx.unwrap(wrapped)?;
                 let answer = security_layer::answer(&offer)?;
                 let reply = self.ctx.wrap(&answer)?;
@@ -82,7 +82,9 @@ impl<C: Context> SaslExchange for Exchange<C> {
                 self.phase = Phase::Done;
                 Ok(SaslStep::Done)
             }
-            Phase::Done => Err(SaslError::new("the GSSAPI exchange is already over")),
+            Phase::Done => Err(SaslError::AlreadyComplete {
+                mechanism: "GSSAPI",
+            }),
         }
     }
 }

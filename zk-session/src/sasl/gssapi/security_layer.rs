@@ -12,23 +12,31 @@ const NO_LAYER: u8 = 0x01;
 /// the server authorizes the authenticated principal itself.
 pub(crate) fn answer(offer: &[u8]) -> Result<[u8; 4], SaslError> {
     let [layers, ..] = offer else {
-        return Err(SaslError::new(
+        return Err(protocol(
             "the server's security-layer offer is empty (RFC 4752 wants 4 bytes)",
         ));
     };
     if offer.len() != 4 {
-        return Err(SaslError::new(format!(
+        return Err(protocol(format!(
             "the server's security-layer offer has {} bytes, not 4",
             offer.len()
         )));
     }
     if layers & NO_LAYER == 0 {
-        return Err(SaslError::new(format!(
+        return Err(protocol(format!(
             "the server requires a SASL security layer (offer mask {layers:#04x}); \
              ZooKeeper clients use none"
         )));
     }
     Ok([NO_LAYER, 0, 0, 0])
+}
+
+/// A server message that breaks GSSAPI's security-layer negotiation.
+pub(super) fn protocol(what: impl Into<String>) -> SaslError {
+    SaslError::Protocol {
+        mechanism: "GSSAPI",
+        what: what.into().into_boxed_str(),
+    }
 }
 
 #[cfg(test)]

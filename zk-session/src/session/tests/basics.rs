@@ -2,12 +2,10 @@
 
 use std::time::Duration;
 
-use tokio::sync::oneshot;
 use zk_proto::{EventType, OpCode};
 
 use super::harness::{config, get_data, refused, Harness, SESSION, TIMEOUT_MS};
 use crate::{
-    command::Command,
     session::Phase,
     state::{EndReason, SessionState},
     Error, ErrorCode,
@@ -162,8 +160,7 @@ fn the_session_is_presumed_lost_after_the_timeout_and_waiting_requests_fail() {
 fn close_sends_close_session_and_ends_on_its_reply() {
     let mut h = Harness::connected();
     let mut inflight = h.request(get_data("/a"), None);
-    let (tx, mut rx) = oneshot::channel();
-    h.core.handle_command(Command::Close { reply: tx }, h.now);
+    let mut rx = h.close();
     h.take_written();
     assert_eq!(h.pending.back().map(|w| w.op), Some(OpCode::CloseSession));
     h.serve_all();
@@ -231,4 +228,21 @@ fn with_new_sessions_off_an_expired_session_ends() {
     );
     assert!(h.core.is_ended());
     assert!(h.connect_action().is_none());
+}
+
+#[test]
+fn a_persistent_watch_gets_every_event_as_a_value_and_ends_with_the_session() {
+    let mut h = Harness::connected();
+    let (mut added, stream) = h.add_watch("/p");
+    h.serve_all();
+    assert!(added.answer().is_ok());
+    h.change(EventType::NodeDataChanged, "/p");
+    h.change(EventType::NodeDeleted, "/p");
+    let got: Vec<_> = stream.events().iter().map(|e| e.event_type()).collect();
+    assert_eq!(got, [EventType::NodeDataChanged, EventType::NodeDeleted]);
+    assert!(!stream.ended());
+    let mut closed = h.close();
+    h.serve_all();
+    assert!(closed.try_recv().is_ok());
+    assert!(stream.ended(), "the session's end ends the stream");
 }

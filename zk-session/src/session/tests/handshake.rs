@@ -4,13 +4,11 @@
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use tokio::sync::oneshot;
 use zk_proto::{jute::Record, OpCode};
 
 use super::harness::{config, frame, get_data, refused, response, Harness, SESSION, TIMEOUT_MS};
 use super::sasl::{assert_no_attempt, events};
 use crate::{
-    command::Command,
     session::{Action, End, Phase},
     state::{EndReason, SessionEvent, SessionState},
     Error, ErrorCode, SessionId,
@@ -213,11 +211,24 @@ fn a_bad_connect_response_fails_the_attempt_and_the_next_server_is_tried() {
     }
 }
 
-#[test]
-fn a_server_that_hangs_up_or_stays_silent_fails_the_attempt() {
+/// A first connection's server hangs up without a word: the core asks whether the port
+/// speaks plain at all.
+fn silent_hang_up() -> Harness {
     let mut h = Harness::new(config(2));
     let _ = h.open().unwrap();
     h.core.handle_disconnected(h.now);
+    assert_eq!(
+        actions(&mut h),
+        [Action::Disconnect, Action::ProbeTls { host: 0 }]
+    );
+    assert!(matches!(h.core.phase(), Phase::Handshaking { host: 0 }));
+    h
+}
+
+#[test]
+fn a_server_that_hangs_up_or_stays_silent_fails_the_attempt() {
+    let mut h = silent_hang_up();
+    h.core.handle_tls_probe(0, Some(true), h.now);
     assert!(
         h.last_error().contains("instead of answering"),
         "{}",
@@ -253,8 +264,7 @@ fn a_close_during_the_handshake_ends_the_session_and_drops_the_stream() {
     let mut h = Harness::new(config(3));
     let mut waiting = h.request(get_data("/a"), None);
     let _ = h.open().unwrap();
-    let (tx, mut rx) = oneshot::channel();
-    h.core.handle_command(Command::Close { reply: tx }, h.now);
+    let mut rx = h.close();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
     assert_eq!(actions(&mut h), [Action::Disconnect]);
     assert!(rx.try_recv().is_ok());
@@ -328,7 +338,10 @@ fn handles_gone_then_a_failed_handshake_end_the_session_without_another_attempt(
         let _ = h.open().unwrap();
         h.core.handle_handles_gone(h.now);
         match fail {
-            "hang-up" => h.core.handle_disconnected(h.now),
+            "hang-up" => {
+                h.core.handle_disconnected(h.now);
+                h.core.handle_tls_probe(0, None, h.now);
+            }
             "timeout" => {
                 h.advance(Duration::from_secs(10));
             }
@@ -418,4 +431,47 @@ fn a_close_lost_with_its_connection_is_sent_again_when_every_handle_is_gone() {
     let (_, request) = h.open().expect("one more attempt");
     assert_eq!(request.session_id, SESSION);
     handshake_then_only_the_close(&mut h);
+}
+
+/// A plain connect request that a TLS port hangs up on: the core has the driver probe the
+/// port, and a port that does not answer in plain fails the attempt as expecting TLS; a
+/// hang-up after a byte came, or once connected before, is an ordinary failed attempt.
+#[test]
+fn a_silent_hang_up_before_the_first_connection_is_probed_for_tls() {
+    let mut h = silent_hang_up();
+    // Bytes that come meanwhile and a second hang-up change nothing.
+    h.input(&[0, 0, 0, 1, 0]);
+    h.core.handle_disconnected(h.now);
+    assert!(actions(&mut h).is_empty());
+    // A probe answer for another host is ignored.
+    h.core.handle_tls_probe(1, Some(false), h.now);
+    assert!(matches!(h.core.phase(), Phase::Handshaking { host: 0 }));
+    h.core.handle_tls_probe(0, Some(false), h.now);
+    assert!(h.last_error().contains("TLS"), "{}", h.last_error());
+    assert!(matches!(
+        actions(&mut h)[..],
+        [Action::Disconnect, Action::Connect { host: 1, .. }]
+    ));
+
+    // A server that said something before hanging up is not probed.
+    h.core.handle_stream_opened(1, h.now);
+    h.core.transmit().clear();
+    h.input(&[0, 0]);
+    h.core.handle_disconnected(h.now);
+    let acts = actions(&mut h);
+    assert!(
+        !acts.iter().any(|a| matches!(a, Action::ProbeTls { .. })),
+        "{acts:?}"
+    );
+
+    // Nor is a hang-up once a first connection was made.
+    let mut h = Harness::connected();
+    h.cut();
+    let _ = h.open().unwrap();
+    h.core.handle_disconnected(h.now);
+    let acts = actions(&mut h);
+    assert!(
+        !acts.iter().any(|a| matches!(a, Action::ProbeTls { .. })),
+        "{acts:?}"
+    );
 }

@@ -2,10 +2,16 @@
 //! that decodes what the core writes, keeps the watches of its connection the way a 3.8
 //! server does, and answers when told to.
 
-use std::{collections::VecDeque, sync::Arc, time::Duration};
+use std::{
+    cell::RefCell,
+    collections::{HashMap, VecDeque},
+    rc::Rc,
+    sync::Arc,
+    time::Duration,
+};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use tokio::{sync::oneshot, time::Instant};
+use tokio::time::Instant;
 use zk_proto::{
     jute::{Reader, Record},
     xid, AddWatchMode, AddWatchRequest, ConnectRequest, ConnectResponse, EventType, FrameCodec,
@@ -13,14 +19,18 @@ use zk_proto::{
     WatcherEvent,
 };
 
+pub(crate) use super::driven::Driven;
+pub use super::driven::{Outbox, Slot};
 use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
-    command::{AddAuthCmd, Command, RequestCmd, WatchReg},
+    command::AddAuthCmd,
     connection::ConnectFailure,
     redact::Redacted,
-    session::{Action, Config, Phase, SessionCore, Shared},
-    watch::{stream_channel, StreamRx, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER},
+    session::{Action, Command, Config, Key, Phase, RequestCmd, SessionCore, WatchId, WatchReg},
+    shared::Shared,
+    state::SessionState,
+    watch::WatchKind,
     Error, WatchedEvent,
 };
 
@@ -48,6 +58,7 @@ pub fn config(hosts: usize) -> Config {
         backoff_max: Duration::from_secs(1),
         resume: None,
         new_session_on_expiry: true,
+        fail_fast_on_refusal: false,
         sasl: None,
         security: crate::transport::Security::Plain,
     }
@@ -62,7 +73,7 @@ pub struct Written {
 }
 
 pub struct Harness {
-    pub core: SessionCore,
+    pub core: Driven,
     pub shared: Arc<Shared>,
     pub now: Instant,
     /// Written and not yet answered, in order.
@@ -72,16 +83,28 @@ pub struct Harness {
     pub log: Vec<(i32, OpCode)>,
     pub connects: usize,
     codec: FrameCodec,
+    next_key: u32,
 }
 
 impl Harness {
     pub fn new(cfg: Config) -> Self {
         let shared = Arc::new(Shared::new());
         let now = Instant::now();
-        let core = SessionCore::new(cfg, shared.clone(), 7, now);
+        let mut core = Driven {
+            core: SessionCore::new(cfg, 7, now),
+            shared: shared.clone(),
+            record: Rc::default(),
+            #[cfg(feature = "sasl")]
+            auto_sasl: true,
+            kept: VecDeque::new(),
+            #[cfg(feature = "sasl")]
+            sasl_work: VecDeque::new(),
+        };
+        core.settle(now);
         Harness {
             core,
             shared,
+            next_key: 0,
             now,
             pending: VecDeque::new(),
             watches: ServerWatches::default(),
@@ -158,14 +181,12 @@ impl Harness {
     pub fn connect_action(&mut self) -> Option<(usize, i64)> {
         let mut host = None;
         while let Some(a) = self.core.poll_action() {
-            match a {
-                Action::Connect {
-                    host: h, request, ..
-                } => {
-                    host = Some((h, request.session_id));
-                }
-                Action::Disconnect => {}
-                Action::ProbeReadWrite { .. } | Action::ServerList(_) => {}
+            // The rest (disconnects, probes, server lists) need nothing from the test.
+            if let Action::Connect {
+                host: h, request, ..
+            } = a
+            {
+                host = Some((h, request.session_id));
             }
         }
         // A backoff first: let the virtual clock run to it.
@@ -283,32 +304,68 @@ impl Harness {
         wakeups
     }
 
+    fn key(&mut self) -> Key {
+        self.next_key += 1;
+        Key(self.next_key)
+    }
+
+    fn slot<K, T>(
+        &self,
+        key: K,
+        pick: fn(&mut Outbox) -> &mut HashMap<K, (T, SessionState)>,
+    ) -> Slot<K, T> {
+        Slot {
+            key,
+            record: self.core.record.clone(),
+            pick,
+        }
+    }
+
     /// Sends a request from a caller; returns where its answer goes.
     pub fn request(&mut self, request: Request, watch: Option<WatchReg>) -> Reply {
-        let (tx, rx) = oneshot::channel();
+        let key = self.key();
         self.core.handle_command(
             Command::Request(Box::new(RequestCmd {
                 request,
-                reply: tx,
+                reply: Some(key),
                 watch,
             })),
             self.now,
         );
-        Reply(rx)
+        Reply(self.slot(key, |r| &mut r.replies))
     }
 
     /// A caller adds a `digest` credential; returns where its answer goes.
-    pub fn add_auth(&mut self, auth: &'static [u8]) -> oneshot::Receiver<Result<(), Error>> {
-        let (tx, rx) = oneshot::channel();
+    pub fn add_auth(&mut self, auth: &'static [u8]) -> Slot<Key, Result<(), Error>> {
+        let key = self.key();
         self.core.handle_command(
             Command::AddAuth(Box::new(AddAuthCmd {
                 scheme: "digest".into(),
                 auth: Redacted(Bytes::from_static(auth)),
-                reply: tx,
+                reply: key,
             })),
             self.now,
         );
-        rx
+        self.slot(key, |r| &mut r.auths)
+    }
+
+    /// A caller closes the client; returns where its answer goes.
+    pub fn close(&mut self) -> Slot<Key, ()> {
+        let key = self.key();
+        self.core
+            .handle_command(Command::Close { reply: key }, self.now);
+        self.slot(key, |r| &mut r.done)
+    }
+
+    /// A caller replaces the server list; returns where its answer goes.
+    pub fn server_list(&mut self, hosts: Vec<(String, u16)>) -> Slot<Key, ()> {
+        let key = self.key();
+        let cmd = Command::ServerList {
+            hosts: hosts.into_boxed_slice(),
+            reply: key,
+        };
+        self.core.handle_command(cmd, self.now);
+        self.slot(key, |r| &mut r.done)
     }
 
     /// get_data_watch on `path`: the reply and the watch.
@@ -329,27 +386,34 @@ impl Harness {
         self.oneshot_request(request, path, WatchKind::Child)
     }
 
+    fn watch_id(&mut self) -> WatchId {
+        WatchId(self.key().0.into())
+    }
+
     fn oneshot_request(&mut self, request: Request, path: &str, kind: WatchKind) -> (Reply, Watch) {
-        let (tx, rx) = oneshot::channel();
+        let id = self.watch_id();
         let reg = WatchReg::Oneshot {
             path: path.into(),
-            tx,
+            id,
+            tx: (),
         };
         let reply = self.request(request, Some(reg));
         let path = path.into();
+        let rx = self.slot(id, |r| &mut r.watches);
         (
             reply,
             Watch {
                 rx: Some(rx),
                 path,
                 kind,
+                id,
             },
         )
     }
 
     /// add_watch on `path` in persistent mode: the reply and the stream.
     pub fn add_watch(&mut self, path: &str) -> (Reply, Stream) {
-        let (tx, rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
+        let id = self.watch_id();
         let request = Request::AddWatch(AddWatchRequest {
             path: path.into(),
             mode: AddWatchMode::Persistent,
@@ -357,25 +421,26 @@ impl Harness {
         let reg = WatchReg::Stream {
             path: path.into(),
             kind: WatchKind::Persistent,
-            tx,
+            id,
+            tx: (),
         };
         let reply = self.request(request, Some(reg));
         (
             reply,
             Stream {
-                _rx: rx,
+                id,
                 path: path.into(),
+                record: self.core.record.clone(),
             },
         )
     }
 
     /// A caller drops a persistent watch.
     pub fn drop_stream(&mut self, stream: Stream) {
-        let path = stream.path.clone();
-        drop(stream);
+        let (path, id) = (stream.path.clone(), stream.id);
         let kind = WatchKind::Persistent;
         self.core
-            .handle_command(Command::WatchDropped { path, kind }, self.now);
+            .handle_command(Command::WatchDropped { path, kind, id }, self.now);
     }
 
     /// Every connection attempt fails, for `d` of virtual time.
@@ -391,18 +456,17 @@ impl Harness {
         }
     }
 
-    /// A caller drops `watch` (as [`OneshotWatch`](crate::OneshotWatch)'s drop does).
+    /// A caller drops `watch` (as [`OneshotWatch`](crate::OneshotWatch)'s drop does: no
+    /// notice once it fired).
     pub fn drop_watch(&mut self, mut watch: Watch) {
-        let fired = watch
-            .rx
-            .as_mut()
-            .is_some_and(|rx| !matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        let fired = !watch.is_live();
         watch.rx = None;
         if !fired {
             self.core.handle_command(
                 Command::WatchDropped {
                     path: watch.path.clone(),
                     kind: watch.kind,
+                    id: watch.id,
                 },
                 self.now,
             );
@@ -411,9 +475,14 @@ impl Harness {
 }
 
 /// Where a caller's answer goes.
-pub struct Reply(pub oneshot::Receiver<Result<Response, Error>>);
+pub struct Reply(pub Slot<Key, Result<Response, Error>>);
 
 impl Reply {
+    /// The caller gives up (times out, or its future is dropped).
+    pub fn abandon(self) {
+        self.0.record.borrow_mut().gone.insert(self.0.key);
+    }
+
     /// The answer, which must have come exactly once by now.
     pub fn answer(&mut self) -> Result<Response, Error> {
         match self.0.try_recv() {
@@ -425,24 +494,39 @@ impl Reply {
 
 /// A persistent watch a caller holds.
 pub struct Stream {
-    /// Held so that the watch stays registered.
-    pub _rx: StreamRx,
+    pub id: WatchId,
     pub path: String,
+    record: Rc<RefCell<Outbox>>,
+}
+
+impl Stream {
+    /// The events it got so far, taken.
+    pub fn events(&self) -> Vec<WatchedEvent> {
+        let mut r = self.record.borrow_mut();
+        r.streams.remove(&self.id).unwrap_or_default().into()
+    }
+
+    /// Whether the session ended it.
+    pub fn ended(&self) -> bool {
+        self.record.borrow().ended.contains(&self.id)
+    }
 }
 
 /// A one-shot watch a caller holds.
 pub struct Watch {
-    pub rx: Option<oneshot::Receiver<Result<WatchedEvent, Error>>>,
+    pub rx: Option<Slot<WatchId, Result<WatchedEvent, Error>>>,
     pub path: String,
     pub kind: WatchKind,
+    pub id: WatchId,
 }
 
 impl Watch {
-    /// Still waiting for its event (not fired, not failed).
+    /// Still waiting for its event (not fired, not failed, not ended).
     pub fn is_live(&mut self) -> bool {
-        self.rx
-            .as_mut()
-            .is_some_and(|rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)))
+        self.rx.as_ref().is_some_and(|rx| {
+            let r = rx.record.borrow();
+            !r.watches.contains_key(&rx.key) && !r.ended.contains(&rx.key)
+        })
     }
 }
 

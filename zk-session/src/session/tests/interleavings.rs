@@ -3,11 +3,12 @@
 //! every request answered exactly once, every live watch registered on the server exactly
 //! once, no removed watch revived, no fresh watch removed.
 
-use tokio::sync::oneshot;
 use zk_proto::{EventType, OpCode};
 
+use crate::session::Key;
+
 use super::{
-    harness::{get_data, Harness, Reply, Stream, Watch, SESSION, TIMEOUT_MS},
+    harness::{get_data, Harness, Reply, Slot, Stream, Watch, SESSION, TIMEOUT_MS},
     server::Mode,
 };
 use crate::{watch::WatchKind, Error, ErrorCode};
@@ -78,7 +79,7 @@ struct Held {
     old_a: Option<Watch>,
     old_persistent: Option<Stream>,
     old_b: Watch,
-    auth_replies: Vec<oneshot::Receiver<Result<(), Error>>>,
+    auth_replies: Vec<Slot<Key, Result<(), Error>>>,
 }
 
 fn permutations(items: &[Event]) -> Vec<Vec<Event>> {
@@ -111,7 +112,7 @@ fn apply(h: &mut Harness, held: &mut Held, ev: Event) {
         }
         Event::Abandon => {
             let (r, w) = h.get_data_watch("/a");
-            drop(r);
+            r.abandon();
             h.drop_watch(w);
         }
         Event::DropOld => {

@@ -1,6 +1,7 @@
 //! Unit tests of the session core: no sockets, no sleeps.
 
 mod basics;
+mod driven;
 mod handshake;
 mod harness;
 mod interleavings;

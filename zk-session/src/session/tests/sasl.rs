@@ -1,20 +1,14 @@
 //! A server that answers -124 (SASL required) after the session was made; the exchange
 //! itself is in `sasl_exchange.rs`.
 
-use std::{
-    future::Future,
-    pin::Pin,
-    sync::{Arc, Mutex},
-    task::{Context, Wake, Waker},
-    time::Duration,
-};
+use std::time::Duration;
 
-use tokio::sync::{broadcast::error::TryRecvError, oneshot};
-use zk_proto::{xid, OpCode};
+use tokio::sync::broadcast::error::TryRecvError;
+use zk_proto::{xid, OpCode, Response};
 
-use super::harness::{get_data, reply_frame, Harness};
+use super::harness::{get_data, reply_frame, Harness, Slot};
 use crate::{
-    session::{Action, End, Phase, Shared},
+    session::{Action, End, Key, Phase},
     state::{EndReason, SessionEvent, SessionState},
     Error, ErrorCode,
 };
@@ -22,35 +16,19 @@ use crate::{
 /// The error a server that enforces SASL answers with.
 const SASL_REQUIRED: i32 = -124;
 
-/// Records the session state at the moment a caller's answer arrives (the oneshot wakes its
-/// receiver inside `send`), so a test sees what a caller looking at the state would see.
-pub struct StateAtAnswer {
-    shared: Arc<Shared>,
-    seen: Mutex<Vec<SessionState>>,
-}
-
-impl Wake for StateAtAnswer {
-    fn wake(self: Arc<Self>) {
-        let state = self.shared.publisher.state();
-        self.seen.lock().unwrap().push(state);
-    }
-}
+/// The session state at the moment a caller's answer came, as the harness recorded it, so a
+/// test sees what a caller looking at the state would see.
+pub struct StateAtAnswer(Slot<Key, Result<Response, Error>>);
 
 impl StateAtAnswer {
-    /// Starts watching `rx`, which must not be answered yet.
-    pub fn watch<T>(rx: &mut oneshot::Receiver<T>, shared: &Arc<Shared>) -> Arc<Self> {
-        let me = Arc::new(StateAtAnswer {
-            shared: shared.clone(),
-            seen: Mutex::new(Vec::new()),
-        });
-        let waker = Waker::from(me.clone());
-        let pending = Pin::new(rx).poll(&mut Context::from_waker(&waker));
-        assert!(pending.is_pending(), "answered too early");
-        me
+    /// Follows `slot`, which must not be answered yet.
+    pub fn watch(slot: &mut Slot<Key, Result<Response, Error>>) -> Self {
+        assert!(slot.state_at_answer().is_none(), "answered too early");
+        StateAtAnswer(slot.follow())
     }
 
     pub fn seen(&self) -> Vec<SessionState> {
-        self.seen.lock().unwrap().clone()
+        self.0.state_at_answer().into_iter().collect()
     }
 }
 
@@ -84,6 +62,7 @@ fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
         mechanism: "PLAIN".into(),
         reason: crate::AuthFailure::Refused {
             code: crate::ErrorCode::AuthFailed,
+            server_principal: None,
         },
     };
     h.core.handle_connect_failed(host, late, h.now);
@@ -99,8 +78,8 @@ fn a_minus_124_reply_publishes_auth_failed_then_answers_everyone_once() {
     let mut auth = h.add_auth(b"u:p");
     let mut second = h.request(get_data("/b"), None);
     h.take_written();
-    let first_state = StateAtAnswer::watch(&mut first.0, &h.shared);
-    let second_state = StateAtAnswer::watch(&mut second.0, &h.shared);
+    let first_state = StateAtAnswer::watch(&mut first.0);
+    let second_state = StateAtAnswer::watch(&mut second.0);
     let refused = h.pending.pop_front().expect("the first request went out");
     assert_eq!(refused.op, OpCode::GetData);
     let mut frame = reply_frame(refused.xid, 0, SASL_REQUIRED, None);
@@ -150,7 +129,7 @@ fn a_minus_124_answer_to_a_ping_or_set_watches_ends_the_session_as_auth_failed()
         let mut events_rx = h.shared.publisher.subscribe();
         let mut waiting = h.request(get_data("/a"), None);
         h.take_written();
-        let state = StateAtAnswer::watch(&mut waiting.0, &h.shared);
+        let state = StateAtAnswer::watch(&mut waiting.0);
         let mut frame = reply_frame(session_xid, 0, SASL_REQUIRED, None);
         h.core.handle_input(&mut frame, h.now);
         assert_eq!(

@@ -4,13 +4,11 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::oneshot;
 use zk_proto::{GetSaslResponse, OpCode, Request, Response};
 
 use super::harness::{config, get_data, reply_frame, response, Harness, SESSION, TIMEOUT_MS};
 use super::sasl::{assert_no_attempt, events, StateAtAnswer};
 use crate::{
-    command::Command,
     sasl::TwoRounds,
     session::{Action, End, Phase},
     state::{EndReason, SessionEvent, SessionState},
@@ -96,7 +94,7 @@ fn a_refusal_ends_the_session_as_auth_failed_without_another_server() {
         let mut h = sasl_harness(3);
         let mut events_rx = h.shared.publisher.subscribe();
         let mut early = h.request(get_data("/a"), None);
-        let early_state = StateAtAnswer::watch(&mut early.0, &h.shared);
+        let early_state = StateAtAnswer::watch(&mut early.0);
         open_and_respond(&mut h);
         let (xid, _) = sasl_packet(&mut h);
         answer(&mut h, xid, 0, Some(b"challenge"));
@@ -174,7 +172,7 @@ fn a_close_or_an_abandoned_request_during_the_exchange_leaves_nothing_behind() {
     let abandoned = h.request(get_data("/gone"), None);
     open_and_respond(&mut h);
     let (xid, _) = sasl_packet(&mut h);
-    drop(abandoned);
+    abandoned.abandon();
     answer(&mut h, xid, 0, Some(b"challenge"));
     let (xid, _) = sasl_packet(&mut h);
     answer(&mut h, xid, 0, None);
@@ -187,8 +185,7 @@ fn a_close_or_an_abandoned_request_during_the_exchange_leaves_nothing_behind() {
     let mut waiting = h.request(get_data("/a"), None);
     open_and_respond(&mut h);
     let _ = sasl_packet(&mut h);
-    let (tx, mut rx) = oneshot::channel();
-    h.core.handle_command(Command::Close { reply: tx }, h.now);
+    let mut rx = h.close();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
     assert!(rx.try_recv().is_ok());
     assert!(matches!(waiting.answer(), Err(Error::Closed)));
@@ -255,4 +252,50 @@ fn handles_gone_during_the_exchange_close_the_session_after_it() {
     assert_eq!(sent, [OpCode::CloseSession]);
     h.serve_all();
     assert_eq!(h.core.phase(), Phase::Ended(End::Closed));
+}
+
+/// The mechanism's calls are actions the driver runs (on the blocking pool for a mechanism
+/// that may block): the core writes nothing until their end comes back, and the end of work
+/// done for an attempt that is over (timed out meanwhile) changes nothing.
+#[test]
+fn the_mechanisms_calls_are_work_for_the_driver_and_a_late_end_is_dropped() {
+    let mut h = sasl_harness(3);
+    h.core.auto_sasl = false;
+    open_and_respond(&mut h);
+    assert_eq!(
+        h.core.sasl_work.len(),
+        1,
+        "the mechanism starts in the driver"
+    );
+    assert!(
+        h.core.sasl_work[0].1.blocks(),
+        "a mechanism may block unless it says not"
+    );
+    h.take_written();
+    assert!(
+        h.pending.is_empty(),
+        "nothing written before the first token"
+    );
+    h.core.run_sasl_work(h.now);
+    assert_eq!(sasl_packet(&mut h), (1, b"hello".to_vec()));
+    answer(&mut h, 1, 0, Some(b"challenge"));
+    assert_eq!(
+        h.core.sasl_work.len(),
+        1,
+        "the server's token goes to the mechanism"
+    );
+    // The call takes longer than the attempt may: the attempt fails, the next one starts.
+    h.advance(Duration::from_secs(3));
+    assert!(!matches!(h.core.phase(), Phase::Handshaking { host: 0 }));
+    let stale = h.core.sasl_work.len();
+    h.core.run_sasl_work(h.now);
+    assert_eq!(h.core.sasl_work.len(), stale - 1);
+    h.take_written();
+    assert!(
+        !h.pending
+            .iter()
+            .any(|w| matches!(w.request, Request::Sasl(_))),
+        "the late end of the old attempt's call sends nothing"
+    );
+    assert!(!h.core.is_ended());
 }

@@ -1,11 +1,8 @@
 //! A new server list while connected or connecting, and giving up on the first connection
 //! when every server fails for good.
 
-use tokio::sync::oneshot;
-
 use super::harness::{config, refused, Harness, SESSION};
 use crate::{
-    command::Command,
     connection::ConnectFailure,
     session::{Action, Phase},
     TlsFailure,
@@ -20,12 +17,7 @@ fn hosts(names: &[&str]) -> Vec<(String, u16)> {
 }
 
 fn update(h: &mut Harness, names: &[&str]) {
-    let (reply, mut rx) = oneshot::channel();
-    let cmd = Command::ServerList {
-        hosts: hosts(names).into_boxed_slice(),
-        reply,
-    };
-    h.core.handle_command(cmd, h.now);
+    let mut rx = h.server_list(hosts(names));
     assert!(rx.try_recv().is_ok(), "answered at once");
 }
 
@@ -113,7 +105,10 @@ fn connect_gives_up_only_when_every_server_failed_for_good() {
     let mut h = Harness::new(config(3));
     fail_all(&mut h, |_| no_cert());
     let verdict = h.shared.hopeless.borrow().clone().expect("gave up");
-    assert_eq!(verdict.failure, TlsFailure::NoClientCert);
+    assert!(
+        matches!(&verdict, crate::Error::Tls(e) if e.failure == TlsFailure::NoClientCert),
+        "{verdict:?}"
+    );
     // The client itself keeps trying, for a caller of `build` who waits for a fix.
     assert!(!matches!(h.core.phase(), Phase::Ended(_)));
 
@@ -124,7 +119,46 @@ fn connect_gives_up_only_when_every_server_failed_for_good() {
     // An interrupted handshake is no reason to give up either.
     let mut h = Harness::new(config(3));
     fail_all(&mut h, |_| {
-        ConnectFailure::Tls(TlsFailure::Interrupted("reset".into()))
+        ConnectFailure::Tls(TlsFailure::Interrupted(std::io::ErrorKind::ConnectionReset))
     });
     assert!(h.shared.hopeless.borrow().is_none());
+}
+
+#[test]
+fn with_fail_fast_connect_gives_up_once_every_server_refused() {
+    let mut cfg = config(3);
+    cfg.fail_fast_on_refusal = true;
+    let mut h = Harness::new(cfg);
+    // Two refusals are not yet every server.
+    for _ in 0..2 {
+        let (host, _) = h.connect_action().expect("an attempt");
+        h.core.handle_connect_failed(host, refused(), h.now);
+    }
+    assert!(h.shared.hopeless.borrow().is_none());
+    let (host, _) = h.connect_action().expect("an attempt");
+    h.core.handle_connect_failed(host, refused(), h.now);
+    let verdict = h.shared.hopeless.borrow().clone().expect("gave up");
+    match &verdict {
+        crate::Error::ConnectRefused { errors } => {
+            let mut servers: Vec<_> = errors.iter().map(|e| e.server().to_owned()).collect();
+            servers.sort();
+            assert_eq!(servers, ["h0:2181", "h1:2181", "h2:2181"]);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A server that timed out instead may be starting: no verdict, nor without the option.
+    for (fail_fast, timeout_one) in [(true, true), (false, false)] {
+        let mut cfg = config(3);
+        cfg.fail_fast_on_refusal = fail_fast;
+        let mut h = Harness::new(cfg);
+        fail_all(&mut h, |host| {
+            if timeout_one && host == 2 {
+                ConnectFailure::Timeout
+            } else {
+                refused()
+            }
+        });
+        assert!(h.shared.hopeless.borrow().is_none(), "{fail_fast}");
+    }
 }

@@ -1,9 +1,11 @@
 //! Re-registering every live watch after a reconnect: SetWatches/SetWatches2 batches that
 //! each fit the path-text budget and the frame limit.
 
+use std::collections::VecDeque;
+
 use zk_proto::{Request, SetWatches, SetWatches2};
 
-use super::WatchTable;
+use super::{end_streams, fail_oneshots, Output, WatchTable};
 use crate::Error;
 
 /// SetWatches batches stay under this much path text, as the Java client's do, so that no
@@ -20,10 +22,14 @@ impl WatchTable {
     /// of at most `max_frame_len` bytes. A watch whose path cannot fit in any frame is ended
     /// here (one-shot watches with [`Error::InvalidArgument`], streams closed) rather than
     /// silently forgotten: the server could never be told about it.
-    pub fn set_watches(&mut self, relative_zxid: i64, max_frame_len: usize) -> Vec<Request> {
-        self.prune();
+    pub fn set_watches(
+        &mut self,
+        relative_zxid: i64,
+        max_frame_len: usize,
+        ended: &mut VecDeque<Output>,
+    ) -> Vec<Request> {
         let fits = |path: &str| SET_WATCHES_FIXED_BYTES + 4 + path.len() <= max_frame_len;
-        self.end_unfit(&fits);
+        self.end_unfit(&fits, ended);
         let mut out = Vec::new();
         let mut batch = empty_batch(relative_zxid);
         let mut text = 0;
@@ -63,21 +69,25 @@ impl WatchTable {
     }
 
     /// Ends the watches on paths for which `fits` says no.
-    fn end_unfit(&mut self, fits: &dyn Fn(&str) -> bool) {
+    fn end_unfit(&mut self, fits: &dyn Fn(&str) -> bool, out: &mut VecDeque<Output>) {
         let err = Error::InvalidArgument(crate::ArgumentError::WatchPathTooLong);
         for map in [&mut self.data, &mut self.exist, &mut self.child] {
             map.retain(|path, list| {
                 if fits(path) {
                     return true;
                 }
-                for tx in list.drain(..) {
-                    let _ = tx.send(Err(err.clone()));
-                }
+                fail_oneshots(std::mem::take(list), &err, out);
                 false
             });
         }
         for map in [&mut self.persistent, &mut self.recursive] {
-            map.retain(|path, _| fits(path));
+            map.retain(|path, list| {
+                if fits(path) {
+                    return true;
+                }
+                end_streams(std::mem::take(list), out);
+                false
+            });
         }
     }
 }
@@ -108,9 +118,7 @@ fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::watch_table::tests::oneshot_pair;
-    use crate::watch::{stream_channel, WatchKind, DEFAULT_PERSISTENT_WATCH_BUFFER};
-    use tokio::sync::mpsc;
+    use crate::{session::WatchId, watch::WatchKind};
 
     /// The paths of a SetWatches or SetWatches2 batch, and its relative zxid.
     fn batch_paths(r: &Request) -> (Vec<&String>, i64) {
@@ -140,15 +148,17 @@ mod tests {
     #[test]
     fn set_watches_batches_stay_under_the_limit() {
         let mut t = WatchTable::default();
-        let mut keep = Vec::new();
         for i in 0..3000 {
-            let (tx, rx) = oneshot_pair();
-            keep.push(rx);
-            t.add_oneshot(WatchKind::Data, format!("/{}/{i:08}", "x".repeat(90)), tx);
+            t.add(
+                WatchKind::Data,
+                format!("/{}/{i:08}", "x".repeat(90)),
+                WatchId(i),
+            );
         }
-        let (tx, _rx) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::Persistent, "/p".into(), tx);
-        let reqs = t.set_watches(42, zk_proto::DEFAULT_MAX_FRAME_LEN);
+        t.add(WatchKind::Persistent, "/p".into(), WatchId(9999));
+        let mut ended = VecDeque::new();
+        let reqs = t.set_watches(42, zk_proto::DEFAULT_MAX_FRAME_LEN, &mut ended);
+        assert!(ended.is_empty());
         assert!(reqs.len() >= 3);
         let mut total = 0;
         let mut saw_v2 = false;
@@ -169,27 +179,25 @@ mod tests {
     fn set_watches_frames_fit_the_max_frame_len() {
         const MAX: usize = 4096;
         let mut t = WatchTable::default();
-        let mut keep = Vec::new();
         for i in 0..200 {
-            let (tx, rx) = oneshot_pair();
-            keep.push(rx);
-            t.add_oneshot(WatchKind::Exist, format!("/{}/{i:04}", "e".repeat(120)), tx);
+            t.add(
+                WatchKind::Exist,
+                format!("/{}/{i:04}", "e".repeat(120)),
+                WatchId(i),
+            );
         }
-        let (tx, _stream) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::PersistentRecursive, "/r".into(), tx);
+        t.add(WatchKind::PersistentRecursive, "/r".into(), WatchId(500));
         // Exactly as long as one frame allows, and one byte longer.
         let longest = format!("/{}", "a".repeat(MAX - SET_WATCHES_FIXED_BYTES - 4 - 1));
         let too_long = format!("/{}", "b".repeat(MAX - SET_WATCHES_FIXED_BYTES - 4));
-        let (tx, mut fits_rx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Data, longest.clone(), tx);
-        let (tx, mut unfit_rx) = oneshot_pair();
-        t.add_oneshot(WatchKind::Child, too_long.clone(), tx);
-        let (tx, mut unfit_stream) = stream_channel(DEFAULT_PERSISTENT_WATCH_BUFFER);
-        t.add_stream(WatchKind::Persistent, too_long.clone(), tx);
+        t.add(WatchKind::Data, longest.clone(), WatchId(501));
+        t.add(WatchKind::Child, too_long.clone(), WatchId(502));
+        t.add(WatchKind::Persistent, too_long.clone(), WatchId(503));
 
         let codec = zk_proto::FrameCodec::with_max_frame_len(MAX);
         let mut sent = Vec::new();
-        for r in t.set_watches(7, MAX) {
+        let mut ended = VecDeque::new();
+        for r in t.set_watches(7, MAX, &mut ended) {
             let mut buf = bytes::BytesMut::new();
             codec
                 .encode_with(&mut buf, |b| r.encode(-8, b))
@@ -199,16 +207,19 @@ mod tests {
         assert_eq!(sent.len(), 202);
         assert!(sent.contains(&longest) && sent.contains(&"/r".to_string()));
         assert!(!sent.contains(&too_long));
-        assert!(fits_rx.try_recv().is_err(), "the fitting watch stays armed");
-        assert!(matches!(
-            unfit_rx.try_recv().unwrap(),
-            Err(Error::InvalidArgument(
-                crate::ArgumentError::WatchPathTooLong
-            ))
-        ));
-        assert!(matches!(
-            unfit_stream.try_recv(),
-            Err(mpsc::error::TryRecvError::Disconnected)
-        ));
+        // The fitting watch stays armed; the unfit ones end, and say why.
+        assert_eq!(ended.len(), 2, "{ended:?}");
+        assert!(ended.iter().any(|o| matches!(
+            o,
+            Output::Watch {
+                to: WatchId(502),
+                result: Err(Error::InvalidArgument(
+                    crate::ArgumentError::WatchPathTooLong
+                ))
+            }
+        )));
+        assert!(ended
+            .iter()
+            .any(|o| matches!(o, Output::WatchEnded { to: WatchId(503) })));
     }
 }
