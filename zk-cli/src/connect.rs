@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use zk_session::{Client, Error};
+use zk_session::{Client, Error, OnRefusal};
 
 use crate::{cli::Global, exit, input, security, session_failure, Failure};
 
@@ -28,6 +28,8 @@ pub async fn connect_to(g: &Global, server: &str) -> Result<Client, Failure> {
         .session_timeout(g.session_timeout)
         .first_connection_timeout(g.connect_timeout)
         .connect_attempt_timeout(per_server(&server, g.connect_timeout))
+        // An operator who mistyped a port hears of it at once, not after the timeout.
+        .on_refusal(OnRefusal::FailFast)
         .max_frame_len(MAX_FRAME);
     for auth in &g.auth {
         let (scheme, cred) = input::auth(auth)?;
@@ -39,6 +41,17 @@ pub async fn connect_to(g: &Global, server: &str) -> Result<Client, Failure> {
         Error::Config(_) | Error::InvalidPath { .. } => {
             Failure::usage(format!("--server {server:?}: {e}"))
         }
+        Error::ConnectRefused { errors } => Failure::new(
+            exit::CONNECTION,
+            format!(
+                "could not connect: every server refused ({})",
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
         Error::ConnectTimeout { waited, last_error } => Failure::new(
             exit::CONNECTION,
             format!(

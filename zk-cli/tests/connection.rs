@@ -67,6 +67,27 @@ async fn refused_connections_end_within_the_connect_timeout() {
     assert!(took < Duration::from_secs(5) + SLACK, "{took:?}");
 }
 
+/// Every server refusing is known at once: `zk` does not wait out its connect timeout (10
+/// minutes here) but says that each refused.
+#[tokio::test]
+async fn every_server_refusing_fails_at_once_not_at_the_timeout() {
+    let run = run_at(
+        "127.0.0.1:1,127.0.0.1:2",
+        &["--connect-timeout", "600", "ls", "/"],
+    );
+    let (o, took) = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("zk waited for its connect timeout");
+    assert_code(&o, 3);
+    let err = stderr(&o);
+    assert!(err.contains("every server refused"), "{err}");
+    assert!(
+        err.contains("127.0.0.1:1") && err.contains("127.0.0.1:2"),
+        "{err}"
+    );
+    println!("refused, --connect-timeout 600: exit 3 after {took:?}");
+}
+
 /// A server that accepts and never answers is no better than one that refuses.
 #[tokio::test]
 async fn a_silent_server_ends_within_the_connect_timeout() {

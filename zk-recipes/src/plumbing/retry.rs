@@ -101,11 +101,13 @@ where
     Fut: Future<Output = Result<Result<T, R>, E>>,
 {
     let mut tries = 0;
+    // A schedule counts the time spent too (RetryPolicy::until_elapsed gives up on it).
+    let mut schedule = policy.schedule();
     loop {
         tries += 1;
         match op().await? {
             Ok(v) => return Ok((tries, Ok(v))),
-            Err(r) => match policy.sleep_for(tries - 1) {
+            Err(r) => match schedule.next_sleep() {
                 Some(d) => tokio::time::sleep(d).await,
                 None => return Ok((tries, Err(r))),
             },
