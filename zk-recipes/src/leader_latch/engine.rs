@@ -18,9 +18,9 @@ use crate::{
     contender::ContenderNames,
     participant::delete_quietly,
     plumbing::{
-        line::{look, watch_node, Exclusive, Turn},
+        line::{Exclusive, Moved, Turn, Walk},
         liveness::{session_gone, Candidacy, Liveness, SuspendPolicy},
-        protected::{child_path, ProtectedCreate, ProtectedNode},
+        protected::{ProtectedCreate, ProtectedNode},
         retry::Pauses,
     },
     value_watch::Derived,
@@ -283,17 +283,34 @@ impl Engine {
         if node.stat.ephemeral_owner != raw_session_id(&client) {
             return self.forget_stale(inp, &client, &node).await;
         }
-        match look(&ContenderNames::new(), &children, &node.name, &Exclusive) {
+        // The recipes' one walk of a line: look, then wait for the node ahead or our own.
+        let (dir, names) = (self.cfg.dir.clone(), ContenderNames::new());
+        let mut walk = Walk::new(&client, &dir, &names, &Exclusive, &node);
+        let moved = match walk.look(&children) {
+            Turn::Holds => Moved::Holds,
+            Turn::Gone => Moved::Gone,
+            turn => {
+                // Not first in line: not leader while we wait.
+                self.set_leader(false, true);
+                match guard(inp, walk.wait(turn)).await? {
+                    Ok(moved) => moved,
+                    Err(e) => return self.on_error(inp, e).await,
+                }
+            }
+        };
+        match moved {
+            Moved::Holds => self.lead(inp, &client, &node).await,
             // Deleted under us (by someone else, or with an earlier session): queue again.
-            Turn::Gone => {
+            Moved::Gone => {
                 self.drop_node();
                 Ok(())
             }
-            Turn::WaitFor { name, .. } => {
-                let pred = child_path(&self.cfg.dir, &name);
-                self.follow(inp, &client, &pred).await
+            Moved::Relist { after_error: true } => {
+                self.on_error(inp, Error::Code(ErrorCode::ConnectionLoss))
+                    .await
             }
-            Turn::Holds => self.lead(inp, &client, &node).await,
+            // Something changed: the next step lists again.
+            _ => Ok(()),
         }
     }
 
@@ -345,18 +362,6 @@ impl Engine {
             Err(RecipeError::Session(e)) => self.on_error(inp, e).await,
             Err(e) => Err(Stop::End(e)),
         }
-    }
-
-    /// Not first in line: not leader, and waits for the predecessor `pred` to change.
-    async fn follow(&mut self, inp: &mut Inputs, client: &Client, pred: &str) -> Result<(), Stop> {
-        self.set_leader(false, true);
-        let watch = match guard(inp, watch_node(client, pred)).await? {
-            Ok(Some(w)) => w,
-            Ok(None) => return Ok(()),
-            Err(e) => return self.on_error(inp, e).await,
-        };
-        let _ = guard(inp, watch).await?;
-        Ok(())
     }
 
     /// First in line. Claims only after checking, on the server, that the node is there

@@ -9,7 +9,7 @@ use crate::{
         line::{look, until_changed, Turn, WatchHolder},
         pending::Pending,
         protected::child_path,
-        retry::retry_delay,
+        retry::Pauses,
     },
     Result,
 };
@@ -27,7 +27,7 @@ impl InterProcessMutex {
     ) -> Result<Option<Acquired>> {
         let core = &self.core;
         let client = &core.client;
-        let mut errors = 0;
+        let mut pauses = Pauses::default();
         loop {
             let (node, children) = core.create.listed(client, Some(&pending.claim)).await?;
             let holder = match look(&core.names, &children, &node.name, &WatchHolder) {
@@ -50,10 +50,7 @@ impl InterProcessMutex {
             // Whatever happens to the holder's node, compete again.
             let pause = match until_changed(client, &holder).await {
                 Ok(()) => Duration::ZERO,
-                Err(e) if e.is_retryable() => {
-                    errors += 1;
-                    retry_delay(errors - 1)
-                }
+                Err(e) if e.is_retryable() => pauses.next_delay(),
                 Err(e) => return Err(e.into()),
             };
             let jitter = Duration::from_millis(rand::random_range(0..=UNFAIR_JITTER_MS));

@@ -12,7 +12,7 @@ use super::LostReason;
 use crate::plumbing::{
     line::watch_node,
     liveness::{event_doubt, session_gone as owner_gone, Liveness, SuspendPolicy},
-    retry::retry_delay,
+    retry::Pauses,
 };
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
@@ -24,7 +24,7 @@ pub(super) async fn own_node_gone(
     watching: &AtomicBool,
 ) -> LostReason {
     let mut watch = first;
-    let mut retry = 0;
+    let mut pauses = Pauses::default();
     loop {
         let w = match watch.take() {
             Some(w) => w,
@@ -35,8 +35,7 @@ pub(super) async fn own_node_gone(
                 }
                 Ok(None) => return LostReason::NodeDeleted,
                 Err(e) if e.is_retryable() => {
-                    tokio::time::sleep(retry_delay(retry)).await;
-                    retry += 1;
+                    pauses.pause().await;
                     continue;
                 }
                 Err(e) => return reason_for_error(client, &e),

@@ -20,7 +20,7 @@ use crate::{
     contender::{Contender, ContenderNames},
     plumbing::{
         protected::{child_path, ProtectedNode},
-        retry::{retry_delay, retrying},
+        retry::{retrying, Pauses},
     },
 };
 
@@ -219,13 +219,12 @@ impl<'a, R: Rule> Walk<'a, R> {
         mut children: Vec<String>,
         wait: bool,
     ) -> Result<Moved, Error> {
-        let mut errors = 0;
+        let mut pauses = Pauses::default();
         loop {
             match self.step(&children, wait).await? {
                 Moved::Relist { after_error } => {
                     if after_error {
-                        tokio::time::sleep(retry_delay(errors)).await;
-                        errors += 1;
+                        pauses.pause().await;
                     }
                     children = retrying(self.client, || list(self.client, self.dir)).await?;
                 }
