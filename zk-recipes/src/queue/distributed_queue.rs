@@ -485,7 +485,7 @@ async fn ensure_dir(client: &Client, path: &str) -> Result<()> {
 }
 
 /// Publishes the client's end as the queue's.
-async fn follow_end(client: Client, status: Arc<watch::Sender<QueueStatus>>) {
+pub(super) async fn follow_end(client: Client, status: Arc<watch::Sender<QueueStatus>>) {
     let mut state = client.watch_state();
     loop {
         if let Some(why) = client_over(&client).filter(|_| client.has_ended()) {
@@ -504,11 +504,11 @@ async fn follow_end(client: Client, status: Arc<watch::Sender<QueueStatus>>) {
     }
 }
 
-fn retryable(client: &Client, e: &RecipeError) -> bool {
+pub(super) fn retryable(client: &Client, e: &RecipeError) -> bool {
     matches!(e, RecipeError::Session(e) if e.is_retryable() && may_retry(client))
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
