@@ -9,6 +9,10 @@
 //       CONSUMERS CuratorFrameworks (sessions), each a plain-mode consumer of PATH, started
 //       together; counts the items consumed until ITEMS or SECS; prints
 //       TAKE CONSUMERS COUNT ELAPSED_NS
+//   java CuratorQueueBench lookup CONNECT BASE NAME SECS
+//       a ServiceProvider (round robin) of service NAME under BASE, after its cache holds 8
+//       instances and one unmeasured second (JIT): getInstance() for SECS seconds; prints
+//       LOOKUP COUNT ELAPSED_NS
 //   ERROR text
 // Items are 64 bytes; the Rust side fills the queue in Curator's envelope before a take.
 
@@ -24,6 +28,10 @@ import org.apache.curator.framework.recipes.queue.QueueBuilder;
 import org.apache.curator.framework.recipes.queue.QueueConsumer;
 import org.apache.curator.framework.recipes.queue.QueueSerializer;
 import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceProvider;
+import org.apache.curator.x.discovery.strategies.RoundRobinStrategy;
 
 public final class CuratorQueueBench {
     static final QueueSerializer<byte[]> BYTES = new QueueSerializer<byte[]>() {
@@ -38,7 +46,9 @@ public final class CuratorQueueBench {
 
     public static void main(String[] args) throws Exception {
         try {
-            if (args[0].equals("put")) {
+            if (args[0].equals("lookup")) {
+                lookup(args[1], args[2], args[3], Double.parseDouble(args[4]));
+            } else if (args[0].equals("put")) {
                 put(args[1], args[2], Double.parseDouble(args[3]));
             } else {
                 take(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
@@ -106,5 +116,38 @@ public final class CuratorQueueBench {
         for (CuratorFramework c : clients) {
             c.close();
         }
+    }
+
+    static void lookup(String connect, String base, String name, double secs) throws Exception {
+        CuratorFramework client = CuratorPeers.connect(connect);
+        ServiceDiscovery<Object> discovery = ServiceDiscoveryBuilder.builder(Object.class)
+            .client(client).basePath(base).build();
+        discovery.start();
+        ServiceProvider<Object> provider = discovery.serviceProviderBuilder()
+            .serviceName(name).providerStrategy(new RoundRobinStrategy<>()).build();
+        provider.start();
+        while (provider.getAllInstances().size() < 8) {
+            Thread.sleep(20);
+        }
+        long sum = 0;
+        long warm = System.nanoTime() + 1_000_000_000L;
+        while (System.nanoTime() < warm) {
+            sum += provider.getInstance().getPort();
+        }
+        long start = System.nanoTime();
+        long end = start + (long) (secs * 1e9);
+        long n = 0;
+        long now;
+        do {
+            for (int i = 0; i < 1000; i++) {
+                sum += provider.getInstance().getPort();
+            }
+            n += 1000;
+            now = System.nanoTime();
+        } while (now < end);
+        CuratorPeers.say("LOOKUP " + n + " " + (now - start) + " " + sum);
+        provider.close();
+        discovery.close();
+        client.close();
     }
 }

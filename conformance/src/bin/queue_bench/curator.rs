@@ -25,8 +25,8 @@ impl Curator {
         JavaProgram::compile_embedded(
             &[("CuratorQueueBench.java", SOURCE), peers::CURATOR_PEERS],
             tmp,
-            peers::CURATOR_JARS,
-            "libcurator-recipes-java",
+            &[peers::CURATOR_JARS, peers::DISCOVERY_JARS].concat(),
+            "libcurator-recipes-java and libcurator-discovery-java",
         )
         .map(Curator)
     }
@@ -58,6 +58,24 @@ impl Curator {
                 elapsed: Duration::from_nanos(ns),
             }),
             _ => Err("a bad PUT line".into()),
+        }
+    }
+
+    /// getInstance() of a round-robin ServiceProvider of `name` for `secs` seconds.
+    pub(crate) fn lookup(
+        &self,
+        connect: &str,
+        base: &str,
+        name: &str,
+        secs: f64,
+    ) -> Result<Run, String> {
+        let args = ["lookup", connect, base, name, &secs.to_string()].map(str::to_owned);
+        match self.run(&args, Duration::from_secs_f64(secs + 60.0), "LOOKUP ")?[..] {
+            [ops, ns, ..] => Ok(Run {
+                ops,
+                elapsed: Duration::from_nanos(ns),
+            }),
+            _ => Err("a bad LOOKUP line".into()),
         }
     }
 

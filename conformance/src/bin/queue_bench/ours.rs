@@ -178,12 +178,14 @@ pub(crate) async fn take_big(
 }
 
 /// Lookups of one of 8 instances for `secs` seconds each: from a round-robin
-/// ServiceProvider, and the whole list from a ServiceCache.
+/// ServiceProvider, and the whole list from a ServiceCache; then `theirs` (Curator's
+/// provider) runs while the instances are still registered.
 pub(crate) async fn lookups(
     server: &str,
     base: &str,
     secs: f64,
-) -> Result<Vec<(&'static str, Run)>, String> {
+    theirs: impl FnOnce() -> Result<Run, String>,
+) -> Result<Vec<(&'static str, Result<Run, String>)>, String> {
     let e = |e: zk_recipes::RecipeError| e.to_string();
     let (writer, reader) = (connect(server).await?, connect(server).await?);
     let registry = ServiceDiscovery::builder(writer.clone(), base)
@@ -231,15 +233,19 @@ pub(crate) async fn lookups(
     let rows = vec![
         (
             "ServiceProvider::get_instance",
-            measure(&|| {
+            Ok(measure(&|| {
                 provider
                     .get_instance()
                     .map_or(0, |i| i.port().map_or(0, usize::from))
-            }),
+            })),
         ),
         (
             "ServiceCache::instances (all 8)",
-            measure(&|| cache.instances().len()),
+            Ok(measure(&|| cache.instances().len())),
+        ),
+        (
+            "Curator ServiceProvider.getInstance",
+            tokio::task::block_in_place(theirs),
         ),
     ];
     let _ = provider.close().await;
