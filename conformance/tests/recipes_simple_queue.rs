@@ -12,7 +12,9 @@ use conformance::{
     peers::{self, JavaProgram},
     sweep::{poll_then_drop, settle, sweep, SweepPlan},
 };
-use recipes_support::{children, client, compile_curator_peer, proxied, shared, soon, unique};
+use recipes_support::{
+    children, client, compile_curator_peer, expire_and_renew, proxied, shared, soon, unique,
+};
 use zk_recipes::{QueueStatus, RecipeError, SimpleDistributedQueue};
 use zk_session::{Client, OpCode, Version};
 
@@ -149,6 +151,29 @@ async fn an_offer_or_take_whose_reply_is_lost_is_neither_doubled_nor_lost() {
     assert_eq!(text(&q.poll().await.unwrap().unwrap()), "twice");
     assert!(q.poll().await.unwrap().is_none());
     assert!(children(&admin, &path).await.is_empty(), "no marker left");
+}
+
+/// A take waiting across a session expiry (its watch gone with the old session) goes on with
+/// the new session and gets the next item; an offer after the expiry works too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_waits_on_across_a_session_expiry() {
+    let (proxy, c) = proxied().await;
+    let producer = client(&shared()).await;
+    let path = unique("squeue-expiry");
+    let q = std::sync::Arc::new(queue(&c, &path).await);
+    let waiting = tokio::spawn({
+        let q = q.clone();
+        async move { q.take().await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (old, new) = expire_and_renew(&proxy, &c).await;
+    assert_ne!(old, new);
+    queue(&producer, &path).await.offer(b"after").await.unwrap();
+    let got = soon("the take after the expiry", waiting).await.unwrap();
+    assert_eq!(text(&got.unwrap()), "after");
+    q.offer(b"mine").await.unwrap();
+    assert_eq!(text(&q.poll().await.unwrap().unwrap()), "mine");
+    assert_eq!(q.status().get(), QueueStatus::Running);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
