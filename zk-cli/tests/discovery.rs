@@ -6,6 +6,23 @@ mod support;
 use support::{admin, assert_code, json, server, stdout, unique, zk, ZK};
 use zk_recipes::{ServiceDiscovery, ServiceInstance, ServiceInstanceBuilder, UriSpec};
 
+/// `register NAME --id ID --address ADDRESS --port PORT --base BASE`.
+fn register(name: &str, id: &str, address: &str, port: &str, base: &str) -> Vec<String> {
+    let args = [
+        "register",
+        name,
+        "--id",
+        id,
+        "--address",
+        address,
+        "--port",
+        port,
+    ];
+    let mut args: Vec<String> = args.map(String::from).to_vec();
+    args.extend(["--base".to_owned(), base.to_owned()]);
+    args
+}
+
 fn instance(name: &str, id: &str) -> ServiceInstanceBuilder {
     ServiceInstance::builder(name).id(id).address("10.0.0.5")
 }
@@ -74,25 +91,21 @@ async fn register_holds_the_instance_while_cmd_runs() {
     let base = unique("register");
     // CMD lists the services itself, while registered.
     let list = format!("\"{ZK}\" --server {} --json services {base}", server());
-    let o = zk([
-        "register",
-        "web",
-        "--id",
-        "w1",
-        "--address",
-        "192.168.1.9",
-        "--port",
-        "8088",
-        "--base",
-        &base,
-        "--uri-spec",
-        "{scheme}://{address}:{port}",
-        "--",
-        "sh",
-        "-c",
-        &format!("echo \"$ZK_SERVICE_NAME $ZK_SERVICE_ID\"; {list}; exit 3"),
-    ])
-    .await;
+    let mut args = register("web", "w1", "192.168.1.9", "8088", &base);
+    args.extend(
+        [
+            "--uri-spec",
+            "{scheme}://{address}:{port}",
+            "--",
+            "sh",
+            "-c",
+        ]
+        .map(String::from),
+    );
+    args.push(format!(
+        "echo \"$ZK_SERVICE_NAME $ZK_SERVICE_ID\"; {list}; exit 3"
+    ));
+    let o = zk(args).await;
     assert_code(&o, 3);
     let out = stdout(&o);
     let mut lines = out.lines();
@@ -131,23 +144,9 @@ async fn register_holds_the_instance_while_cmd_runs() {
 async fn register_writes_an_ephemeral_curator_instance() {
     let base = unique("register-eph");
     let probe = format!("\"{ZK}\" --server {} --json stat {base}/db/d1", server());
-    let o = zk([
-        "register",
-        "db",
-        "--id",
-        "d1",
-        "--address",
-        "h",
-        "--port",
-        "5432",
-        "--base",
-        &base,
-        "--",
-        "sh",
-        "-c",
-        &probe,
-    ])
-    .await;
+    let mut args = register("db", "d1", "h", "5432", &base);
+    args.extend(["--", "sh", "-c", &probe].map(String::from));
+    let o = zk(args).await;
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_code(&o, 0);
     let owner = doc["ephemeralOwner"].as_i64();

@@ -5,11 +5,11 @@ use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use tokio::sync::{watch, Mutex};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op};
 
 use super::{
     batch::{Batch, Next},
-    distributed_queue::{follow_end, now_ms, retryable},
+    distributed_queue::{end, follow_end, now_ms, remove_item, retryable, serving},
     order::{sorted_items, QueueOrder},
     outcome, QueueStatus,
 };
@@ -253,7 +253,7 @@ impl SimpleDistributedQueue {
         // A task of its own: an item removed for a caller who is gone goes back in.
         let (tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            let taken = take_item(&client, &dir, &path).await;
+            let taken = remove_item(&client, &dir, &path).await;
             if let Err(Ok(Some(item))) = tx.send(taken) {
                 let _ = put(&client, &dir, &item).await;
             }
@@ -269,36 +269,19 @@ impl SimpleDistributedQueue {
     /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
     /// znodes stay (they are shared).
     pub async fn close(self) -> Result<()> {
-        self.end(QueueStatus::Closed);
+        end(&self.inner.status, QueueStatus::Closed);
         Ok(())
     }
 
-    fn end(&self, why: QueueStatus) {
-        self.inner.status.send_if_modified(|s| {
-            let running = *s == QueueStatus::Running;
-            if running {
-                *s = why;
-            }
-            running
-        });
-    }
-
     fn serving(&self) -> Result<()> {
-        if let Some(why) = client_over(&self.inner.client) {
-            self.end(QueueStatus::Ended(why));
-        }
-        match *self.inner.status.borrow() {
-            QueueStatus::Running => Ok(()),
-            QueueStatus::Ended(why) => Err(RecipeError::Lost(why)),
-            QueueStatus::Closed => Err(RecipeError::Closed),
-        }
+        serving(&self.inner.client, &self.inner.status)
     }
 }
 
 impl Drop for SimpleDistributedQueue {
     fn drop(&mut self) {
         self.follower.abort();
-        self.end(QueueStatus::Closed);
+        end(&self.inner.status, QueueStatus::Closed);
     }
 }
 
@@ -316,29 +299,5 @@ async fn put(client: &Client, dir: &str, data: &[u8]) -> Result<()> {
             Err(e) if e.code() == Some(ErrorCode::NoNode) => create_parents(client, dir).await?,
             Err(e) => return Err(e.into()),
         }
-    }
-}
-
-/// Removes the item at `path` and returns its bytes; `None` when someone else took it first.
-async fn take_item(client: &Client, dir: &str, path: &str) -> Result<Option<Bytes>> {
-    let mut pauses = Pauses::default();
-    loop {
-        let (data, stat) = match client.get_data(path).await {
-            Ok(read) => read,
-            Err(Error::Code(ErrorCode::NoNode)) => return Ok(None),
-            Err(e) if e.is_retryable() && may_retry(client) => {
-                pauses.pause().await;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let delete = Op::delete(path, Version::Exact(stat.version));
-        return match outcome::apply(client, dir, vec![delete]).await {
-            Ok(_) => Ok(Some(data)),
-            Err(e) if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::BadVersion)) => {
-                Ok(None)
-            }
-            Err(e) => Err(e.into()),
-        };
     }
 }
