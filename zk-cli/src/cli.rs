@@ -260,6 +260,40 @@ pub enum Cmd {
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<OsString>,
     },
+    /// List the services registered under BASE and their instances (Curator's
+    /// ServiceDiscovery, Spring Cloud Zookeeper): id, address, port, sslPort and URI
+    Services {
+        /// The base path
+        #[arg(default_value = crate::discovery::DEFAULT_BASE)]
+        base: OsString,
+    },
+    /// Run CMD while registered as an instance of service NAME, and exit with its status
+    ///
+    /// The instance is DYNAMIC (an ephemeral znode BASE/NAME/ID in curator-x-discovery's
+    /// JSON), registered again after a session expiry, and removed when CMD exits. CMD gets
+    /// ZK_SERVICE_NAME and ZK_SERVICE_ID in its environment.
+    Register {
+        /// The service's name
+        name: String,
+        /// The instance's id (unique within the service)
+        #[arg(long)]
+        id: String,
+        /// The address clients reach it at
+        #[arg(long)]
+        address: String,
+        /// The port clients reach it at
+        #[arg(long)]
+        port: u16,
+        /// The base path
+        #[arg(long, default_value = crate::discovery::DEFAULT_BASE)]
+        base: OsString,
+        /// Curator's URI template, e.g. '{scheme}://{address}:{port}'
+        #[arg(long, value_name = "SPEC")]
+        uri_spec: Option<String>,
+        /// The command and its arguments, after --
+        #[arg(last = true, required = true, value_name = "CMD")]
+        cmd: Vec<OsString>,
+    },
     /// Copy a subtree: data, ACLs, container and TTL kinds (ephemeral znodes are skipped)
     ///
     /// SRC and DST are each a znode path on --server's ensemble (/app), a path on another

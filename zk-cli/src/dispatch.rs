@@ -103,6 +103,25 @@ pub async fn execute(ctx: &Ctx, cmd: Cmd) -> Result<i32, Failure> {
             timeout,
             cmd,
         } => run::elect(c, &input::path(&path)?, id, timeout, &cmd).await,
+        Cmd::Services { base } => crate::discovery::services(ctx, &input::path(&base)?).await,
+        Cmd::Register {
+            name,
+            id,
+            address,
+            port,
+            base,
+            uri_spec,
+            cmd,
+        } => {
+            let r = crate::discovery::Registration {
+                name: &name,
+                id: &id,
+                address: &address,
+                port,
+                uri_spec: uri_spec.as_deref(),
+            };
+            crate::discovery::register(ctx, &input::path(&base)?, r, &cmd).await
+        }
         Cmd::Du { depth, path } => explore::du(ctx, &input::path(&path)?, Some(depth)).await,
         Cmd::Tree { depth, path } => explore::tree(ctx, &input::path(&path)?, depth).await,
         Cmd::Find {

@@ -8,6 +8,7 @@ mod cli;
 mod connect;
 mod copy;
 mod diff;
+mod discovery;
 mod dispatch;
 mod explore;
 mod four_letter;

@@ -187,7 +187,7 @@ pub async fn elect(
 ///
 /// As with `timeout(1)`, the group is not the terminal's foreground group: a CMD that reads
 /// from the terminal is stopped (SIGTTIN). Input from a pipe or a file is not affected.
-async fn supervise(
+pub(crate) async fn supervise(
     cmd: &[OsString],
     env: &[(&str, String)],
     lost: impl Future<Output = String>,

@@ -137,7 +137,10 @@ pub use plumbing::{
         ProtectedNode, Recovery,
     },
 };
-pub use queue::{DistributedQueue, DistributedQueueBuilder, QueueItem, QueueOrder, QueueStatus};
+pub use queue::{
+    DistributedQueue, DistributedQueueBuilder, QueueItem, QueueOrder, QueueStatus,
+    SimpleDistributedQueue, SimpleDistributedQueueBuilder,
+};
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};
 pub use semaphore::{InterProcessSemaphoreV2, InterProcessSemaphoreV2Builder, SemaphoreLease};
 pub use semaphore_mutex::{InterProcessSemaphoreMutex, InterProcessSemaphoreMutexBuilder};

@@ -1,15 +1,18 @@
 //! Queues sharing znodes with Curator: [`DistributedQueue`] (Curator's `DistributedQueue`,
-//! `DistributedPriorityQueue` and `DistributedDelayQueue`, plain or lock-safe).
+//! `DistributedPriorityQueue` and `DistributedDelayQueue`, plain or lock-safe), and
+//! [`SimpleDistributedQueue`] (ZooKeeper's own `qn-` recipe, Curator's `SimpleDistributedQueue`).
 
 mod batch;
 mod distributed_queue;
 mod envelope;
 mod order;
 mod outcome;
+mod simple_queue;
 mod taken;
 
 pub use self::{
     distributed_queue::{DistributedQueue, DistributedQueueBuilder, QueueStatus},
     order::QueueOrder,
+    simple_queue::{SimpleDistributedQueue, SimpleDistributedQueueBuilder},
     taken::QueueItem,
 };

@@ -394,50 +394,56 @@ impl DistributedQueue {
     /// znodes stay (they are shared). Items taken in lock-safe mode and not yet done are
     /// unlocked when dropped.
     pub async fn close(self) -> Result<()> {
-        self.inner.status.send_if_modified(|s| {
-            let running = *s == QueueStatus::Running;
-            if running {
-                *s = QueueStatus::Closed;
-            }
-            running
-        });
+        end(&self.inner.status, QueueStatus::Closed);
         Ok(())
     }
 
     fn serving(&self) -> Result<()> {
-        if let Some(why) = client_over(&self.inner.client) {
-            self.inner.status.send_if_modified(|s| {
-                let running = *s == QueueStatus::Running;
-                if running {
-                    *s = QueueStatus::Ended(why);
-                }
-                running
-            });
-        }
-        match *self.inner.status.borrow() {
-            QueueStatus::Running => Ok(()),
-            QueueStatus::Ended(why) => Err(RecipeError::Lost(why)),
-            QueueStatus::Closed => Err(RecipeError::Closed),
-        }
+        serving(&self.inner.client, &self.inner.status)
     }
 }
 
 impl Drop for DistributedQueue {
     fn drop(&mut self) {
         self.follower.abort();
-        self.inner.status.send_if_modified(|s| {
-            let running = *s == QueueStatus::Running;
-            if running {
-                *s = QueueStatus::Closed;
-            }
-            running
-        });
+        end(&self.inner.status, QueueStatus::Closed);
+    }
+}
+
+/// Moves a running queue's status to its last state `why` (a queue that ended stays so).
+pub(super) fn end(status: &watch::Sender<QueueStatus>, why: QueueStatus) {
+    status.send_if_modified(|s| {
+        let running = *s == QueueStatus::Running;
+        if running {
+            *s = why;
+        }
+        running
+    });
+}
+
+/// Whether a queue still serves: its end (the client's, noticed here first) as an error.
+pub(super) fn serving(client: &Client, status: &watch::Sender<QueueStatus>) -> Result<()> {
+    if let Some(why) = client_over(client) {
+        end(status, QueueStatus::Ended(why));
+    }
+    match *status.borrow() {
+        QueueStatus::Running => Ok(()),
+        QueueStatus::Ended(why) => Err(RecipeError::Lost(why)),
+        QueueStatus::Closed => Err(RecipeError::Closed),
     }
 }
 
 /// Removes a plain item and returns its items; `None` when someone else took it first, or
 /// it was not an envelope (then it is deleted, as Curator deletes a corrupt item).
 async fn take_plain(client: &Client, dir: &str, path: &str) -> Result<Option<Vec<Bytes>>> {
+    Ok(remove_item(client, dir, path)
+        .await?
+        .and_then(|data| envelope::decode(&data)))
+}
+
+/// Removes the item znode at `path` (its version as read: exactly that item) and returns its
+/// data; `None` when someone else took it first. A lost reply is resolved by [`outcome`].
+pub(super) async fn remove_item(client: &Client, dir: &str, path: &str) -> Result<Option<Bytes>> {
     let mut pauses = Pauses::default();
     loop {
         let (data, stat) = match client.get_data(path).await {
@@ -451,7 +457,7 @@ async fn take_plain(client: &Client, dir: &str, path: &str) -> Result<Option<Vec
         };
         let delete = Op::delete(path, Version::Exact(stat.version));
         return match outcome::apply(client, dir, vec![delete]).await {
-            Ok(_) => Ok(envelope::decode(&data)),
+            Ok(_) => Ok(Some(data)),
             Err(e) if matches!(e.code(), Some(ErrorCode::NoNode | ErrorCode::BadVersion)) => {
                 Ok(None)
             }
@@ -485,7 +491,7 @@ async fn ensure_dir(client: &Client, path: &str) -> Result<()> {
 }
 
 /// Publishes the client's end as the queue's.
-async fn follow_end(client: Client, status: Arc<watch::Sender<QueueStatus>>) {
+pub(super) async fn follow_end(client: Client, status: Arc<watch::Sender<QueueStatus>>) {
     let mut state = client.watch_state();
     loop {
         if let Some(why) = client_over(&client).filter(|_| client.has_ended()) {
@@ -504,11 +510,11 @@ async fn follow_end(client: Client, status: Arc<watch::Sender<QueueStatus>>) {
     }
 }
 
-fn retryable(client: &Client, e: &RecipeError) -> bool {
+pub(super) fn retryable(client: &Client, e: &RecipeError) -> bool {
     matches!(e, RecipeError::Session(e) if e.is_retryable() && may_retry(client))
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

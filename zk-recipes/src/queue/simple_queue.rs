@@ -1,0 +1,303 @@
+//! [`SimpleDistributedQueue`]: ZooKeeper's own queue recipe (`qn-` znodes of raw bytes), as
+//! Curator's `SimpleDistributedQueue` and zookeeper-recipes-queue's `DistributedQueue` use it.
+
+use std::{sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use tokio::sync::{watch, Mutex};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op};
+
+use super::{
+    batch::{Batch, Next},
+    distributed_queue::{end, follow_end, now_ms, remove_item, retryable, serving},
+    order::{sorted_items, QueueOrder},
+    outcome, QueueStatus,
+};
+use crate::{
+    plumbing::{
+        liveness::client_over,
+        protected::{child_path, create_parents},
+        retry::{may_retry, Pauses},
+        runtime,
+        watches::children_watch,
+    },
+    RecipeError, Result, ValueWatch,
+};
+
+/// The prefix of every item's name (the recipe's, Curator's and ZooKeeper's).
+const ITEM_PREFIX: &str = "qn-";
+
+/// Builds a [`SimpleDistributedQueue`]; see [`SimpleDistributedQueue::builder`].
+#[derive(Debug)]
+pub struct SimpleDistributedQueueBuilder {
+    client: Client,
+    path: String,
+}
+
+impl SimpleDistributedQueueBuilder {
+    /// Starts the queue. Nothing is written yet: the queue's znode is made (a CONTAINER, as
+    /// Curator makes it) by the first offer or take that finds it missing. Fails outside a
+    /// tokio runtime ([`RecipeError::NoRuntime`]) or once the client has ended.
+    pub async fn start(self) -> Result<SimpleDistributedQueue> {
+        let handle = runtime::current()?;
+        if let Some(why) = client_over(&self.client).filter(|_| self.client.has_ended()) {
+            return Err(RecipeError::Lost(why));
+        }
+        let status = Arc::new(watch::channel(QueueStatus::Running).0);
+        let follower = handle.spawn(follow_end(self.client.clone(), status.clone()));
+        Ok(SimpleDistributedQueue {
+            inner: Arc::new(Inner {
+                client: self.client,
+                path: self.path,
+                status,
+                consumer: Mutex::new(Consumer {
+                    batch: Batch::new(QueueOrder::Fifo, 1),
+                    watch: None,
+                }),
+            }),
+            follower: follower.abort_handle(),
+        })
+    }
+}
+
+/// ZooKeeper's queue recipe: each item a PERSISTENT_SEQUENTIAL `path/qn-<seq>` znode holding
+/// the item's bytes as they are (no envelope), taken oldest first. Shares its znodes with
+/// Curator's `SimpleDistributedQueue` and with zookeeper-recipes-queue's
+/// `DistributedQueue`; `path` is a CONTAINER, made again when the server has reaped it.
+///
+/// Better than Curator's: an offer or a take whose reply is lost is neither doubled nor lost
+/// (a marker znode in the same transaction says whether it was applied, as for
+/// [`DistributedQueue`](crate::DistributedQueue)), and a consumer lists the queue once per
+/// batch of items, not once per item.
+///
+/// ```no_run
+/// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+/// use zk_recipes::SimpleDistributedQueue;
+///
+/// let queue = SimpleDistributedQueue::builder(client, "/jobs").start().await?;
+/// queue.offer(b"resize img-17").await?;
+/// let job = queue.take().await?; // waits for an item
+/// assert_eq!(&job[..], b"resize img-17");
+/// assert!(queue.poll().await?.is_none()); // empty: does not wait
+/// queue.close().await?;
+/// # Ok(()) }
+/// ```
+///
+/// Dropping the queue without [`close`](Self::close) stops it the same way.
+#[derive(Debug)]
+pub struct SimpleDistributedQueue {
+    inner: Arc<Inner>,
+    follower: tokio::task::AbortHandle,
+}
+
+#[derive(Debug)]
+struct Inner {
+    client: Client,
+    path: String,
+    status: Arc<watch::Sender<QueueStatus>>,
+    consumer: Mutex<Consumer>,
+}
+
+#[derive(Debug)]
+struct Consumer {
+    batch: Batch,
+    watch: Option<OneshotWatch>,
+}
+
+impl SimpleDistributedQueue {
+    /// A queue at `path`.
+    pub fn builder(client: Client, path: impl Into<String>) -> SimpleDistributedQueueBuilder {
+        SimpleDistributedQueueBuilder {
+            client,
+            path: path.into(),
+        }
+    }
+
+    /// Adds an item (Curator's `offer`). A lost reply is resolved before this returns;
+    /// cancel-safe in that a dropped offer either happened once or not at all.
+    pub async fn offer(&self, item: &[u8]) -> Result<()> {
+        self.serving()?;
+        let inner = self.inner.clone();
+        let data = item.to_vec();
+        // In a task of its own: a dropped offer still learns whether it happened.
+        tokio::spawn(async move { put(&inner.client, &inner.path, &data).await })
+            .await
+            .unwrap_or(Err(RecipeError::Closed))
+    }
+
+    /// The oldest item, left in the queue (Curator's `peek`); `None` when the queue is empty.
+    /// Lists the queue on every call.
+    pub async fn peek(&self) -> Result<Option<Bytes>> {
+        self.serving()?;
+        let client = &self.inner.client;
+        let mut pauses = Pauses::default();
+        'list: loop {
+            let children = match client.get_children(&self.inner.path).await {
+                Ok(c) => c,
+                Err(Error::Code(ErrorCode::NoNode)) => return Ok(None),
+                Err(e) if e.is_retryable() && may_retry(client) => {
+                    pauses.pause().await;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            for name in sorted_items(QueueOrder::Fifo, children, ITEM_PREFIX) {
+                match client.get_data(&child_path(&self.inner.path, &name)).await {
+                    Ok((data, _)) => return Ok(Some(data)),
+                    Err(Error::Code(ErrorCode::NoNode)) => {}
+                    Err(e) if e.is_retryable() && may_retry(client) => {
+                        pauses.pause().await;
+                        continue 'list;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(None);
+        }
+    }
+
+    /// Takes the oldest item if there is one now (Curator's `poll()`); `None` when empty.
+    pub async fn poll(&self) -> Result<Option<Bytes>> {
+        self.next(false).await
+    }
+
+    /// Waits for an item and takes it. Cancel-safe: a dropped take leaves the queue as it
+    /// was (an item it had removed goes back in, at the end).
+    pub async fn take(&self) -> Result<Bytes> {
+        loop {
+            if let Some(item) = self.next(true).await? {
+                return Ok(item);
+            }
+        }
+    }
+
+    /// Waits at most `timeout` for an item (Curator's `poll(timeout, unit)`).
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Bytes>> {
+        match tokio::time::timeout(timeout, self.take()).await {
+            Ok(item) => item.map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    async fn next(&self, wait: bool) -> Result<Option<Bytes>> {
+        let inner = &self.inner;
+        let mut consumer = inner.consumer.lock().await;
+        let mut pauses = Pauses::default();
+        let mut listings = 0;
+        loop {
+            self.serving()?;
+            match consumer.batch.next(now_ms()) {
+                Next::Take(name) => match self.remove(&name).await {
+                    Ok(Some(item)) => return Ok(Some(item)),
+                    Ok(None) => {}
+                    Err(e) if retryable(&inner.client, &e) => {
+                        consumer.batch.invalidate();
+                        pauses.pause().await;
+                    }
+                    Err(e) => return Err(e),
+                },
+                Next::List => match children_watch(&inner.client, &inner.path).await {
+                    Ok((children, w)) => {
+                        listings += 1;
+                        consumer.batch.listed(sorted_items(
+                            QueueOrder::Fifo,
+                            children,
+                            ITEM_PREFIX,
+                        ));
+                        consumer.watch = Some(w);
+                        pauses.reset();
+                    }
+                    // Reaped (or never made): made again, so that the watch can be set.
+                    Err(Error::Code(ErrorCode::NoNode)) => {
+                        create_parents(&inner.client, &inner.path).await?
+                    }
+                    Err(e) if e.is_retryable() && may_retry(&inner.client) => {
+                        pauses.pause().await;
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+                Next::Wait(_) if !wait && listings > 0 => return Ok(None),
+                Next::Wait(_) if !wait => consumer.batch.invalidate(),
+                Next::Wait(_) => self.wait_for_change(&mut consumer).await,
+            }
+        }
+    }
+
+    /// Waits for the children watch (or the queue's end).
+    async fn wait_for_change(&self, consumer: &mut Consumer) {
+        let mut status = self.inner.status.subscribe();
+        let watch = consumer.watch.take();
+        let fired = async {
+            match watch {
+                Some(w) => w.await.is_ok(),
+                None => false,
+            }
+        };
+        tokio::select! {
+            ok = fired => {
+                if ok {
+                    consumer.batch.changed();
+                } else {
+                    // The watch ended (a new session): list again.
+                    consumer.batch.invalidate();
+                }
+            }
+            _ = status.wait_for(QueueStatus::has_ended) => {}
+        }
+    }
+
+    /// Removes item `name`; its bytes, or `None` when another consumer took it first.
+    async fn remove(&self, name: &str) -> Result<Option<Bytes>> {
+        let (client, dir) = (self.inner.client.clone(), self.inner.path.clone());
+        let path = child_path(&dir, name);
+        // A task of its own: an item removed for a caller who is gone goes back in.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let taken = remove_item(&client, &dir, &path).await;
+            if let Err(Ok(Some(item))) = tx.send(taken) {
+                let _ = put(&client, &dir, &item).await;
+            }
+        });
+        rx.await.unwrap_or(Err(RecipeError::Closed))
+    }
+
+    /// The queue's state; its last state says why it ended.
+    pub fn status(&self) -> ValueWatch<QueueStatus> {
+        ValueWatch::new(self.inner.status.subscribe())
+    }
+
+    /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
+    /// znodes stay (they are shared).
+    pub async fn close(self) -> Result<()> {
+        end(&self.inner.status, QueueStatus::Closed);
+        Ok(())
+    }
+
+    fn serving(&self) -> Result<()> {
+        serving(&self.inner.client, &self.inner.status)
+    }
+}
+
+impl Drop for SimpleDistributedQueue {
+    fn drop(&mut self) {
+        self.follower.abort();
+        end(&self.inner.status, QueueStatus::Closed);
+    }
+}
+
+/// Creates `dir/qn-<seq>` holding `data`, exactly once; `dir` is made (a container) when
+/// missing.
+async fn put(client: &Client, dir: &str, data: &[u8]) -> Result<()> {
+    let op = Op::create(
+        child_path(dir, ITEM_PREFIX),
+        data,
+        CreateOptions::persistent_sequential(),
+    );
+    loop {
+        match outcome::apply(client, dir, vec![op.clone()]).await {
+            Ok(_) => return Ok(()),
+            Err(e) if e.code() == Some(ErrorCode::NoNode) => create_parents(client, dir).await?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
