@@ -1,14 +1,18 @@
 //! [`ServiceCache`] and [`ServiceProvider`]: a service's instances kept current by the
 //! recipes' [`Cache`] (one watch, no polling), and one instance at a time picked from them.
 
-use std::{sync::Mutex as StdMutex, time::Instant};
+use std::{
+    sync::{Arc, Mutex as StdMutex},
+    time::Instant,
+};
 
+use tokio::sync::watch;
 use zk_session::Client;
 
 use super::{
     service_discovery::parse, DownInstancePolicy, InstancePicker, ProviderStrategy, ServiceInstance,
 };
-use crate::{Cache, CacheEvent, CacheEvents, CacheMode, CacheStatus, Result, ValueWatch};
+use crate::{Cache, CacheEvent, CacheMode, CacheStatus, Result, ValueWatch};
 
 /// Builds a [`ServiceCache`]; see [`ServiceDiscovery::service_cache`](crate::ServiceDiscovery::service_cache).
 #[derive(Debug)]
@@ -33,9 +37,20 @@ impl ServiceCacheBuilder {
                 break;
             }
         }
+        // Every later event is a change: counted, so that the parsed instances are rebuilt
+        // once per change rather than on every lookup.
+        let (generation, changes) = watch::channel(0u64);
+        let counter = tokio::spawn(async move {
+            while events.next().await.is_some() {
+                generation.send_modify(|g| *g += 1);
+            }
+        });
         Ok(ServiceCache {
             cache,
-            events: tokio::sync::Mutex::new(events),
+            changes: tokio::sync::Mutex::new(changes.clone()),
+            generation: changes,
+            parsed: StdMutex::new(None),
+            _counter: AbortOnDrop(counter.abort_handle()),
         })
     }
 }
@@ -56,12 +71,36 @@ impl ServiceCacheBuilder {
 #[derive(Debug)]
 pub struct ServiceCache {
     cache: Cache,
-    events: tokio::sync::Mutex<CacheEvents>,
+    /// For [`changed`](Self::changed): the count of changes, as last seen by a caller.
+    changes: tokio::sync::Mutex<watch::Receiver<u64>>,
+    /// The count of changes now.
+    generation: watch::Receiver<u64>,
+    /// The instances parsed at a count of changes.
+    parsed: StdMutex<Option<(u64, Arc<Vec<ServiceInstance>>)>>,
+    _counter: AbortOnDrop,
 }
 
 impl ServiceCache {
     /// The instances now, by znode name; znodes whose data is not an instance are left out.
     pub fn instances(&self) -> Vec<ServiceInstance> {
+        self.snapshot().as_ref().clone()
+    }
+
+    /// The instances, parsed once per change of the service rather than once per call.
+    pub(crate) fn snapshot(&self) -> Arc<Vec<ServiceInstance>> {
+        let now = *self.generation.borrow();
+        let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, instances)) = parsed.as_ref() {
+            if *at == now {
+                return instances.clone();
+            }
+        }
+        let instances = Arc::new(self.read_view());
+        *parsed = Some((now, instances.clone()));
+        instances
+    }
+
+    fn read_view(&self) -> Vec<ServiceInstance> {
         let root = self.cache.root().to_owned();
         let mut names = self.cache.children(&root).unwrap_or_default();
         names.sort();
@@ -79,19 +118,14 @@ impl ServiceCache {
     /// Waits until the instances change (an instance registered, updated or gone, or a
     /// resync after a reconnect). Fails once the cache has stopped.
     pub async fn changed(&self) -> Result<()> {
-        let mut events = self.events.lock().await;
-        loop {
-            match events.next().await {
-                Some(CacheEvent::Initialized) => {}
-                Some(_) => return Ok(()),
-                None => {
-                    let why = self.cache.status().get();
-                    return Err(match why {
-                        CacheStatus::Ended(reason) => crate::RecipeError::Lost(reason),
-                        _ => crate::RecipeError::Closed,
-                    });
-                }
-            }
+        let mut changes = self.changes.lock().await;
+        match changes.changed().await {
+            Ok(()) => Ok(()),
+            // The cache stopped: its events ended.
+            Err(_) => Err(match self.cache.status().get() {
+                CacheStatus::Ended(reason) => crate::RecipeError::Lost(reason),
+                _ => crate::RecipeError::Closed,
+            }),
         }
     }
 
@@ -102,7 +136,19 @@ impl ServiceCache {
 
     /// Stops following the service.
     pub async fn close(self) -> Result<()> {
-        self.cache.close().await
+        // The counter stops with its guard; the cache says how its own close went.
+        let ServiceCache { cache, .. } = self;
+        cache.close().await
+    }
+}
+
+/// Stops the task counting a cache's changes when the [`ServiceCache`] goes.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -165,7 +211,7 @@ pub struct ServiceProvider {
 impl ServiceProvider {
     /// An instance to use, or `None` when none is registered and up.
     pub fn get_instance(&self) -> Option<ServiceInstance> {
-        let instances = self.cache.instances();
+        let instances = self.cache.snapshot();
         let mut picker = self.picker.lock().unwrap_or_else(|p| p.into_inner());
         picker.pick(&instances, Instant::now()).cloned()
     }
