@@ -12,7 +12,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use recipes_support::{children, client, expire_and_renew, proxied, shared, soon, unique};
+use recipes_support::{
+    children, client, cut_off, expire_session, let_back_renewed, proxied, session_of, shared, soon,
+    unique,
+};
 use tokio::task::JoinHandle;
 use zk_recipes::{PartitionStatus, ReleaseMode, SetPartitioner};
 use zk_session::Client;
@@ -293,10 +296,15 @@ async fn under_churn_no_item_has_two_owners_and_all_are_owned_again() {
                 members.push(join(&path, format!("w{next}"), &items, &checker).await);
                 next += 1;
             }
-            // Expired: cut off, its session closed by the test kit, then let back.
+            // Expired: cut off, its session closed by the test kit, and kept away long
+            // enough for the others to settle and take its items, then let back.
             1 => {
                 let m = &members[members.len() / 2];
-                expire_and_renew(&m.proxy, &m.client).await;
+                let old = session_of(&m.client);
+                cut_off(&m.proxy, &m.client).await;
+                expire_session(&shared(), &m.client).await;
+                tokio::time::sleep(SETTLE * 4).await;
+                let_back_renewed(&m.proxy, &m.client, old).await;
             }
             // A newcomer, while the party may still be settling.
             _ => {
@@ -328,4 +336,16 @@ async fn under_churn_no_item_has_two_owners_and_all_are_owned_again() {
         }
     }
     assert!(checker.intervals() > items.len(), "the churn moved items");
+}
+
+#[test]
+fn the_checker_flags_two_owners_at_once() {
+    let mut c = Checker::default();
+    let items = set(2);
+    c.start("a", &items);
+    c.start("b", &items[1..]);
+    assert_eq!(c.overlaps.len(), 1, "{:?}", c.overlaps);
+    assert!(c.overlaps[0].starts_with("shard-01: b acquired it while a held it"));
+    c.end("a");
+    assert_eq!(c.owned(), BTreeSet::from(["shard-01".to_owned()]));
 }
