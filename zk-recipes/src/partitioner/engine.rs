@@ -343,12 +343,9 @@ struct PartyWatch(Option<OneshotWatch>);
 impl PartyWatch {
     /// Resolves when the party changes (or the watch fails with the session).
     async fn fired(&mut self) {
-        match self.0.as_mut() {
-            Some(w) => {
-                let _ = w.await;
-                self.0 = None;
-            }
-            None => {}
+        if let Some(w) = self.0.as_mut() {
+            let _ = w.await;
+            self.0 = None;
         }
     }
 
