@@ -4,6 +4,7 @@
 //! expired, members joining) and asserts that no item is ever owned by two members at once
 //! and that every item is owned again once the churn stops.
 
+mod recipes_partitioner_support;
 mod recipes_support;
 
 use std::{
@@ -12,6 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use recipes_partitioner_support::kazoo_slice;
 use recipes_support::{
     children, client, cut_off, expire_session, let_back_renewed, proxied, session_of, shared, soon,
     unique,
@@ -46,16 +48,6 @@ async fn acquired(p: &SetPartitioner) -> Vec<String> {
     .unwrap();
     assert!(s.is_acquired(), "{s:?}");
     s.items().to_vec()
-}
-
-/// kazoo's partition function, written out again: sorted set, sorted ids, `set[i::n]`.
-fn kazoo_slice(items: &[String], ids: &[&str], me: &str) -> Vec<String> {
-    let mut ids = ids.to_vec();
-    ids.sort();
-    let i = ids.iter().position(|x| *x == me).unwrap();
-    let mut items = items.to_vec();
-    items.sort();
-    items.into_iter().skip(i).step_by(ids.len()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

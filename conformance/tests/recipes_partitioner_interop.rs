@@ -3,6 +3,7 @@
 //! the identifiers of all four members), no item is claimed by two members at any sampled
 //! moment, and after a kazoo member and one of ours leave the two left split the whole set.
 
+mod recipes_partitioner_support;
 mod recipes_support;
 
 use std::{
@@ -13,6 +14,7 @@ use std::{
 };
 
 use conformance::peers::KazooProgram;
+use recipes_partitioner_support::kazoo_slice;
 use recipes_support::{client, peer::Peer, shared, unique, SOON};
 use zk_recipes::{ReleaseMode, SetPartitioner};
 
@@ -55,15 +57,6 @@ fn kazoo_items(peer: &Peer) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-fn kazoo_slice(items: &[String], ids: &[&str], me: &str) -> Vec<String> {
-    let mut ids = ids.to_vec();
-    ids.sort();
-    let i = ids.iter().position(|x| *x == me).unwrap();
-    let mut items = items.to_vec();
-    items.sort();
-    items.into_iter().skip(i).step_by(ids.len()).collect()
 }
 
 /// Samples every member until each owns exactly kazoo's slice over `ids`; fails on an item
