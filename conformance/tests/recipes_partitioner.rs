@@ -15,11 +15,11 @@ use std::{
 
 use recipes_partitioner_support::kazoo_slice;
 use recipes_support::{
-    children, client, cut_off, expire_session, let_back_renewed, proxied, session_of, shared, soon,
-    unique,
+    children, client, cut_and_reconnect, cut_off, expire_session, let_back_renewed, proxied,
+    session_of, shared, soon, unique,
 };
 use tokio::task::JoinHandle;
-use zk_recipes::{PartitionStatus, ReleaseMode, SetPartitioner};
+use zk_recipes::{PartitionStatus, RecipeError, ReleaseMode, SetPartitioner};
 use zk_session::Client;
 
 const SETTLE: Duration = Duration::from_millis(400);
@@ -340,4 +340,80 @@ fn the_checker_flags_two_owners_at_once() {
     assert!(c.overlaps[0].starts_with("shard-01: b acquired it while a held it"));
     c.end("a");
     assert_eq!(c.owned(), BTreeSet::from(["shard-01".to_owned()]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_sharing_an_identifier_still_cover_the_set() {
+    // kazoo gives both the first index of the identifier: one slice would go unowned.
+    let path = unique("partition-dup");
+    let items = set(6);
+    let mut members = Vec::new();
+    for id in ["same", "same", "other"] {
+        let c = client(&shared()).await;
+        members.push((member(&c, &path, id, &items).await, c));
+    }
+    let mut all = Vec::new();
+    for (p, _) in &members {
+        all.extend(acquired(p).await);
+    }
+    all.sort();
+    assert_eq!(all, items, "each item exactly once");
+    for (p, _) in members {
+        p.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_lost_while_allocating_does_not_leave_it_stuck() {
+    // kazoo #392: a partitioner stuck in ALLOCATING after the connection wavered.
+    let path = unique("partition-waver");
+    let items = set(3);
+    let (proxy, c) = proxied().await;
+    let p = SetPartitioner::builder(c.clone(), &path)
+        .items(items.clone())
+        .identifier("w")
+        .time_boundary(Duration::from_millis(800))
+        .start()
+        .await
+        .unwrap();
+    cut_and_reconnect(&proxy, &c).await;
+    assert_eq!(acquired(&p).await, items);
+    // And once acquired: a lost connection means Release, then the items again.
+    let mut status = p.status();
+    cut_and_reconnect(&proxy, &c).await;
+    let now = soon(
+        "release after the cut",
+        status.wait_for(|s| !s.is_acquired()),
+    )
+    .await
+    .unwrap();
+    assert!(matches!(now, PartitionStatus::Release), "{now:?}");
+    p.release_set().await.unwrap();
+    assert_eq!(acquired(&p).await, items);
+    p.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_end_is_a_failure_and_a_bad_item_is_refused() {
+    let path = unique("partition-end");
+    let c = client(&shared()).await;
+    let bad = SetPartitioner::builder(c.clone(), &path)
+        .items(["a/b"])
+        .start()
+        .await;
+    assert!(
+        matches!(bad, Err(RecipeError::InvalidArgument(_))),
+        "{bad:?}"
+    );
+    let p = member(&c, &path, "m", &set(2)).await;
+    acquired(&p).await;
+    c.close().await.unwrap();
+    let end = soon("the end", p.status().wait_for(|s| s.has_ended()))
+        .await
+        .unwrap();
+    assert!(
+        matches!(end, PartitionStatus::Failed(RecipeError::Lost(_))),
+        "{end:?}"
+    );
+    assert!(p.items().is_empty());
 }
