@@ -1,44 +1,5 @@
-//! [`SetPartitioner`]: kazoo's `SetPartitioner`. A set of items (shards, queues...) is
-//! divided among the live members of a party, each item owned by one member at a time, and
-//! divided again when members join or leave.
-//!
-//! The layout is kazoo's, so kazoo processes can take part on the same path:
-//! - each member is an ephemeral node `<path>/party/<uuid4hex>-<identifier>` holding its
-//!   identifier;
-//! - once the party's children stayed unchanged for [`time_boundary`]
-//!   (SetPartitionerBuilder::time_boundary), each member sorts the set and the identifiers
-//!   (code-point order, as Python does), takes `i`, its place among the members, and keeps
-//!   `set[i::members]`;
-//! - each kept item is held by a kazoo `Lock` at `<path>/locks/<item>` (ephemeral-sequential
-//!   nodes `<uuid4hex>__lock__<seq10>`, the lowest sequence holding), so a member that has
-//!   not yet let go of an item keeps the next owner waiting.
-//!
-//! The [`status`](SetPartitioner::status) goes through kazoo's states:
-//! [`Allocating`](PartitionStatus::Allocating) → [`Acquired`](PartitionStatus::Acquired)
-//! (the items are ours) → [`Release`](PartitionStatus::Release) when the party changes or the
-//! connection is suspended (stop using the items, then call
-//! [`release_set`](SetPartitioner::release_set)) → `Allocating` again; and
-//! [`Failed`](PartitionStatus::Failed) or [`Closed`](PartitionStatus::Closed) at the end.
-//!
-//! Where this differs from kazoo 2.11:
-//! - kazoo's partitioner can stay in ALLOCATING for good when the connection wavers during
-//!   an allocation (kazoo #392). Here one task runs every round, and any interruption
-//!   (the party changing, a suspended connection, a lost reply) releases what the round
-//!   took and starts a new round.
-//! - kazoo gives a member the first index of its identifier, so two members with one
-//!   identifier (two processes configured alike, or a stale node of a crashed one) take
-//!   the same slice and the next slice is owned by nobody. Here members sharing an
-//!   identifier are told apart by their node names and each takes its own slice; members
-//!   with unique identifiers compute exactly kazoo's slices.
-//! - kazoo fails for good when its session is lost. Here, with a client that starts a new
-//!   session after an expiry (the default), the member goes to `Release`, then joins the
-//!   party again in the new session; it fails only when the client ends, or the server
-//!   refuses our nodes (no permission).
-//! - kazoo waits for a lock in `max_reaction_time` slices, deleting and re-creating its node
-//!   each time; here the member keeps its place in line and waits on watches, leaving the
-//!   line at once when the party changes.
-//! - lock nodes hold the member's identifier (kazoo's are empty), so an operator can see who
-//!   holds an item.
+//! [`SetPartitioner`]: kazoo's `SetPartitioner` (see its documentation for the layout,
+//! the states and where it differs from kazoo).
 
 mod decision;
 mod engine;
@@ -239,7 +200,47 @@ impl SetPartitionerBuilder {
     }
 }
 
-/// A member of a party dividing a set; see the [module documentation](self).
+/// A member of a party dividing a set, as kazoo's `SetPartitioner`: a set of items (shards, queues...) is
+/// divided among the live members of a party, each item owned by one member at a time, and
+/// divided again when members join or leave.
+///
+/// The layout is kazoo's, so kazoo processes can take part on the same path:
+/// - each member is an ephemeral node `<path>/party/<uuid4hex>-<identifier>` holding its
+///   identifier;
+/// - once the party's children stayed unchanged for
+///   [`time_boundary`](SetPartitionerBuilder::time_boundary), each member sorts the set and
+///   the identifiers (code-point order, as Python does), takes `i`, its place among the
+///   members, and keeps `set[i::members]`;
+/// - each kept item is held by a kazoo `Lock` at `<path>/locks/<item>` (ephemeral-sequential
+///   nodes `<uuid4hex>__lock__<seq10>`, the lowest sequence holding), so a member that has
+///   not yet let go of an item keeps the next owner waiting.
+///
+/// The [`status`](SetPartitioner::status) goes through kazoo's states:
+/// [`Allocating`](PartitionStatus::Allocating) → [`Acquired`](PartitionStatus::Acquired)
+/// (the items are ours) → [`Release`](PartitionStatus::Release) when the party changes or the
+/// connection is suspended (stop using the items, then call
+/// [`release_set`](SetPartitioner::release_set)) → `Allocating` again; and
+/// [`Failed`](PartitionStatus::Failed) or [`Closed`](PartitionStatus::Closed) at the end.
+///
+/// Where this differs from kazoo 2.11:
+/// - kazoo's partitioner can stay in ALLOCATING for good when the connection wavers during
+///   an allocation (kazoo #392). Here one task runs every round, and any interruption
+///   (the party changing, a suspended connection, a lost reply) releases what the round
+///   took and starts a new round.
+/// - kazoo gives a member the first index of its identifier, so two members with one
+///   identifier (two processes configured alike, or a stale node of a crashed one) take
+///   the same slice and the next slice is owned by nobody. Here members sharing an
+///   identifier are told apart by their node names and each takes its own slice; members
+///   with unique identifiers compute exactly kazoo's slices.
+/// - kazoo fails for good when its session is lost. Here, with a client that starts a new
+///   session after an expiry (the default), the member goes to `Release`, then joins the
+///   party again in the new session; it fails only when the client ends, or the server
+///   refuses our nodes (no permission).
+/// - kazoo waits for a lock in `max_reaction_time` slices, deleting and re-creating its node
+///   each time; here the member keeps its place in line and waits on watches, leaving the
+///   line at once when the party changes.
+/// - lock nodes hold the member's identifier (kazoo's are empty), so an operator can see who
+///   holds an item.
 ///
 /// ```no_run
 /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
