@@ -8,10 +8,7 @@ pub(crate) const LOCK_MARKER: &str = "__lock__";
 /// A fresh uuid v4 as 32 lowercase hex digits, as Python's `uuid4().hex`: kazoo's party and
 /// lock node names start with one, and it holds no `-` (a party name's first `-` ends it).
 pub(crate) fn uuid_hex() -> String {
-    let mut b: [u8; 16] = rand::random();
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    crate::new_protected_id().replace('-', "")
 }
 
 /// The identifier of the member whose party node is `name` (`<uuid4hex>-<identifier>`):
