@@ -83,6 +83,7 @@ mod leader_selector;
 mod multi_lock;
 mod mutex;
 mod mutex_guard;
+mod partitioner;
 mod persistent_node;
 mod queue;
 mod rw_lock;
@@ -129,6 +130,7 @@ pub use multi_lock::{InterProcessMultiLock, MultiLockGuard};
 pub use mutex::{InterProcessMutex, InterProcessMutexBuilder};
 pub use mutex_guard::InterProcessMutexGuard;
 pub use participant::Participant;
+pub use partitioner::{PartitionStatus, ReleaseMode, SetPartitioner, SetPartitionerBuilder};
 pub use persistent_node::{NodeStatus, PersistentNode, PersistentNodeBuilder};
 pub use plumbing::{
     liveness::SuspendPolicy,
