@@ -37,8 +37,10 @@
 //!
 //! # One lifecycle for the long-lived recipes
 //!
-//! [`Cache`], [`LeaderLatch`], [`LeaderSelector`], [`SharedCount`], [`PersistentNode`] and
-//! [`GroupMember`] share one shape:
+//! [`Cache`], [`LeaderLatch`], [`LeaderSelector`], [`SharedCount`], [`PersistentNode`],
+//! [`GroupMember`], [`DistributedQueue`], [`SimpleDistributedQueue`] and [`SetPartitioner`]
+//! (and, with the `discovery` feature, `ServiceDiscovery`'s cache and provider) share one
+//! shape:
 //! - `X::builder(client, path)`, typed options, then `start().await`, which returns once the
 //!   recipe is established (the node exists, the view is loaded, the latch is in line...) and
 //!   fails with [`RecipeError::NoRuntime`] outside a tokio runtime rather than panicking;
