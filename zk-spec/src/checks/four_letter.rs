@@ -1,0 +1,160 @@
+//! Four-letter words: a connection that sends one of them instead of a connect request is
+//! answered in plain text and closed, or told that the word is not in the whitelist.
+
+use std::io::Read;
+
+use crate::{
+    check::{ensure, fail, skip, Area, Check, CheckResult, Finding},
+    ctx::Ctx,
+};
+
+const ADMIN: &str = "Administrator's Guide: The Four Letter Words";
+/// The text a 3.5+ server answers for a word outside `4lw.commands.whitelist`.
+const REFUSED: &str = "is not executed because it is not in the whitelist";
+
+/// The checks of this area.
+pub const CHECKS: &[Check] = checks!(Area::FourLetter, "4lw";
+    "ruok", "ruok is answered imok, then the connection closes", ADMIN, ruok;
+    "srvr", "srvr names the version, latency, counts, mode and node count", ADMIN, srvr;
+    "stat", "stat is srvr's report plus a Clients section", ADMIN, stat;
+    "mntr", "mntr answers tab-separated key/value lines with zk_version and zk_server_state", ADMIN, mntr;
+    "conf", "conf answers key=value lines including clientPort", ADMIN, conf;
+    "envi", "envi answers an Environment section with zookeeper.version", ADMIN, envi;
+    "wchs", "wchs counts watching connections and total watches", ADMIN, wchs;
+    "cons", "cons lists connections with their queued and received counts", ADMIN, cons;
+);
+
+/// The answer to `word` on a fresh connection, read until the server closes it; a skip
+/// when the server says the word is not whitelisted.
+fn ask(ctx: &mut Ctx, word: &str) -> Result<String, Finding> {
+    let mut conn = ctx.connect()?;
+    conn.send_bytes(word.as_bytes())?;
+    let mut out = Vec::new();
+    let mut stream = conn.stream();
+    stream.read_to_end(&mut out).map_err(|e| {
+        fail(
+            format!("the answer to {word} and a close"),
+            format!("{e} after {} bytes", out.len()),
+        )
+    })?;
+    let text = String::from_utf8(out).map_err(|e| fail("UTF-8 text", e.to_string()))?;
+    if text.contains(REFUSED) {
+        return Err(skip(format!(
+            "{word} is not in this server's 4lw.commands.whitelist"
+        )));
+    }
+    ensure(!text.is_empty(), format!("an answer to {word}"), || {
+        "the connection closed without one".into()
+    })?;
+    Ok(text)
+}
+
+/// Passes when every line of `needles` is in `text`.
+fn has_all(word: &str, text: &str, needles: &[&str]) -> CheckResult {
+    let missing: Vec<_> = needles.iter().filter(|n| !text.contains(*n)).collect();
+    ensure(
+        missing.is_empty(),
+        format!("{word}'s answer to contain {needles:?}"),
+        || format!("no {missing:?} in {text:?}"),
+    )
+}
+
+fn ruok(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "ruok")?;
+    ensure(text == "imok", "exactly imok", || format!("{text:?}"))
+}
+
+const SRVR: &[&str] = &[
+    "Zookeeper version: ",
+    "Latency min/avg/max: ",
+    "Received: ",
+    "Sent: ",
+    "Connections: ",
+    "Outstanding: ",
+    "Zxid: 0x",
+    "Mode: ",
+    "Node count: ",
+];
+
+fn srvr(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "srvr")?;
+    has_all("srvr", &text, SRVR)?;
+    let count = field(&text, "Node count: ");
+    ensure(
+        count.is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n > 0)),
+        "a positive Node count",
+        || format!("{count:?}"),
+    )
+}
+
+fn stat(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "stat")?;
+    has_all("stat", &text, SRVR)?;
+    has_all("stat", &text, &["Clients:\n"])
+}
+
+/// The rest of the line that starts with `key`.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .map(str::trim)
+}
+
+fn mntr(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "mntr")?;
+    let bad: Vec<_> = text
+        .lines()
+        .filter(|l| l.split('\t').count() != 2)
+        .collect();
+    ensure(bad.is_empty(), "only key<TAB>value lines", || {
+        format!("{bad:?}")
+    })?;
+    has_all("mntr", &text, &["zk_version\t", "zk_server_state\t"])
+}
+
+fn conf(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "conf")?;
+    let bad: Vec<_> = text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.contains('='))
+        .collect();
+    ensure(bad.is_empty(), "only key=value lines", || {
+        format!("{bad:?}")
+    })?;
+    let port = field(&text, "clientPort=");
+    ensure(
+        port == Some(&ctx.addr().port().to_string()),
+        format!("clientPort={}", ctx.addr().port()),
+        || format!("clientPort={port:?}"),
+    )
+}
+
+fn envi(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "envi")?;
+    has_all("envi", &text, &["Environment:", "zookeeper.version="])
+}
+
+fn wchs(ctx: &mut Ctx) -> CheckResult {
+    // A watch of this check's own, so the counts cannot both be zero.
+    let mut watcher = ctx.session()?;
+    watcher.exists(&ctx.path("wchs"), true)?;
+    let text = ask(ctx, "wchs")?;
+    has_all(
+        "wchs",
+        &text,
+        &["connections watching", "paths", "Total watches:"],
+    )?;
+    let total = field(&text, "Total watches:");
+    ensure(
+        total.is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n > 0)),
+        "Total watches: 1 or more (this check set one)",
+        || format!("{total:?}"),
+    )
+}
+
+fn cons(ctx: &mut Ctx) -> CheckResult {
+    // A session of this check's own, so the list cannot be empty.
+    let _session = ctx.session()?;
+    let text = ask(ctx, "cons")?;
+    has_all("cons", &text, &["(queued=", "recved=", "sent="])
+}
