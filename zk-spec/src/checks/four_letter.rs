@@ -22,6 +22,10 @@ pub const CHECKS: &[Check] = checks!(Area::FourLetter, "4lw";
     "envi", "envi answers an Environment section with zookeeper.version", ADMIN, envi;
     "wchs", "wchs counts watching connections and total watches", ADMIN, wchs;
     "cons", "cons lists connections with their queued and received counts", ADMIN, cons;
+    "isro", "isro answers rw or ro", ADMIN, isro;
+    "dump", "dump lists a session's ephemeral znode under its session id", ADMIN, dump;
+    "wchp", "wchp lists a watched path with the watching session", ADMIN, wchp;
+    "wchc", "wchc lists the watching session with its watched path", ADMIN, wchc;
 );
 
 /// The answer to `word` on a fresh connection, read until the server closes it; a skip
@@ -157,4 +161,91 @@ fn cons(ctx: &mut Ctx) -> CheckResult {
     let _session = ctx.session()?;
     let text = ask(ctx, "cons")?;
     has_all("cons", &text, &["(queued=", "recved=", "sent="])
+}
+
+fn isro(ctx: &mut Ctx) -> CheckResult {
+    let text = ask(ctx, "isro")?;
+    ensure(text == "rw" || text == "ro", "rw or ro", || {
+        format!("{text:?}")
+    })
+}
+
+/// The session id as the four-letter words print it.
+fn hex_id(conn: &crate::Conn) -> String {
+    format!("0x{:x}", conn.session_id())
+}
+
+fn dump(ctx: &mut Ctx) -> CheckResult {
+    let mut owner = ctx.session()?;
+    let eph = ctx.path("dump");
+    owner.create(&eph, b"", zk_proto::CreateMode::Ephemeral)?;
+    let text = ask(ctx, "dump")?;
+    has_all(
+        "dump",
+        &text,
+        &["Sessions with Ephemerals", &hex_id(&owner), &eph],
+    )
+}
+
+/// A session with a data watch on a znode of this check's own: the session and the path.
+fn watching(ctx: &mut Ctx) -> Result<(crate::Conn, String), Finding> {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("watched");
+    conn.create(&path, b"", zk_proto::CreateMode::Persistent)?;
+    conn.get_data(&path, true)?;
+    Ok((conn, path))
+}
+
+/// The lines of `text` that follow the line `head`, up to the next line without a tab.
+fn section<'a>(text: &'a str, head: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| *l != head)
+        .skip(1)
+        .take_while(|l| l.starts_with('\t'))
+        .map(str::trim)
+        .collect()
+}
+
+fn wchp(ctx: &mut Ctx) -> CheckResult {
+    let (conn, path) = watching(ctx)?;
+    let text = ask(ctx, "wchp")?;
+    let sessions = section(&text, &path);
+    ensure(
+        sessions.contains(&hex_id(&conn).as_str()),
+        format!("{path} then a tab-indented {}", hex_id(&conn)),
+        || format!("{text:?}"),
+    )
+}
+
+fn wchc(ctx: &mut Ctx) -> CheckResult {
+    let (conn, path) = watching(ctx)?;
+    let text = ask(ctx, "wchc")?;
+    let paths = section(&text, &hex_id(&conn));
+    ensure(
+        paths.contains(&path.as_str()),
+        format!("{} then a tab-indented {path}", hex_id(&conn)),
+        || format!("{text:?}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_takes_the_indented_lines_after_its_head() {
+        let text = "0x1\n\t/a\n\t/b\n0x2\n\t/c\n";
+        assert_eq!(section(text, "0x1"), vec!["/a", "/b"]);
+        assert_eq!(section(text, "0x2"), vec!["/c"]);
+        assert!(section(text, "0x3").is_empty());
+    }
+
+    #[test]
+    fn field_and_has_all_find_or_miss_keys() {
+        let text = "Mode: standalone\nNode count: 5\n";
+        assert_eq!(field(text, "Node count: "), Some("5"));
+        assert_eq!(field(text, "Zxid: "), None);
+        assert!(has_all("srvr", text, &["Mode: "]).is_ok());
+        assert!(has_all("srvr", text, &["Mode: ", "Zxid: "]).is_err());
+    }
 }
