@@ -83,11 +83,16 @@ const SRVR: &[&str] = &[
 fn srvr(ctx: &mut Ctx) -> CheckResult {
     let text = ask(ctx, "srvr")?;
     has_all("srvr", &text, SRVR)?;
-    let count = field(&text, "Node count: ");
+    positive(&text, "Node count: ")
+}
+
+/// Passes when the line starting with `key` has a number above 0 after it.
+fn positive(text: &str, key: &str) -> CheckResult {
+    let value = field(text, key);
     ensure(
-        count.is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n > 0)),
-        "a positive Node count",
-        || format!("{count:?}"),
+        value.is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n > 0)),
+        format!("{key}<a number above 0>"),
+        || format!("{key}{value:?}"),
     )
 }
 
@@ -148,12 +153,7 @@ fn wchs(ctx: &mut Ctx) -> CheckResult {
         &text,
         &["connections watching", "paths", "Total watches:"],
     )?;
-    let total = field(&text, "Total watches:");
-    ensure(
-        total.is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n > 0)),
-        "Total watches: 1 or more (this check set one)",
-        || format!("{total:?}"),
-    )
+    positive(&text, "Total watches:")
 }
 
 fn cons(ctx: &mut Ctx) -> CheckResult {

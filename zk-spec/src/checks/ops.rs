@@ -367,10 +367,15 @@ fn get_all_children_number(ctx: &mut Ctx) -> CheckResult {
     for c in ["a", "a/x", "a/y", "b"] {
         conn.create(&format!("{path}/{c}"), b"", CreateMode::Persistent)?;
     }
+    all_children_number(&mut conn, path, 4)
+}
+
+/// getAllChildrenNumber of `path` answers `want`.
+fn all_children_number(conn: &mut crate::Conn, path: String, want: i32) -> CheckResult {
     match conn.ok(&Request::GetAllChildrenNumber(
         GetAllChildrenNumberRequest { path },
     ))? {
-        Response::GetAllChildrenNumber(n) => ensure_eq("totalNumber", n.total_number, 4),
+        Response::GetAllChildrenNumber(n) => ensure_eq("totalNumber", n.total_number, want),
         other => Err(unexpected("a GetAllChildrenNumberResponse", &other)),
     }
 }
@@ -488,12 +493,7 @@ fn get_ephemerals_none(ctx: &mut Ctx) -> CheckResult {
 
 fn get_all_children_number_leaf(ctx: &mut Ctx) -> CheckResult {
     let (mut conn, path) = make(ctx)?;
-    match conn.ok(&Request::GetAllChildrenNumber(
-        GetAllChildrenNumberRequest { path },
-    ))? {
-        Response::GetAllChildrenNumber(n) => ensure_eq("totalNumber", n.total_number, 0),
-        other => Err(unexpected("a GetAllChildrenNumberResponse", &other)),
-    }
+    all_children_number(&mut conn, path, 0)
 }
 
 fn check_watches_set(ctx: &mut Ctx) -> CheckResult {
