@@ -36,6 +36,8 @@ pub const CHECKS: &[Check] = checks!(Area::Ops, "ops";
     "delete.no-node", "delete of a missing znode fails with NONODE", GUIDE_OPS, delete_no_node;
     "delete.bad-version", "delete with a wrong version fails with BADVERSION", GUIDE_OPS, delete_bad_version;
     "delete.not-empty", "delete of a znode with children fails with NOTEMPTY", GUIDE_OPS, delete_not_empty;
+    "delete.root", "delete of / fails with BADARGUMENTS", GUIDE_OPS, delete_root;
+    "delete.zookeeper", "delete of the reserved /zookeeper fails with BADARGUMENTS", "Programmer's Guide: ZNodes (the name \"zookeeper\" is reserved)", delete_zookeeper;
     "exists", "exists (3) answers the Stat getData reports", "zookeeper.jute: ExistsResponse", exists;
     "exists.no-node", "exists of a missing znode fails with NONODE", GUIDE_OPS, exists_no_node;
     "get-data", "getData (4) answers the data and Stat", "zookeeper.jute: GetDataResponse", get_data;
@@ -169,6 +171,16 @@ fn delete_not_empty(ctx: &mut Ctx) -> CheckResult {
     let (mut conn, path) = make(ctx)?;
     conn.create(&format!("{path}/c"), b"", CreateMode::Persistent)?;
     conn.err(&req::delete(&path, -1), ErrorCode::NotEmpty)
+}
+
+fn delete_root(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    conn.err(&req::delete("/", -1), ErrorCode::BadArguments)
+}
+
+fn delete_zookeeper(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    conn.err(&req::delete("/zookeeper", -1), ErrorCode::BadArguments)
 }
 
 fn exists(ctx: &mut Ctx) -> CheckResult {

@@ -32,6 +32,7 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "remove", "removeWatches removes the watch: no event after", "zookeeper.jute: RemoveWatchesRequest", remove;
     "remove.wrong-kind", "removing a data watch where only a child watch is set fails with NOWATCHER", "zookeeper.jute: RemoveWatchesRequest", remove_wrong_kind;
     "set-watches.stale", "SetWatches with a stale zxid fires at once for what changed meanwhile", "zookeeper.jute: SetWatches", set_watches_stale;
+    "set-watches.deleted", "SetWatches for a znode deleted meanwhile fires NodeDeleted", "zookeeper.jute: SetWatches", set_watches_deleted;
     "set-watches.current", "SetWatches with the current zxid fires nothing", "zookeeper.jute: SetWatches", set_watches_current;
     "exists.changed", "an exists watch on an existing znode fires NodeDataChanged", GUIDE, exists_changed;
     "child.not-on-child-data", "a child watch does not fire when a child's data changes", GUIDE, child_not_on_child_data;
@@ -248,6 +249,24 @@ fn set_watches_stale(ctx: &mut Ctx) -> CheckResult {
         (EventType::NodeChildrenChanged.code(), path),
     ];
     ensure_eq("notifications (type, path) on re-attach", got, want)
+}
+
+fn set_watches_deleted(ctx: &mut Ctx) -> CheckResult {
+    let (mut c, path, seen, id, pw) = watched_then_dropped(ctx)?;
+    c.delete(&path)?;
+    let mut conn = reattach_with_watches(ctx, id, &pw, seen, &path)?;
+    conn.ok(&req::exists("/", false))?;
+    let got = conn.queued_events();
+    // The data and child watches may be served by one NodeDeleted; the exist watch on a
+    // missing child stays set and fires nothing.
+    ensure(
+        !got.is_empty()
+            && got
+                .iter()
+                .all(|e| e.event_type == EventType::NodeDeleted && e.path == path),
+        format!("NodeDeleted for {path}, nothing else"),
+        || format!("{got:?}"),
+    )
 }
 
 fn set_watches_current(ctx: &mut Ctx) -> CheckResult {
