@@ -264,13 +264,7 @@ fn create2(ctx: &mut Ctx) -> CheckResult {
 fn sequential_path(ctx: &mut Ctx) -> CheckResult {
     let (mut conn, path) = setup(ctx)?;
     let prefix = format!("{path}/s-");
-    let op = MultiOp::Create(req::create_record(
-        &prefix,
-        None,
-        zk_proto::Acl::open_unsafe(),
-        CreateMode::PersistentSequential,
-    ));
-    let (_, m) = multi(&mut conn, vec![op], false)?;
+    let (_, m) = multi(&mut conn, vec![sequential_op(&prefix)], false)?;
     let want = format!("{prefix}0000000000");
     ensure_eq(
         "results",
