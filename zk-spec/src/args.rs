@@ -14,7 +14,7 @@ Runs ZooKeeper protocol conformance checks against the server at HOST:PORT and p
 report; exits with 1 when a check failed, 2 on a usage or connection error.
 
   --area AREA       only the checks of AREA (handshake, ops, ordering, watches, nodes,
-                    multi, acl, limits, malformed)
+                    multi, acl, limits, malformed, 4lw)
   --check ID        only check ID, or the group of checks whose ids start with ID.
   -v, --verbose     show the frames of failed checks in hex
   --json            print the report as JSON instead of the tree

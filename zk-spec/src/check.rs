@@ -26,6 +26,8 @@ pub enum Area {
     Limits,
     /// Malformed input; a probe session checks the server after each.
     Malformed,
+    /// The four-letter words (ruok, srvr, mntr...).
+    FourLetter,
 }
 
 impl Area {
@@ -40,6 +42,7 @@ impl Area {
         Area::Acl,
         Area::Limits,
         Area::Malformed,
+        Area::FourLetter,
     ];
 
     /// The name used on the command line and in check ids.
@@ -54,6 +57,7 @@ impl Area {
             Area::Acl => "acl",
             Area::Limits => "limits",
             Area::Malformed => "malformed",
+            Area::FourLetter => "4lw",
         }
     }
 
@@ -69,6 +73,7 @@ impl Area {
             Area::Acl => "ACLs and authentication",
             Area::Limits => "Limits",
             Area::Malformed => "Malformed input",
+            Area::FourLetter => "Four-letter words",
         }
     }
 

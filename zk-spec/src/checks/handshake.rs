@@ -29,6 +29,8 @@ pub const CHECKS: &[Check] = checks!(Area::Handshake, "handshake";
     "wrong-password.spares-owner", "a re-attach with a wrong password leaves the session's own connection open", GUIDE_SESSIONS, wrong_password_spares_owner, bug = BUG_WRONG_PASSWORD;
     "unknown-session", "re-attach to a session that never existed is refused as expired", GUIDE_SESSIONS, unknown_session;
     "close", "closeSession is answered, the socket closed, the ephemerals deleted", GUIDE_SESSIONS, close;
+    "close.spares-others", "closing one session leaves another session's ephemerals and connection alone", GUIDE_SESSIONS, close_spares_others;
+    "session-ids-unique", "sessions opened one after another get different ids and passwords", GUIDE_SESSIONS, session_ids_unique;
     "closed-session-expired", "a closed session cannot be re-attached", GUIDE_SESSIONS, closed_session_expired;
     "expiry", "a session without a connection expires after its timeout: its ephemerals go, re-attach is refused", GUIDE_SESSIONS, expiry;
     "zxid-ahead", "a client that has seen a zxid ahead of the server is not given a session", "Programmer's Guide: ZooKeeper Sessions (lastZxidSeen)", zxid_ahead;
@@ -167,6 +169,37 @@ fn close(ctx: &mut Ctx) -> CheckResult {
         || format!("{stat:?}"),
     )?;
     other.close()
+}
+
+fn close_spares_others(ctx: &mut Ctx) -> CheckResult {
+    let mut closing = ctx.session()?;
+    let mut staying = ctx.session()?;
+    let (gone, kept) = (ctx.path("gone"), ctx.path("kept"));
+    closing.create(&gone, b"", CreateMode::Ephemeral)?;
+    staying.create(&kept, b"", CreateMode::Ephemeral)?;
+    closing.close()?;
+    // The staying session's own connection still serves it, ephemeral and all.
+    let stat = staying.exists(&kept, false)?;
+    ensure_eq(
+        "ephemeralOwner of the other session's znode",
+        stat.map(|s| s.ephemeral_owner),
+        Some(staying.session_id()),
+    )?;
+    ensure(
+        staying.exists(&gone, false)?.is_none(),
+        "the closed session's ephemeral gone",
+        || "it is still there".into(),
+    )
+}
+
+fn session_ids_unique(ctx: &mut Ctx) -> CheckResult {
+    let a = ctx.session()?;
+    let b = ctx.session()?;
+    ensure(
+        a.session_id() != b.session_id() && a.password() != b.password(),
+        "two ids and two passwords",
+        || format!("{:#x} and {:#x}", a.session_id(), b.session_id()),
+    )
 }
 
 fn closed_session_expired(ctx: &mut Ctx) -> CheckResult {

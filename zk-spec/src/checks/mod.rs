@@ -31,6 +31,7 @@ macro_rules! checks {
 }
 
 pub mod acl;
+pub mod four_letter;
 pub mod handshake;
 pub mod limits;
 pub mod malformed;

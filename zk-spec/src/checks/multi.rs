@@ -27,6 +27,8 @@ pub const CHECKS: &[Check] = checks!(Area::Multi, "multi";
     "zxid", "a multi's writes share the reply's zxid", JUTE, zxid;
     "create2", "create2 inside a multi answers the path and the Stat", JUTE, create2, bug = BUG_4026;
     "sequential-path", "a sequential create inside a multi answers the name it was given", JUTE, sequential_path;
+    "sequential-twice", "two sequential creates under one parent in a multi get consecutive numbers", JUTE, sequential_twice;
+    "sequential-rolled-back", "a rolled-back multi's sequential create leaves the parent's counter as it was", "Programmer's Guide: multi (atomicity)", sequential_rolled_back;
     "empty", "an empty multi is answered with no results", JUTE, empty;
     "read-in-write", "a multi (14) with a read operation is refused, never answered with data", JUTE, read_in_write;
     "read", "multiRead answers each read, a missing znode as a per-op NONODE without failing the rest", "zookeeper.jute: MultiResponse (multiRead)", read;
@@ -262,13 +264,7 @@ fn create2(ctx: &mut Ctx) -> CheckResult {
 fn sequential_path(ctx: &mut Ctx) -> CheckResult {
     let (mut conn, path) = setup(ctx)?;
     let prefix = format!("{path}/s-");
-    let op = MultiOp::Create(req::create_record(
-        &prefix,
-        None,
-        zk_proto::Acl::open_unsafe(),
-        CreateMode::PersistentSequential,
-    ));
-    let (_, m) = multi(&mut conn, vec![op], false)?;
+    let (_, m) = multi(&mut conn, vec![sequential_op(&prefix)], false)?;
     let want = format!("{prefix}0000000000");
     ensure_eq(
         "results",
@@ -281,6 +277,57 @@ fn sequential_path(ctx: &mut Ctx) -> CheckResult {
         conn.exists(&want, false)?.is_some(),
         format!("{want} exists"),
         || "NONODE".into(),
+    )
+}
+
+fn sequential_op(prefix: &str) -> MultiOp {
+    MultiOp::Create(req::create_record(
+        prefix,
+        None,
+        zk_proto::Acl::open_unsafe(),
+        CreateMode::PersistentSequential,
+    ))
+}
+
+fn created_paths(m: &MultiResponse) -> Vec<String> {
+    m.results
+        .iter()
+        .filter_map(|r| match r {
+            MultiResult::Create(c) => Some(c.path.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sequential_twice(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = setup(ctx)?;
+    let prefix = format!("{path}/s-");
+    let ops = vec![sequential_op(&prefix), sequential_op(&prefix)];
+    let (_, m) = multi(&mut conn, ops, false)?;
+    ensure_eq(
+        "created paths",
+        created_paths(&m),
+        vec![format!("{prefix}0000000000"), format!("{prefix}0000000001")],
+    )
+}
+
+fn sequential_rolled_back(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = setup(ctx)?;
+    let prefix = format!("{path}/s-");
+    // The second op fails (no such znode): the whole multi is rolled back.
+    let ops = vec![
+        sequential_op(&prefix),
+        MultiOp::Delete(DeleteRequest {
+            path: format!("{path}/missing"),
+            version: -1,
+        }),
+    ];
+    multi(&mut conn, ops, false)?;
+    let (_, m) = multi(&mut conn, vec![sequential_op(&prefix)], false)?;
+    ensure_eq(
+        "created paths",
+        created_paths(&m),
+        vec![format!("{prefix}0000000000")],
     )
 }
 

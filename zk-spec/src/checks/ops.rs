@@ -28,11 +28,16 @@ pub const CHECKS: &[Check] = checks!(Area::Ops, "ops";
     "create.no-parent", "create under a missing parent fails with NONODE", GUIDE_OPS, create_no_parent;
     "create.ephemeral-parent", "create under an ephemeral fails with NOCHILDRENFOREPHEMERALS", "Programmer's Guide: Ephemeral Nodes", create_under_ephemeral;
     "create.empty-acl", "create with an empty ACL fails with INVALIDACL", "Programmer's Guide: ZooKeeper access control using ACLs", create_empty_acl;
+    "create.invalid-acl.world-id", "create with world:<not anyone> fails with INVALIDACL", "Programmer's Guide: Built in ACL Schemes", create_world_not_anyone;
+    "create.invalid-acl.bad-ip", "create with an ip ACL that is no address fails with INVALIDACL", "Programmer's Guide: Built in ACL Schemes", create_bad_ip;
+    "create.invalid-acl.digest-form", "create with a digest ACL not of the form user:hash fails with INVALIDACL", "Programmer's Guide: Built in ACL Schemes", create_bad_digest;
     "create2", "create2 (15) answers the path and a Stat whose czxid is the reply's zxid", "zookeeper.jute: Create2Response", create2;
     "delete", "delete (2) removes the znode", GUIDE_OPS, delete;
     "delete.no-node", "delete of a missing znode fails with NONODE", GUIDE_OPS, delete_no_node;
     "delete.bad-version", "delete with a wrong version fails with BADVERSION", GUIDE_OPS, delete_bad_version;
     "delete.not-empty", "delete of a znode with children fails with NOTEMPTY", GUIDE_OPS, delete_not_empty;
+    "delete.root", "delete of / fails with BADARGUMENTS", GUIDE_OPS, delete_root;
+    "delete.zookeeper", "delete of the reserved /zookeeper fails with BADARGUMENTS", "Programmer's Guide: ZNodes (the name \"zookeeper\" is reserved)", delete_zookeeper;
     "exists", "exists (3) answers the Stat getData reports", "zookeeper.jute: ExistsResponse", exists;
     "exists.no-node", "exists of a missing znode fails with NONODE", GUIDE_OPS, exists_no_node;
     "get-data", "getData (4) answers the data and Stat", "zookeeper.jute: GetDataResponse", get_data;
@@ -46,18 +51,23 @@ pub const CHECKS: &[Check] = checks!(Area::Ops, "ops";
     "set-acl", "setACL (7) replaces the ACL and bumps aversion", "zookeeper.jute: SetACLResponse", set_acl;
     "set-acl.bad-version", "setACL with a wrong aversion fails with BADVERSION", GUIDE_OPS, set_acl_bad_version;
     "set-acl.invalid-acl", "setACL with an empty ACL fails with INVALIDACL", "Programmer's Guide: ZooKeeper access control using ACLs", set_acl_empty;
+    "set-acl.no-node", "setACL of a missing znode fails with NONODE", GUIDE_OPS, set_acl_no_node;
     "get-children", "getChildren (8) lists the children's names", "zookeeper.jute: GetChildrenResponse", get_children;
     "get-children.no-node", "getChildren of a missing znode fails with NONODE", GUIDE_OPS, get_children_no_node;
     "get-children2", "getChildren2 (12) adds the parent's Stat", "zookeeper.jute: GetChildren2Response", get_children2;
+    "get-children2.no-node", "getChildren2 of a missing znode fails with NONODE", GUIDE_OPS, get_children2_no_node;
     "sync", "sync (9) answers the path it was given", "zookeeper.jute: SyncResponse", sync;
     "check.outside-multi", "check (13) outside a multi is refused, never answered as a success", "zookeeper.jute: CheckVersionRequest", check_outside_multi, bug = BUG_2623, danger = DANGER_2623;
     "get-ephemerals", "getEphemerals (103) lists the session's own ephemerals under the prefix", JUTE, get_ephemerals;
+    "get-ephemerals.none", "getEphemerals of a session without ephemerals answers an empty list", JUTE, get_ephemerals_none;
+    "get-all-children-number.leaf", "getAllChildrenNumber of a leaf answers 0", JUTE, get_all_children_number_leaf;
     "get-all-children-number", "getAllChildrenNumber (104) counts every descendant", JUTE, get_all_children_number;
     "get-all-children-number.no-node", "getAllChildrenNumber of a missing znode fails with NONODE", JUTE, get_all_children_number_no_node;
     "who-am-i", "whoAmI (107) names the session's ip identity", "zookeeper.jute: WhoAmIResponse", who_am_i;
     "add-watch", "addWatch (106) is answered with error 0", "zookeeper.jute: AddWatchRequest", add_watch;
     "remove-watches.no-watcher", "removeWatches (18) with no watch fails with NOWATCHER", "zookeeper.jute: RemoveWatchesRequest", remove_watches_none;
     "check-watches.no-watcher", "checkWatches (17) with no watch fails with NOWATCHER", "zookeeper.jute: CheckWatchesRequest", check_watches_none;
+    "check-watches.set", "checkWatches (17) where a data watch is set succeeds and leaves the watch", "zookeeper.jute: CheckWatchesRequest", check_watches_set;
     "reconfig.disabled", "reconfig (16) is refused with RECONFIGDISABLED when reconfig is off", "zookeeper.jute: ReconfigRequest", reconfig_disabled;
 );
 
@@ -161,6 +171,16 @@ fn delete_not_empty(ctx: &mut Ctx) -> CheckResult {
     let (mut conn, path) = make(ctx)?;
     conn.create(&format!("{path}/c"), b"", CreateMode::Persistent)?;
     conn.err(&req::delete(&path, -1), ErrorCode::NotEmpty)
+}
+
+fn delete_root(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    conn.err(&req::delete("/", -1), ErrorCode::BadArguments)
+}
+
+fn delete_zookeeper(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    conn.err(&req::delete("/zookeeper", -1), ErrorCode::BadArguments)
 }
 
 fn exists(ctx: &mut Ctx) -> CheckResult {
@@ -359,10 +379,15 @@ fn get_all_children_number(ctx: &mut Ctx) -> CheckResult {
     for c in ["a", "a/x", "a/y", "b"] {
         conn.create(&format!("{path}/{c}"), b"", CreateMode::Persistent)?;
     }
+    all_children_number(&mut conn, path, 4)
+}
+
+/// getAllChildrenNumber of `path` answers `want`.
+fn all_children_number(conn: &mut crate::Conn, path: String, want: i32) -> CheckResult {
     match conn.ok(&Request::GetAllChildrenNumber(
         GetAllChildrenNumberRequest { path },
     ))? {
-        Response::GetAllChildrenNumber(n) => ensure_eq("totalNumber", n.total_number, 4),
+        Response::GetAllChildrenNumber(n) => ensure_eq("totalNumber", n.total_number, want),
         other => Err(unexpected("a GetAllChildrenNumberResponse", &other)),
     }
 }
@@ -429,4 +454,72 @@ fn reconfig_disabled(ctx: &mut Ctx) -> CheckResult {
         ErrorCode::Ok => Err(fail("a refusal", "reconfig applied")),
         other => Err(skip(format!("reconfig is on here (answered {other:?})"))),
     }
+}
+
+/// create with one ACL entry, which the server must refuse with INVALIDACL.
+fn create_refused_acl(ctx: &mut Ctx, scheme: &str, id: &str) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let acl = vec![Acl::new(Perms::ALL, Id::new(scheme, id))];
+    let path = ctx.path("n");
+    conn.err(
+        &Request::Create(req::create_record(&path, None, acl, CreateMode::Persistent)),
+        ErrorCode::InvalidAcl,
+    )?;
+    ensure(conn.exists(&path, false)?.is_none(), "no znode", || {
+        "the znode was created".into()
+    })
+}
+
+fn create_world_not_anyone(ctx: &mut Ctx) -> CheckResult {
+    create_refused_acl(ctx, "world", "nobody")
+}
+
+fn create_bad_ip(ctx: &mut Ctx) -> CheckResult {
+    create_refused_acl(ctx, "ip", "not-an-address")
+}
+
+fn create_bad_digest(ctx: &mut Ctx) -> CheckResult {
+    create_refused_acl(ctx, "digest", "no-colon-here")
+}
+
+fn set_acl_no_node(ctx: &mut Ctx) -> CheckResult {
+    missing(ctx, |p| req::set_acl(p, Acl::open_unsafe(), -1))
+}
+
+fn get_children2_no_node(ctx: &mut Ctx) -> CheckResult {
+    missing(ctx, |p| req::get_children2(p, false))
+}
+
+fn get_ephemerals_none(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = make(ctx)?;
+    // Another session's ephemeral under the prefix must not be listed.
+    let mut other = ctx.session()?;
+    other.create(&format!("{path}/theirs"), b"", CreateMode::Ephemeral)?;
+    match conn.ok(&Request::GetEphemerals(GetEphemeralsRequest {
+        prefix_path: path,
+    }))? {
+        Response::GetEphemerals(g) => ensure_eq("ephemerals", g.ephemerals, vec![]),
+        other => Err(unexpected("a GetEphemeralsResponse", &other)),
+    }
+}
+
+fn get_all_children_number_leaf(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = make(ctx)?;
+    all_children_number(&mut conn, path, 0)
+}
+
+fn check_watches_set(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = make(ctx)?;
+    conn.get_data(&path, true)?;
+    let (h, _) = conn.call(&req::check_watches(&path, WatcherType::Data))?;
+    ensure_eq("checkWatches err", h.error_code(), ErrorCode::Ok)?;
+    // checkWatches only asks: the watch must still fire.
+    let mut writer = ctx.session()?;
+    writer.set_data(&path, b"v1", -1)?;
+    let ev = conn.event()?;
+    ensure_eq(
+        "notification",
+        (ev.event_type, ev.path),
+        (zk_proto::EventType::NodeDataChanged, path),
+    )
 }

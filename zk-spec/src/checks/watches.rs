@@ -32,6 +32,7 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "remove", "removeWatches removes the watch: no event after", "zookeeper.jute: RemoveWatchesRequest", remove;
     "remove.wrong-kind", "removing a data watch where only a child watch is set fails with NOWATCHER", "zookeeper.jute: RemoveWatchesRequest", remove_wrong_kind;
     "set-watches.stale", "SetWatches with a stale zxid fires at once for what changed meanwhile", "zookeeper.jute: SetWatches", set_watches_stale;
+    "set-watches.deleted", "SetWatches for a znode deleted meanwhile fires NodeDeleted", "zookeeper.jute: SetWatches", set_watches_deleted;
     "set-watches.current", "SetWatches with the current zxid fires nothing", "zookeeper.jute: SetWatches", set_watches_current;
     "exists.changed", "an exists watch on an existing znode fires NodeDataChanged", GUIDE, exists_changed;
     "child.not-on-child-data", "a child watch does not fire when a child's data changes", GUIDE, child_not_on_child_data;
@@ -40,6 +41,12 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "session-close", "closing a session fires NodeDeleted for its ephemerals and NodeChildrenChanged for their parent", GUIDE, session_close;
     "remove.persistent", "removeWatches (any) removes a persistent watch", "zookeeper.jute: RemoveWatchesRequest", remove_persistent;
     "set-watches2.persistent", "SetWatches2 (105) re-establishes a persistent watch on a new connection", "zookeeper.jute: SetWatches2", set_watches2_persistent;
+    "child.on-child-delete", "a child watch fires NodeChildrenChanged when a child is deleted", GUIDE, child_on_child_delete;
+    "every-session", "a change fires the watch of every session that set one", GUIDE, every_session;
+    "remove.data-keeps-child", "removing the data watch leaves the child watch on the same path", "zookeeper.jute: RemoveWatchesRequest", remove_data_keeps_child;
+    "exists.created-once", "an exists watch on a missing znode fires once: no NodeDeleted after NodeCreated", GUIDE, exists_created_once;
+    "persistent.missing", "a persistent watch on a missing znode fires NodeCreated, then NodeDataChanged", PERSISTENT, persistent_missing;
+    "recursive.remove", "removeWatches (any) removes a recursive watch", "zookeeper.jute: RemoveWatchesRequest", recursive_remove;
     "persistent-and-one-shot", "a one-shot watch on the path of a persistent watch leaves the persistent one in place", PERSISTENT, persistent_and_one_shot, bug = BUG_4466;
 );
 
@@ -244,6 +251,24 @@ fn set_watches_stale(ctx: &mut Ctx) -> CheckResult {
     ensure_eq("notifications (type, path) on re-attach", got, want)
 }
 
+fn set_watches_deleted(ctx: &mut Ctx) -> CheckResult {
+    let (mut c, path, seen, id, pw) = watched_then_dropped(ctx)?;
+    c.delete(&path)?;
+    let mut conn = reattach_with_watches(ctx, id, &pw, seen, &path)?;
+    conn.ok(&req::exists("/", false))?;
+    let got = conn.queued_events();
+    // The data and child watches may be served by one NodeDeleted; the exist watch on a
+    // missing child stays set and fires nothing.
+    ensure(
+        !got.is_empty()
+            && got
+                .iter()
+                .all(|e| e.event_type == EventType::NodeDeleted && e.path == path),
+        format!("NodeDeleted for {path}, nothing else"),
+        || format!("{got:?}"),
+    )
+}
+
 fn set_watches_current(ctx: &mut Ctx) -> CheckResult {
     let (mut c, path, _, id, pw) = watched_then_dropped(ctx)?;
     let stat = c.set_data(&path, b"changed", -1)?;
@@ -362,4 +387,63 @@ fn set_watches2_persistent(ctx: &mut Ctx) -> CheckResult {
         expect_event(&mut conn, EventType::NodeDataChanged, &path)?;
     }
     Ok(())
+}
+
+fn child_on_child_delete(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    let child = format!("{path}/a");
+    c.create(&child, b"", CreateMode::Persistent)?;
+    w.children(&path, true)?;
+    c.delete(&child)?;
+    expect_event(&mut w, EventType::NodeChildrenChanged, &path)
+}
+
+fn every_session(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    let mut w2 = ctx.session()?;
+    w.get_data(&path, true)?;
+    w2.get_data(&path, true)?;
+    c.set_data(&path, b"1", -1)?;
+    expect_event(&mut w, EventType::NodeDataChanged, &path)?;
+    expect_event(&mut w2, EventType::NodeDataChanged, &path)
+}
+
+fn remove_data_keeps_child(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    w.get_data(&path, true)?;
+    w.children(&path, true)?;
+    w.ok(&req::remove_watches(&path, WatcherType::Data))?;
+    c.set_data(&path, b"1", -1)?;
+    w.no_event("no event from the removed data watch")?;
+    c.create(&format!("{path}/a"), b"", CreateMode::Persistent)?;
+    expect_event(&mut w, EventType::NodeChildrenChanged, &path)
+}
+
+fn exists_created_once(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    let child = format!("{path}/later");
+    w.exists(&child, true)?;
+    c.create(&child, b"", CreateMode::Persistent)?;
+    expect_event(&mut w, EventType::NodeCreated, &child)?;
+    c.delete(&child)?;
+    w.no_event("no second event from a one-shot exists watch")
+}
+
+fn persistent_missing(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    let child = format!("{path}/later");
+    w.ok(&req::add_watch(&child, AddWatchMode::Persistent))?;
+    c.create(&child, b"", CreateMode::Persistent)?;
+    expect_event(&mut w, EventType::NodeCreated, &child)?;
+    c.set_data(&child, b"1", -1)?;
+    expect_event(&mut w, EventType::NodeDataChanged, &child)
+}
+
+fn recursive_remove(ctx: &mut Ctx) -> CheckResult {
+    let (mut w, mut c, path) = pair(ctx)?;
+    w.ok(&req::add_watch(&path, AddWatchMode::PersistentRecursive))?;
+    w.ok(&req::remove_watches(&path, WatcherType::Any))?;
+    c.create(&format!("{path}/a"), b"", CreateMode::Persistent)?;
+    c.set_data(&path, b"1", -1)?;
+    w.no_event("no event from a removed recursive watch")
 }
