@@ -3,6 +3,7 @@
 //! [`SimpleDistributedQueue`] (ZooKeeper's own `qn-` recipe, Curator's `SimpleDistributedQueue`).
 
 mod batch;
+mod consumer;
 mod distributed_queue;
 mod envelope;
 mod order;

@@ -8,14 +8,17 @@ use std::{
 
 use bytes::Bytes;
 use tokio::sync::{watch, Mutex};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op, Version};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, Version};
 
 use super::{
-    batch::{Batch, Next},
+    consumer::{Claim, Consumer, Source},
     envelope,
-    order::{delay_prefix, priority_prefix, sorted_items, QueueOrder, QUEUE_PREFIX},
+    order::{
+        delay_prefix, fix_id, id_prefix, priority_prefix, split_id, QueueOrder, QUEUE_PREFIX,
+        SEQ_DIGITS,
+    },
     outcome,
-    taken::{claim_locked, Claim, LockGuard, QueueItem},
+    taken::{claim_locked, LockGuard, QueueItem},
 };
 use crate::{
     counter::parent_of,
@@ -24,7 +27,6 @@ use crate::{
         protected::{child_path, create_parents},
         retry::{may_retry, Pauses},
         runtime,
-        watches::{children_watch, exists_watch},
     },
     LostReason, RecipeError, Result, ValueWatch,
 };
@@ -99,11 +101,7 @@ impl DistributedQueueBuilder {
                 lock_path: self.lock_path,
                 order: self.order,
                 status,
-                consumer: Mutex::new(Consumer {
-                    batch: Batch::new(self.order, self.refresh_after),
-                    watch: None,
-                    blocked_by: None,
-                }),
+                consumer: Mutex::new(Consumer::new(self.order, QUEUE_PREFIX, self.refresh_after)),
             }),
             follower: follower.abort_handle(),
         })
@@ -155,15 +153,6 @@ struct Inner {
     consumer: Mutex<Consumer>,
 }
 
-#[derive(Debug)]
-struct Consumer {
-    batch: Batch,
-    watch: Option<OneshotWatch>,
-    /// The lock of the first item skipped as locked since the last listing: its release
-    /// changes no child of the queue, so a waiting consumer watches it too.
-    blocked_by: Option<String>,
-}
-
 impl DistributedQueue {
     /// A queue at `path` (a FIFO, plain queue unless the builder says otherwise).
     pub fn builder(client: Client, path: impl Into<String>) -> DistributedQueueBuilder {
@@ -190,7 +179,7 @@ impl DistributedQueue {
         B: AsRef<[u8]>,
     {
         let name = match self.inner.order {
-            QueueOrder::Fifo => QUEUE_PREFIX.to_owned(),
+            QueueOrder::Fifo | QueueOrder::Id => QUEUE_PREFIX.to_owned(),
             QueueOrder::Priority => priority_prefix(0),
             QueueOrder::Delay => delay_prefix(1),
         };
@@ -213,6 +202,48 @@ impl DistributedQueue {
             .max(1);
         self.put_named(&delay_prefix(ms), envelope::encode([item]))
             .await
+    }
+
+    /// Adds an item tagged with `id` (Curator's `DistributedIdQueue.put(item, id)`): named
+    /// `queue-|<id>|<seq>`, `/` and `|` in the id written as `_`. On a
+    /// [`QueueOrder::Id`] queue it is taken in FIFO order with the others; [`remove`]
+    /// deletes it by its id.
+    ///
+    /// [`remove`]: Self::remove
+    pub async fn put_with_id(&self, item: &[u8], id: &str) -> Result<()> {
+        self.put_named(&id_prefix(id), envelope::encode([item]))
+            .await
+    }
+
+    /// Deletes every item of id `id` not yet taken (Curator's `DistributedIdQueue.remove`)
+    /// and returns how many it deleted; in lock-safe mode an item a consumer holds stays. The id is compared as written (`/` and `|` as `_`),
+    /// so an id with them is found, where Curator compares the id as given and finds none.
+    pub async fn remove(&self, id: &str) -> Result<usize> {
+        self.serving()?;
+        let inner = &self.inner;
+        let id = fix_id(id);
+        let mut pauses = Pauses::default();
+        let children = loop {
+            match inner.client.get_children(&inner.path).await {
+                Ok(children) => break children,
+                Err(Error::Code(ErrorCode::NoNode)) => return Ok(0),
+                Err(e) if e.is_retryable() && may_retry(&inner.client) => pauses.pause().await,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let mut removed = 0;
+        for name in children.iter().filter(|n| n.starts_with(QUEUE_PREFIX)) {
+            if split_id(name).is_none_or(|(of, _)| of != id) {
+                continue;
+            }
+            // As a take would (Curator's `tryRemove`): in lock-safe mode an item a consumer
+            // holds is left to it.
+            if let Claim::Taken(item) = inner.claim(name).await? {
+                item.done().await?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 
     async fn put_named(&self, prefix: &str, data: Vec<u8>) -> Result<()> {
@@ -255,134 +286,8 @@ impl DistributedQueue {
     }
 
     async fn next(&self, wait: bool) -> Result<Option<QueueItem>> {
-        let inner = &self.inner;
-        let mut consumer = inner.consumer.lock().await;
-        let mut pauses = Pauses::default();
-        let mut listings = 0;
-        loop {
-            self.serving()?;
-            let now = now_ms();
-            match consumer.batch.next(now) {
-                Next::Take(name) => match self.claim(&name).await {
-                    Ok(Claim::Taken(item)) => return Ok(Some(item)),
-                    Ok(Claim::Locked(lock)) => {
-                        consumer.blocked_by.get_or_insert(lock);
-                    }
-                    Ok(Claim::Gone) => {}
-                    Err(e) if retryable(&inner.client, &e) => {
-                        consumer.batch.invalidate();
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e),
-                },
-                Next::List => match children_watch(&inner.client, &inner.path).await {
-                    Ok((children, w)) => {
-                        let items = sorted_items(inner.order, children, QUEUE_PREFIX);
-                        listings += 1;
-                        consumer.batch.listed(items);
-                        consumer.watch = Some(w);
-                        consumer.blocked_by = None;
-                        pauses.reset();
-                    }
-                    Err(Error::Code(ErrorCode::NoNode)) => {
-                        ensure_dir(&inner.client, &inner.path).await?;
-                    }
-                    Err(e) if e.is_retryable() && may_retry(&inner.client) => {
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-                Next::Wait(until) => {
-                    // A try looks at one fresh listing at most.
-                    if !wait && (listings > 0 || until.is_some()) {
-                        return Ok(None);
-                    }
-                    if !wait {
-                        consumer.batch.invalidate();
-                        continue;
-                    }
-                    self.wait_for_change(&mut consumer, until, now).await;
-                }
-            }
-        }
-    }
-
-    /// Waits for the children watch (or the release of a lock that blocked us, a delayed
-    /// item's time, or the queue's end).
-    async fn wait_for_change(&self, consumer: &mut Consumer, until: Option<u64>, now: u64) {
-        let sleep = until.map(|t| Duration::from_millis(t.saturating_sub(now)));
-        let mut status = self.inner.status.subscribe();
-        let unlocked = match consumer.blocked_by.take() {
-            Some(lock) => match exists_watch(&self.inner.client, &lock).await {
-                Ok((Some(_), w)) => Some(w),
-                // Already released (or unreadable): look again at once.
-                _ => {
-                    consumer.batch.invalidate();
-                    return;
-                }
-            },
-            None => None,
-        };
-        let unlocked = async {
-            match unlocked {
-                Some(w) => {
-                    let _ = w.await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        let watch = consumer.watch.take();
-        let fired = async {
-            match watch {
-                Some(w) => w.await.is_ok(),
-                None => false,
-            }
-        };
-        tokio::select! {
-            ok = fired => {
-                if ok {
-                    consumer.batch.changed();
-                } else {
-                    // The watch ended (a new session): list again.
-                    consumer.batch.invalidate();
-                }
-            }
-            _ = async { match sleep { Some(d) => tokio::time::sleep(d).await, None => std::future::pending().await } } => {}
-            _ = status.wait_for(QueueStatus::has_ended) => {}
-            _ = unlocked => consumer.batch.invalidate(),
-        }
-    }
-
-    async fn claim(&self, name: &str) -> Result<Claim> {
-        let inner = &self.inner;
-        let item_path = child_path(&inner.path, name);
-        match &inner.lock_path {
-            Some(lock_dir) => {
-                let guard = LockGuard::new(&inner.client, child_path(lock_dir, name));
-                claim_locked(&inner.client, item_path, guard).await
-            }
-            None => {
-                let (client, dir) = (inner.client.clone(), inner.path.clone());
-                // A task of its own: an item removed for a caller who is gone goes back in.
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                tokio::spawn(async move {
-                    let taken = take_plain(&client, &dir, &item_path).await;
-                    if let Err(Ok(Some(items))) = tx.send(taken) {
-                        let op = Op::create(
-                            child_path(&dir, QUEUE_PREFIX),
-                            &envelope::encode(items.iter()),
-                            CreateOptions::persistent_sequential(),
-                        );
-                        let _ = outcome::apply(&client, &dir, vec![op]).await;
-                    }
-                });
-                let items = rx.await.unwrap_or(Err(RecipeError::Closed))?;
-                Ok(match items {
-                    Some(items) => Claim::Taken(QueueItem::plain(name.to_owned(), items)),
-                    None => Claim::Gone,
-                })
-            }
-        }
+        let mut consumer = self.inner.consumer.lock().await;
+        consumer.next(&*self.inner, wait).await
     }
 
     /// The queue's state; its last state says why it ended.
@@ -407,6 +312,60 @@ impl Drop for DistributedQueue {
     fn drop(&mut self) {
         self.follower.abort();
         end(&self.inner.status, QueueStatus::Closed);
+    }
+}
+
+impl Source for Inner {
+    type Item = QueueItem;
+
+    fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn status(&self) -> &watch::Sender<QueueStatus> {
+        &self.status
+    }
+
+    async fn claim(&self, name: &str) -> Result<Claim<QueueItem>> {
+        let inner = self;
+        let item_path = child_path(&inner.path, name);
+        match &inner.lock_path {
+            Some(lock_dir) => {
+                let guard = LockGuard::new(&inner.client, child_path(lock_dir, name));
+                claim_locked(&inner.client, item_path, guard).await
+            }
+            None => {
+                let (client, dir) = (inner.client.clone(), inner.path.clone());
+                // Back under its own name (its priority, delay or id), a new sequence.
+                let prefix = name[..name.len().saturating_sub(SEQ_DIGITS)].to_owned();
+                // A task of its own: an item removed for a caller who is gone goes back in.
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                tokio::spawn(async move {
+                    let taken = take_plain(&client, &dir, &item_path).await;
+                    if let Err(Ok(Some(items))) = tx.send(taken) {
+                        let op = Op::create(
+                            child_path(&dir, &prefix),
+                            &envelope::encode(items.iter()),
+                            CreateOptions::persistent_sequential(),
+                        );
+                        let _ = outcome::apply(&client, &dir, vec![op]).await;
+                    }
+                });
+                let items = rx.await.unwrap_or(Err(RecipeError::Closed))?;
+                Ok(match items {
+                    Some(items) => Claim::Taken(QueueItem::plain(name.to_owned(), items)),
+                    None => Claim::Gone,
+                })
+            }
+        }
+    }
+
+    async fn make_dir(&self) -> Result<()> {
+        ensure_dir(&self.client, &self.path).await
     }
 }
 

@@ -5,11 +5,11 @@ use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use tokio::sync::{watch, Mutex};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Op};
 
 use super::{
-    batch::{Batch, Next},
-    distributed_queue::{end, follow_end, now_ms, remove_item, retryable, serving},
+    consumer::{Claim, Consumer, Source},
+    distributed_queue::{end, follow_end, remove_item, serving},
     order::{sorted_items, QueueOrder},
     outcome, QueueStatus,
 };
@@ -19,7 +19,6 @@ use crate::{
         protected::{child_path, create_parents},
         retry::{may_retry, Pauses},
         runtime,
-        watches::children_watch,
     },
     RecipeError, Result, ValueWatch,
 };
@@ -50,10 +49,7 @@ impl SimpleDistributedQueueBuilder {
                 client: self.client,
                 path: self.path,
                 status,
-                consumer: Mutex::new(Consumer {
-                    batch: Batch::new(QueueOrder::Fifo, 1),
-                    watch: None,
-                }),
+                consumer: Mutex::new(Consumer::new(QueueOrder::Fifo, ITEM_PREFIX, 1)),
             }),
             follower: follower.abort_handle(),
         })
@@ -96,12 +92,6 @@ struct Inner {
     path: String,
     status: Arc<watch::Sender<QueueStatus>>,
     consumer: Mutex<Consumer>,
-}
-
-#[derive(Debug)]
-struct Consumer {
-    batch: Batch,
-    watch: Option<OneshotWatch>,
 }
 
 impl SimpleDistributedQueue {
@@ -180,85 +170,8 @@ impl SimpleDistributedQueue {
     }
 
     async fn next(&self, wait: bool) -> Result<Option<Bytes>> {
-        let inner = &self.inner;
-        let mut consumer = inner.consumer.lock().await;
-        let mut pauses = Pauses::default();
-        let mut listings = 0;
-        loop {
-            self.serving()?;
-            match consumer.batch.next(now_ms()) {
-                Next::Take(name) => match self.remove(&name).await {
-                    Ok(Some(item)) => return Ok(Some(item)),
-                    Ok(None) => {}
-                    Err(e) if retryable(&inner.client, &e) => {
-                        consumer.batch.invalidate();
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e),
-                },
-                Next::List => match children_watch(&inner.client, &inner.path).await {
-                    Ok((children, w)) => {
-                        listings += 1;
-                        consumer.batch.listed(sorted_items(
-                            QueueOrder::Fifo,
-                            children,
-                            ITEM_PREFIX,
-                        ));
-                        consumer.watch = Some(w);
-                        pauses.reset();
-                    }
-                    // Reaped (or never made): made again, so that the watch can be set.
-                    Err(Error::Code(ErrorCode::NoNode)) => {
-                        create_parents(&inner.client, &inner.path).await?
-                    }
-                    Err(e) if e.is_retryable() && may_retry(&inner.client) => {
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-                Next::Wait(_) if !wait && listings > 0 => return Ok(None),
-                Next::Wait(_) if !wait => consumer.batch.invalidate(),
-                Next::Wait(_) => self.wait_for_change(&mut consumer).await,
-            }
-        }
-    }
-
-    /// Waits for the children watch (or the queue's end).
-    async fn wait_for_change(&self, consumer: &mut Consumer) {
-        let mut status = self.inner.status.subscribe();
-        let watch = consumer.watch.take();
-        let fired = async {
-            match watch {
-                Some(w) => w.await.is_ok(),
-                None => false,
-            }
-        };
-        tokio::select! {
-            ok = fired => {
-                if ok {
-                    consumer.batch.changed();
-                } else {
-                    // The watch ended (a new session): list again.
-                    consumer.batch.invalidate();
-                }
-            }
-            _ = status.wait_for(QueueStatus::has_ended) => {}
-        }
-    }
-
-    /// Removes item `name`; its bytes, or `None` when another consumer took it first.
-    async fn remove(&self, name: &str) -> Result<Option<Bytes>> {
-        let (client, dir) = (self.inner.client.clone(), self.inner.path.clone());
-        let path = child_path(&dir, name);
-        // A task of its own: an item removed for a caller who is gone goes back in.
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            let taken = remove_item(&client, &dir, &path).await;
-            if let Err(Ok(Some(item))) = tx.send(taken) {
-                let _ = put(&client, &dir, &item).await;
-            }
-        });
-        rx.await.unwrap_or(Err(RecipeError::Closed))
+        let mut consumer = self.inner.consumer.lock().await;
+        consumer.next(&*self.inner, wait).await
     }
 
     /// The queue's state; its last state says why it ended.
@@ -282,6 +195,44 @@ impl Drop for SimpleDistributedQueue {
     fn drop(&mut self) {
         self.follower.abort();
         end(&self.inner.status, QueueStatus::Closed);
+    }
+}
+
+impl Source for Inner {
+    type Item = Bytes;
+
+    fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn status(&self) -> &watch::Sender<QueueStatus> {
+        &self.status
+    }
+
+    /// Removes item `name`; its bytes, or `None` when another consumer took it first.
+    async fn claim(&self, name: &str) -> Result<Claim<Bytes>> {
+        let (client, dir) = (self.client.clone(), self.path.clone());
+        let path = child_path(&dir, name);
+        // A task of its own: an item removed for a caller who is gone goes back in.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let taken = remove_item(&client, &dir, &path).await;
+            if let Err(Ok(Some(item))) = tx.send(taken) {
+                let _ = put(&client, &dir, &item).await;
+            }
+        });
+        Ok(match rx.await.unwrap_or(Err(RecipeError::Closed))? {
+            Some(item) => Claim::Taken(item),
+            None => Claim::Gone,
+        })
+    }
+
+    async fn make_dir(&self) -> Result<()> {
+        create_parents(&self.client, &self.path).await
     }
 }
 
