@@ -6,6 +6,7 @@ mod batch;
 mod consumer;
 mod distributed_queue;
 mod envelope;
+mod handle;
 mod order;
 mod outcome;
 mod simple_queue;

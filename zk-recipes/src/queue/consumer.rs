@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
-use zk_session::{Client, Error, ErrorCode, OneshotWatch};
+use zk_session::{Error, ErrorCode, OneshotWatch};
 
 use super::{
     batch::{Batch, Next},
     distributed_queue::{now_ms, retryable, serving},
+    handle::Base,
     order::{sorted_items, QueueOrder},
     QueueStatus,
 };
@@ -38,12 +38,8 @@ pub(crate) trait Source {
     /// What a take returns.
     type Item;
 
-    fn client(&self) -> &Client;
-
-    /// The queue's znode.
-    fn path(&self) -> &str;
-
-    fn status(&self) -> &watch::Sender<QueueStatus>;
+    /// The queue's client, znode and status.
+    fn base(&self) -> &Base;
 
     /// Tries to take item `name`.
     async fn claim(&self, name: &str) -> Result<Claim<Self::Item>>;
@@ -83,11 +79,11 @@ impl Consumer {
         source: &S,
         wait: bool,
     ) -> Result<Option<S::Item>> {
-        let client = source.client();
+        let client = &source.base().client;
         let mut pauses = Pauses::default();
         let mut listings = 0;
         loop {
-            serving(client, source.status())?;
+            serving(client, &source.base().status)?;
             let now = now_ms();
             match self.batch.next(now) {
                 Next::Take(name) => match source.claim(&name).await {
@@ -102,7 +98,7 @@ impl Consumer {
                     }
                     Err(e) => return Err(e),
                 },
-                Next::List => match children_watch(client, source.path()).await {
+                Next::List => match children_watch(client, &source.base().path).await {
                     Ok((children, w)) => {
                         listings += 1;
                         self.batch
@@ -135,9 +131,9 @@ impl Consumer {
     /// item's time, or the queue's end).
     async fn wait_for_change<S: Source>(&mut self, source: &S, until: Option<u64>, now: u64) {
         let sleep = until.map(|t| Duration::from_millis(t.saturating_sub(now)));
-        let mut status = source.status().subscribe();
+        let mut status = source.base().status.subscribe();
         let unlocked = match self.blocked_by.take() {
-            Some(lock) => match exists_watch(source.client(), &lock).await {
+            Some(lock) => match exists_watch(&source.base().client, &lock).await {
                 Ok((Some(_), w)) => Some(w),
                 // Already released (or unreadable): look again at once.
                 _ => {

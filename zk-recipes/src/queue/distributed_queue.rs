@@ -7,12 +7,13 @@ use std::{
 };
 
 use bytes::Bytes;
-use tokio::sync::{watch, Mutex};
+use tokio::sync::watch;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, Version};
 
 use super::{
     consumer::{Claim, Consumer, Source},
     envelope,
+    handle::{Base, Handle},
     order::{
         delay_prefix, fix_id, id_prefix, priority_prefix, split_id, QueueOrder, QUEUE_PREFIX,
         SEQ_DIGITS,
@@ -87,23 +88,19 @@ impl DistributedQueueBuilder {
     /// parents as containers, as Curator's `start` does. Fails with the server's refusal, the
     /// client's end, or [`RecipeError::NoRuntime`] outside a tokio runtime.
     pub async fn start(self) -> Result<DistributedQueue> {
-        let handle = runtime::current()?;
+        runtime::current()?;
         ensure_dir(&self.client, &self.path).await?;
         if let Some(lock) = &self.lock_path {
             ensure_dir(&self.client, lock).await?;
         }
-        let status = Arc::new(watch::channel(QueueStatus::Running).0);
-        let follower = handle.spawn(follow_end(self.client.clone(), status.clone()));
+        let inner = Inner {
+            base: Base::new(self.client, self.path),
+            lock_path: self.lock_path,
+            order: self.order,
+        };
+        let consumer = Consumer::new(self.order, QUEUE_PREFIX, self.refresh_after);
         Ok(DistributedQueue {
-            inner: Arc::new(Inner {
-                client: self.client,
-                path: self.path,
-                lock_path: self.lock_path,
-                order: self.order,
-                status,
-                consumer: Mutex::new(Consumer::new(self.order, QUEUE_PREFIX, self.refresh_after)),
-            }),
-            follower: follower.abort_handle(),
+            core: Handle::start(inner, consumer)?,
         })
     }
 }
@@ -139,18 +136,14 @@ impl DistributedQueueBuilder {
 /// Dropping the queue without [`close`](Self::close) stops it the same way.
 #[derive(Debug)]
 pub struct DistributedQueue {
-    inner: Arc<Inner>,
-    follower: tokio::task::AbortHandle,
+    core: Handle<Inner>,
 }
 
 #[derive(Debug)]
 struct Inner {
-    client: Client,
-    path: String,
+    base: Base,
     lock_path: Option<String>,
     order: QueueOrder,
-    status: Arc<watch::Sender<QueueStatus>>,
-    consumer: Mutex<Consumer>,
 }
 
 impl DistributedQueue {
@@ -178,7 +171,7 @@ impl DistributedQueue {
         I: IntoIterator<Item = B>,
         B: AsRef<[u8]>,
     {
-        let name = match self.inner.order {
+        let name = match self.core.inner.order {
             QueueOrder::Fifo | QueueOrder::Id => QUEUE_PREFIX.to_owned(),
             QueueOrder::Priority => priority_prefix(0),
             QueueOrder::Delay => delay_prefix(1),
@@ -219,15 +212,15 @@ impl DistributedQueue {
     /// and returns how many it deleted; in lock-safe mode an item a consumer holds stays. The id is compared as written (`/` and `|` as `_`),
     /// so an id with them is found, where Curator compares the id as given and finds none.
     pub async fn remove(&self, id: &str) -> Result<usize> {
-        self.serving()?;
-        let inner = &self.inner;
+        self.core.serving()?;
+        let inner = &self.core.inner;
         let id = fix_id(id);
         let mut pauses = Pauses::default();
         let children = loop {
-            match inner.client.get_children(&inner.path).await {
+            match inner.base.client.get_children(&inner.base.path).await {
                 Ok(children) => break children,
                 Err(Error::Code(ErrorCode::NoNode)) => return Ok(0),
-                Err(e) if e.is_retryable() && may_retry(&inner.client) => pauses.pause().await,
+                Err(e) if e.is_retryable() && may_retry(&inner.base.client) => pauses.pause().await,
                 Err(e) => return Err(e.into()),
             }
         };
@@ -247,13 +240,13 @@ impl DistributedQueue {
     }
 
     async fn put_named(&self, prefix: &str, data: Vec<u8>) -> Result<()> {
-        self.serving()?;
-        let inner = self.inner.clone();
-        let path = child_path(&inner.path, prefix);
+        self.core.serving()?;
+        let inner = self.core.inner.clone();
+        let path = child_path(&inner.base.path, prefix);
         // In a task of its own: a dropped put still learns whether it happened.
         tokio::spawn(async move {
             let op = Op::create(path, &data, CreateOptions::persistent_sequential());
-            outcome::apply(&inner.client, &inner.path, vec![op]).await
+            outcome::apply(&inner.base.client, &inner.base.path, vec![op]).await
         })
         .await
         .unwrap_or(Err(Error::Closed))?;
@@ -265,81 +258,50 @@ impl DistributedQueue {
     /// dropped take leaves the queue as it was (a lock it made is removed, an item it had
     /// removed goes back in).
     pub async fn take(&self) -> Result<QueueItem> {
-        loop {
-            if let Some(item) = self.next(true).await? {
-                return Ok(item);
-            }
-        }
+        self.core.take().await
     }
 
     /// Takes an item if one is ready now; `None` when the queue is empty.
     pub async fn try_take(&self) -> Result<Option<QueueItem>> {
-        self.next(false).await
+        self.core.next(false).await
     }
 
     /// Waits at most `timeout` for an item.
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<QueueItem>> {
-        match tokio::time::timeout(timeout, self.take()).await {
-            Ok(item) => item.map(Some),
-            Err(_) => Ok(None),
-        }
-    }
-
-    async fn next(&self, wait: bool) -> Result<Option<QueueItem>> {
-        let mut consumer = self.inner.consumer.lock().await;
-        consumer.next(&*self.inner, wait).await
+        self.core.take_timeout(timeout).await
     }
 
     /// The queue's state; its last state says why it ended.
     pub fn status(&self) -> ValueWatch<QueueStatus> {
-        ValueWatch::new(self.inner.status.subscribe())
+        self.core.status()
     }
 
     /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
     /// znodes stay (they are shared). Items taken in lock-safe mode and not yet done are
     /// unlocked when dropped.
     pub async fn close(self) -> Result<()> {
-        end(&self.inner.status, QueueStatus::Closed);
+        self.core.close();
         Ok(())
-    }
-
-    fn serving(&self) -> Result<()> {
-        serving(&self.inner.client, &self.inner.status)
-    }
-}
-
-impl Drop for DistributedQueue {
-    fn drop(&mut self) {
-        self.follower.abort();
-        end(&self.inner.status, QueueStatus::Closed);
     }
 }
 
 impl Source for Inner {
     type Item = QueueItem;
 
-    fn client(&self) -> &Client {
-        &self.client
-    }
-
-    fn path(&self) -> &str {
-        &self.path
-    }
-
-    fn status(&self) -> &watch::Sender<QueueStatus> {
-        &self.status
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     async fn claim(&self, name: &str) -> Result<Claim<QueueItem>> {
         let inner = self;
-        let item_path = child_path(&inner.path, name);
+        let item_path = child_path(&inner.base.path, name);
         match &inner.lock_path {
             Some(lock_dir) => {
-                let guard = LockGuard::new(&inner.client, child_path(lock_dir, name));
-                claim_locked(&inner.client, item_path, guard).await
+                let guard = LockGuard::new(&inner.base.client, child_path(lock_dir, name));
+                claim_locked(&inner.base.client, item_path, guard).await
             }
             None => {
-                let (client, dir) = (inner.client.clone(), inner.path.clone());
+                let (client, dir) = (inner.base.client.clone(), inner.base.path.clone());
                 // Back under its own name (its priority, delay or id), a new sequence.
                 let prefix = name[..name.len().saturating_sub(SEQ_DIGITS)].to_owned();
                 // A task of its own: an item removed for a caller who is gone goes back in.
@@ -365,7 +327,7 @@ impl Source for Inner {
     }
 
     async fn make_dir(&self) -> Result<()> {
-        ensure_dir(&self.client, &self.path).await
+        ensure_dir(&self.base.client, &self.base.path).await
     }
 }
 
