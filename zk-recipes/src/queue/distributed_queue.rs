@@ -1,4 +1,4 @@
-//! [`DistributedQueue`]: Curator's `DistributedQueue` (and its priority and delay flavours),
+//! [`DistributedQueue`]: Curator's `DistributedQueue` (and its priority, delay and id flavours),
 //! sharing the same znodes with Curator producers and consumers.
 
 use std::{
@@ -105,9 +105,10 @@ impl DistributedQueueBuilder {
     }
 }
 
-/// A work queue shared with Curator's `DistributedQueue` (FIFO), `DistributedPriorityQueue`
-/// and `DistributedDelayQueue` processes: items in PERSISTENT_SEQUENTIAL `path/queue-…`
-/// znodes, in Curator's envelope, taken in Curator's order.
+/// A work queue shared with Curator's `DistributedQueue` (FIFO), `DistributedPriorityQueue`,
+/// `DistributedDelayQueue` and `DistributedIdQueue` processes: items in
+/// PERSISTENT_SEQUENTIAL `path/queue-…` znodes, in Curator's envelope, taken in Curator's
+/// order.
 ///
 /// Better than Curator's in three ways: a put or a plain take whose reply is lost is neither
 /// doubled nor lost (see [`put`](Self::put)); a consumer does not list the whole queue for
@@ -201,6 +202,20 @@ impl DistributedQueue {
     /// `queue-|<id>|<seq>`, `/` and `|` in the id written as `_`. On a
     /// [`QueueOrder::Id`] queue it is taken in FIFO order with the others; [`remove`]
     /// deletes it by its id.
+    ///
+    /// ```no_run
+    /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+    /// use zk_recipes::{DistributedQueue, QueueOrder};
+    ///
+    /// let queue = DistributedQueue::builder(client, "/mail")
+    ///     .order(QueueOrder::Id)
+    ///     .start()
+    ///     .await?;
+    /// queue.put_with_id(b"welcome", "user-17").await?;
+    /// queue.put_with_id(b"reminder", "user-17").await?;
+    /// assert_eq!(queue.remove("user-17").await?, 2); // user-17 unsubscribed
+    /// # Ok(()) }
+    /// ```
     ///
     /// [`remove`]: Self::remove
     pub async fn put_with_id(&self, item: &[u8], id: &str) -> Result<()> {
