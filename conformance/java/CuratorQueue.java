@@ -4,6 +4,10 @@
 // Compiled by the test with javac against Debian's jars (libcurator-recipes-java). Usage:
 //   CuratorQueue produce CONNECT PATH PREFIX N      puts PREFIX-0 .. PREFIX-(N-1); prints PUT N
 //   CuratorQueue produce-prio CONNECT PATH P:TEXT.. puts each TEXT with priority P; prints PUT n
+//   CuratorQueue produce-id CONNECT PATH ID:TEXT..   DistributedIdQueue: puts each TEXT with ID;
+//                                                   prints PUT n
+//   CuratorQueue remove-id CONNECT PATH ID          DistributedIdQueue.remove(ID); prints
+//                                                   REMOVED <count>
 //   CuratorQueue consume CONNECT PATH LOCKPATH      consumes (lock-safe) until killed, printing
 //                                                   TOOK <item> for each; READY once started
 // Every line is flushed at once so the test can follow along.
@@ -11,6 +15,7 @@
 import java.nio.charset.StandardCharsets;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.queue.DistributedIdQueue;
 import org.apache.curator.framework.recipes.queue.DistributedPriorityQueue;
 import org.apache.curator.framework.recipes.queue.DistributedQueue;
 import org.apache.curator.framework.recipes.queue.QueueBuilder;
@@ -63,6 +68,27 @@ public final class CuratorQueue {
                 }
                 q.flushPuts(60, java.util.concurrent.TimeUnit.SECONDS);
                 CuratorPeers.say("PUT " + (args.length - 3));
+                q.close();
+                break;
+            }
+            case "produce-id": {
+                DistributedIdQueue<String> q =
+                    QueueBuilder.builder(client, null, TEXT, path).buildIdQueue();
+                q.start();
+                for (int i = 3; i < args.length; i++) {
+                    String[] it = args[i].split(":", 2);
+                    q.put(it[1], it[0]);
+                }
+                q.flushPuts(60, java.util.concurrent.TimeUnit.SECONDS);
+                CuratorPeers.say("PUT " + (args.length - 3));
+                q.close();
+                break;
+            }
+            case "remove-id": {
+                DistributedIdQueue<String> q =
+                    QueueBuilder.builder(client, null, TEXT, path).buildIdQueue();
+                q.start();
+                CuratorPeers.say("REMOVED " + q.remove(args[3]));
                 q.close();
                 break;
             }

@@ -122,3 +122,53 @@ async fn curators_priorities_are_ours() {
     }
     assert_eq!(got, ["min", "minus-two", "zero", "seven", "max"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curators_id_queue_and_ours_share_names_order_and_remove() {
+    let path = unique("queue-interop-id");
+    let out = curator_produces(vec![
+        "produce-id".into(),
+        shared(),
+        path.clone(),
+        "a:one".into(),
+        "b:two".into(),
+        "a:three".into(),
+        "x/y:four".into(),
+    ])
+    .await;
+    assert!(out.contains("PUT 4"), "{out}");
+    let c = client(&shared()).await;
+    let mut names = c.get_children(&path).await.unwrap();
+    names.sort_by_key(|n| n[n.len() - 10..].to_owned());
+    let heads: Vec<&str> = names.iter().map(|n| &n[..n.len() - 10]).collect();
+    assert_eq!(
+        heads,
+        ["queue-|a|", "queue-|b|", "queue-|a|", "queue-|x_y|"]
+    );
+
+    let q = DistributedQueue::builder(c, &path)
+        .order(QueueOrder::Id)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(
+        q.remove("a").await.unwrap(),
+        2,
+        "Curator's items by their id"
+    );
+    let mut got = Vec::new();
+    while let Some(item) = q.try_take().await.unwrap() {
+        got.push(String::from_utf8_lossy(&item.items()[0]).into_owned());
+    }
+    assert_eq!(got, ["two", "four"]);
+
+    // Ours, removed by Curator's DistributedIdQueue.
+    q.put_with_id(b"r1", "k").await.unwrap();
+    q.put_with_id(b"r2", "j").await.unwrap();
+    q.put_with_id(b"r3", "k").await.unwrap();
+    let out = curator_produces(vec!["remove-id".into(), shared(), path.clone(), "k".into()]).await;
+    assert!(out.contains("REMOVED 2"), "{out}");
+    let item = q.try_take().await.unwrap().expect("r2 left");
+    assert_eq!(&item.items()[0][..], b"r2");
+    assert!(q.try_take().await.unwrap().is_none());
+}

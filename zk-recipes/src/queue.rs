@@ -1,10 +1,13 @@
 //! Queues sharing znodes with Curator: [`DistributedQueue`] (Curator's `DistributedQueue`,
-//! `DistributedPriorityQueue` and `DistributedDelayQueue`, plain or lock-safe), and
+//! `DistributedPriorityQueue`, `DistributedDelayQueue` and `DistributedIdQueue`, plain or
+//! lock-safe), and
 //! [`SimpleDistributedQueue`] (ZooKeeper's own `qn-` recipe, Curator's `SimpleDistributedQueue`).
 
 mod batch;
+mod consumer;
 mod distributed_queue;
 mod envelope;
+mod handle;
 mod order;
 mod outcome;
 mod simple_queue;

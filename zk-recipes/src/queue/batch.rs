@@ -79,7 +79,8 @@ impl Batch {
                 Next::Wait(None)
             };
         };
-        if stale && self.order != QueueOrder::Fifo {
+        // FIFO and id queues sort by sequence: new items come after the ones held.
+        if stale && !matches!(self.order, QueueOrder::Fifo | QueueOrder::Id) {
             return Next::List;
         }
         if self.order == QueueOrder::Delay {

@@ -1,4 +1,4 @@
-//! [`DistributedQueue`]: Curator's `DistributedQueue` (and its priority and delay flavours),
+//! [`DistributedQueue`]: Curator's `DistributedQueue` (and its priority, delay and id flavours),
 //! sharing the same znodes with Curator producers and consumers.
 
 use std::{
@@ -7,15 +7,19 @@ use std::{
 };
 
 use bytes::Bytes;
-use tokio::sync::{watch, Mutex};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op, Version};
+use tokio::sync::watch;
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, Version};
 
 use super::{
-    batch::{Batch, Next},
+    consumer::{Claim, Consumer, Source},
     envelope,
-    order::{delay_prefix, priority_prefix, sorted_items, QueueOrder, QUEUE_PREFIX},
+    handle::{Base, Handle},
+    order::{
+        delay_prefix, fix_id, id_prefix, priority_prefix, split_id, QueueOrder, QUEUE_PREFIX,
+        SEQ_DIGITS,
+    },
     outcome,
-    taken::{claim_locked, Claim, LockGuard, QueueItem},
+    taken::{claim_locked, LockGuard, QueueItem},
 };
 use crate::{
     counter::parent_of,
@@ -24,7 +28,6 @@ use crate::{
         protected::{child_path, create_parents},
         retry::{may_retry, Pauses},
         runtime,
-        watches::{children_watch, exists_watch},
     },
     LostReason, RecipeError, Result, ValueWatch,
 };
@@ -85,34 +88,27 @@ impl DistributedQueueBuilder {
     /// parents as containers, as Curator's `start` does. Fails with the server's refusal, the
     /// client's end, or [`RecipeError::NoRuntime`] outside a tokio runtime.
     pub async fn start(self) -> Result<DistributedQueue> {
-        let handle = runtime::current()?;
+        runtime::current()?;
         ensure_dir(&self.client, &self.path).await?;
         if let Some(lock) = &self.lock_path {
             ensure_dir(&self.client, lock).await?;
         }
-        let status = Arc::new(watch::channel(QueueStatus::Running).0);
-        let follower = handle.spawn(follow_end(self.client.clone(), status.clone()));
+        let inner = Inner {
+            base: Base::new(self.client, self.path),
+            lock_path: self.lock_path,
+            order: self.order,
+        };
+        let consumer = Consumer::new(self.order, QUEUE_PREFIX, self.refresh_after);
         Ok(DistributedQueue {
-            inner: Arc::new(Inner {
-                client: self.client,
-                path: self.path,
-                lock_path: self.lock_path,
-                order: self.order,
-                status,
-                consumer: Mutex::new(Consumer {
-                    batch: Batch::new(self.order, self.refresh_after),
-                    watch: None,
-                    blocked_by: None,
-                }),
-            }),
-            follower: follower.abort_handle(),
+            core: Handle::start(inner, consumer)?,
         })
     }
 }
 
-/// A work queue shared with Curator's `DistributedQueue` (FIFO), `DistributedPriorityQueue`
-/// and `DistributedDelayQueue` processes: items in PERSISTENT_SEQUENTIAL `path/queue-…`
-/// znodes, in Curator's envelope, taken in Curator's order.
+/// A work queue shared with Curator's `DistributedQueue` (FIFO), `DistributedPriorityQueue`,
+/// `DistributedDelayQueue` and `DistributedIdQueue` processes: items in
+/// PERSISTENT_SEQUENTIAL `path/queue-…` znodes, in Curator's envelope, taken in Curator's
+/// order.
 ///
 /// Better than Curator's in three ways: a put or a plain take whose reply is lost is neither
 /// doubled nor lost (see [`put`](Self::put)); a consumer does not list the whole queue for
@@ -141,27 +137,14 @@ impl DistributedQueueBuilder {
 /// Dropping the queue without [`close`](Self::close) stops it the same way.
 #[derive(Debug)]
 pub struct DistributedQueue {
-    inner: Arc<Inner>,
-    follower: tokio::task::AbortHandle,
+    core: Handle<Inner>,
 }
 
 #[derive(Debug)]
 struct Inner {
-    client: Client,
-    path: String,
+    base: Base,
     lock_path: Option<String>,
     order: QueueOrder,
-    status: Arc<watch::Sender<QueueStatus>>,
-    consumer: Mutex<Consumer>,
-}
-
-#[derive(Debug)]
-struct Consumer {
-    batch: Batch,
-    watch: Option<OneshotWatch>,
-    /// The lock of the first item skipped as locked since the last listing: its release
-    /// changes no child of the queue, so a waiting consumer watches it too.
-    blocked_by: Option<String>,
 }
 
 impl DistributedQueue {
@@ -189,8 +172,8 @@ impl DistributedQueue {
         I: IntoIterator<Item = B>,
         B: AsRef<[u8]>,
     {
-        let name = match self.inner.order {
-            QueueOrder::Fifo => QUEUE_PREFIX.to_owned(),
+        let name = match self.core.inner.order {
+            QueueOrder::Fifo | QueueOrder::Id => QUEUE_PREFIX.to_owned(),
             QueueOrder::Priority => priority_prefix(0),
             QueueOrder::Delay => delay_prefix(1),
         };
@@ -215,14 +198,70 @@ impl DistributedQueue {
             .await
     }
 
+    /// Adds an item tagged with `id` (Curator's `DistributedIdQueue.put(item, id)`): named
+    /// `queue-|<id>|<seq>`, `/` and `|` in the id written as `_`. On a
+    /// [`QueueOrder::Id`] queue it is taken in FIFO order with the others; [`remove`]
+    /// deletes it by its id.
+    ///
+    /// ```no_run
+    /// # async fn f(client: zk_session::Client) -> zk_recipes::Result<()> {
+    /// use zk_recipes::{DistributedQueue, QueueOrder};
+    ///
+    /// let queue = DistributedQueue::builder(client, "/mail")
+    ///     .order(QueueOrder::Id)
+    ///     .start()
+    ///     .await?;
+    /// queue.put_with_id(b"welcome", "user-17").await?;
+    /// queue.put_with_id(b"reminder", "user-17").await?;
+    /// assert_eq!(queue.remove("user-17").await?, 2); // user-17 unsubscribed
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// [`remove`]: Self::remove
+    pub async fn put_with_id(&self, item: &[u8], id: &str) -> Result<()> {
+        self.put_named(&id_prefix(id), envelope::encode([item]))
+            .await
+    }
+
+    /// Deletes every item of id `id` not yet taken (Curator's `DistributedIdQueue.remove`)
+    /// and returns how many it deleted; in lock-safe mode an item a consumer holds stays. The id is compared as written (`/` and `|` as `_`),
+    /// so an id with them is found, where Curator compares the id as given and finds none.
+    pub async fn remove(&self, id: &str) -> Result<usize> {
+        self.core.serving()?;
+        let inner = &self.core.inner;
+        let id = fix_id(id);
+        let mut pauses = Pauses::default();
+        let children = loop {
+            match inner.base.client.get_children(&inner.base.path).await {
+                Ok(children) => break children,
+                Err(Error::Code(ErrorCode::NoNode)) => return Ok(0),
+                Err(e) if e.is_retryable() && may_retry(&inner.base.client) => pauses.pause().await,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let mut removed = 0;
+        for name in children.iter().filter(|n| n.starts_with(QUEUE_PREFIX)) {
+            if split_id(name).is_none_or(|(of, _)| of != id) {
+                continue;
+            }
+            // As a take would (Curator's `tryRemove`): in lock-safe mode an item a consumer
+            // holds is left to it.
+            if let Claim::Taken(item) = inner.claim(name).await? {
+                item.done().await?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
     async fn put_named(&self, prefix: &str, data: Vec<u8>) -> Result<()> {
-        self.serving()?;
-        let inner = self.inner.clone();
-        let path = child_path(&inner.path, prefix);
+        self.core.serving()?;
+        let inner = self.core.inner.clone();
+        let path = child_path(&inner.base.path, prefix);
         // In a task of its own: a dropped put still learns whether it happened.
         tokio::spawn(async move {
             let op = Op::create(path, &data, CreateOptions::persistent_sequential());
-            outcome::apply(&inner.client, &inner.path, vec![op]).await
+            outcome::apply(&inner.base.client, &inner.base.path, vec![op]).await
         })
         .await
         .unwrap_or(Err(Error::Closed))?;
@@ -234,142 +273,59 @@ impl DistributedQueue {
     /// dropped take leaves the queue as it was (a lock it made is removed, an item it had
     /// removed goes back in).
     pub async fn take(&self) -> Result<QueueItem> {
-        loop {
-            if let Some(item) = self.next(true).await? {
-                return Ok(item);
-            }
-        }
+        self.core.take().await
     }
 
     /// Takes an item if one is ready now; `None` when the queue is empty.
     pub async fn try_take(&self) -> Result<Option<QueueItem>> {
-        self.next(false).await
+        self.core.next(false).await
     }
 
     /// Waits at most `timeout` for an item.
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<QueueItem>> {
-        match tokio::time::timeout(timeout, self.take()).await {
-            Ok(item) => item.map(Some),
-            Err(_) => Ok(None),
-        }
+        self.core.take_timeout(timeout).await
     }
 
-    async fn next(&self, wait: bool) -> Result<Option<QueueItem>> {
-        let inner = &self.inner;
-        let mut consumer = inner.consumer.lock().await;
-        let mut pauses = Pauses::default();
-        let mut listings = 0;
-        loop {
-            self.serving()?;
-            let now = now_ms();
-            match consumer.batch.next(now) {
-                Next::Take(name) => match self.claim(&name).await {
-                    Ok(Claim::Taken(item)) => return Ok(Some(item)),
-                    Ok(Claim::Locked(lock)) => {
-                        consumer.blocked_by.get_or_insert(lock);
-                    }
-                    Ok(Claim::Gone) => {}
-                    Err(e) if retryable(&inner.client, &e) => {
-                        consumer.batch.invalidate();
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e),
-                },
-                Next::List => match children_watch(&inner.client, &inner.path).await {
-                    Ok((children, w)) => {
-                        let items = sorted_items(inner.order, children, QUEUE_PREFIX);
-                        listings += 1;
-                        consumer.batch.listed(items);
-                        consumer.watch = Some(w);
-                        consumer.blocked_by = None;
-                        pauses.reset();
-                    }
-                    Err(Error::Code(ErrorCode::NoNode)) => {
-                        ensure_dir(&inner.client, &inner.path).await?;
-                    }
-                    Err(e) if e.is_retryable() && may_retry(&inner.client) => {
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-                Next::Wait(until) => {
-                    // A try looks at one fresh listing at most.
-                    if !wait && (listings > 0 || until.is_some()) {
-                        return Ok(None);
-                    }
-                    if !wait {
-                        consumer.batch.invalidate();
-                        continue;
-                    }
-                    self.wait_for_change(&mut consumer, until, now).await;
-                }
-            }
-        }
+    /// The queue's state; its last state says why it ended.
+    pub fn status(&self) -> ValueWatch<QueueStatus> {
+        self.core.status()
     }
 
-    /// Waits for the children watch (or the release of a lock that blocked us, a delayed
-    /// item's time, or the queue's end).
-    async fn wait_for_change(&self, consumer: &mut Consumer, until: Option<u64>, now: u64) {
-        let sleep = until.map(|t| Duration::from_millis(t.saturating_sub(now)));
-        let mut status = self.inner.status.subscribe();
-        let unlocked = match consumer.blocked_by.take() {
-            Some(lock) => match exists_watch(&self.inner.client, &lock).await {
-                Ok((Some(_), w)) => Some(w),
-                // Already released (or unreadable): look again at once.
-                _ => {
-                    consumer.batch.invalidate();
-                    return;
-                }
-            },
-            None => None,
-        };
-        let unlocked = async {
-            match unlocked {
-                Some(w) => {
-                    let _ = w.await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        let watch = consumer.watch.take();
-        let fired = async {
-            match watch {
-                Some(w) => w.await.is_ok(),
-                None => false,
-            }
-        };
-        tokio::select! {
-            ok = fired => {
-                if ok {
-                    consumer.batch.changed();
-                } else {
-                    // The watch ended (a new session): list again.
-                    consumer.batch.invalidate();
-                }
-            }
-            _ = async { match sleep { Some(d) => tokio::time::sleep(d).await, None => std::future::pending().await } } => {}
-            _ = status.wait_for(QueueStatus::has_ended) => {}
-            _ = unlocked => consumer.batch.invalidate(),
-        }
+    /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
+    /// znodes stay (they are shared). Items taken in lock-safe mode and not yet done are
+    /// unlocked when dropped.
+    pub async fn close(self) -> Result<()> {
+        self.core.close();
+        Ok(())
+    }
+}
+
+impl Source for Inner {
+    type Item = QueueItem;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    async fn claim(&self, name: &str) -> Result<Claim> {
-        let inner = &self.inner;
-        let item_path = child_path(&inner.path, name);
+    async fn claim(&self, name: &str) -> Result<Claim<QueueItem>> {
+        let inner = self;
+        let item_path = child_path(&inner.base.path, name);
         match &inner.lock_path {
             Some(lock_dir) => {
-                let guard = LockGuard::new(&inner.client, child_path(lock_dir, name));
-                claim_locked(&inner.client, item_path, guard).await
+                let guard = LockGuard::new(&inner.base.client, child_path(lock_dir, name));
+                claim_locked(&inner.base.client, item_path, guard).await
             }
             None => {
-                let (client, dir) = (inner.client.clone(), inner.path.clone());
+                let (client, dir) = (inner.base.client.clone(), inner.base.path.clone());
+                // Back under its own name (its priority, delay or id), a new sequence.
+                let prefix = name[..name.len().saturating_sub(SEQ_DIGITS)].to_owned();
                 // A task of its own: an item removed for a caller who is gone goes back in.
                 let (tx, rx) = tokio::sync::oneshot::channel();
                 tokio::spawn(async move {
                     let taken = take_plain(&client, &dir, &item_path).await;
                     if let Err(Ok(Some(items))) = tx.send(taken) {
                         let op = Op::create(
-                            child_path(&dir, QUEUE_PREFIX),
+                            child_path(&dir, &prefix),
                             &envelope::encode(items.iter()),
                             CreateOptions::persistent_sequential(),
                         );
@@ -385,28 +341,8 @@ impl DistributedQueue {
         }
     }
 
-    /// The queue's state; its last state says why it ended.
-    pub fn status(&self) -> ValueWatch<QueueStatus> {
-        ValueWatch::new(self.inner.status.subscribe())
-    }
-
-    /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
-    /// znodes stay (they are shared). Items taken in lock-safe mode and not yet done are
-    /// unlocked when dropped.
-    pub async fn close(self) -> Result<()> {
-        end(&self.inner.status, QueueStatus::Closed);
-        Ok(())
-    }
-
-    fn serving(&self) -> Result<()> {
-        serving(&self.inner.client, &self.inner.status)
-    }
-}
-
-impl Drop for DistributedQueue {
-    fn drop(&mut self) {
-        self.follower.abort();
-        end(&self.inner.status, QueueStatus::Closed);
+    async fn make_dir(&self) -> Result<()> {
+        ensure_dir(&self.base.client, &self.base.path).await
     }
 }
 

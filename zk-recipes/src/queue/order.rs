@@ -8,6 +8,9 @@ use std::cmp::Ordering;
 /// Curator's prefix of every DistributedQueue item.
 pub(crate) const QUEUE_PREFIX: &str = "queue-";
 
+/// The digits ZooKeeper appends to a sequential znode's name.
+pub(crate) const SEQ_DIGITS: usize = 10;
+
 /// How a queue names its items and orders them (Curator's four queue classes share one
 /// layout and differ here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,6 +24,10 @@ pub enum QueueOrder {
     /// No item before its time, then the earliest due first (Curator's
     /// `DistributedDelayQueue`).
     Delay,
+    /// First in, first out, each item tagged with an id that
+    /// [`remove`](crate::DistributedQueue::remove) deletes by (Curator's
+    /// `DistributedIdQueue`).
+    Id,
 }
 
 /// The name prefix of an item of priority `p`: `queue-` + `1` or `0` (sign) + `%08X`.
@@ -32,6 +39,31 @@ pub(crate) fn priority_prefix(p: i32) -> String {
 /// The name prefix of an item due at `due_ms` (milliseconds since the epoch).
 pub(crate) fn delay_prefix(due_ms: u64) -> String {
     format!("{QUEUE_PREFIX}|{due_ms:08X}|")
+}
+
+/// The name prefix of an item of id `id`: `queue-|<id>|`, with `/` and `|` in the id made `_`
+/// as Curator makes them.
+pub(crate) fn id_prefix(id: &str) -> String {
+    format!("{QUEUE_PREFIX}|{}|", fix_id(id))
+}
+
+/// An id as it appears in a name (`/` would make a path, `|` ends the id).
+pub(crate) fn fix_id(id: &str) -> String {
+    id.replace(['/', '|'], "_")
+}
+
+/// An item's id and its name without `|id|` (Curator's `parseId`); `None` when the name has
+/// no two `|`.
+pub(crate) fn split_id(name: &str) -> Option<(&str, String)> {
+    let first = name.find('|')?;
+    let second = first + 1 + name[first + 1..].find('|')?;
+    let cleaned = format!("{}{}", &name[..first], &name[second + 1..]);
+    Some((&name[first + 1..second], cleaned))
+}
+
+/// The name an id queue sorts an item by: without its `|id|` (so by sequence across ids).
+fn id_sort_key(name: &str) -> String {
+    split_id(name).map_or_else(|| name.to_owned(), |(_, cleaned)| cleaned)
 }
 
 /// When an item of a delay queue is due: the hex between the last two `|` (Curator reads an
@@ -55,6 +87,7 @@ pub(crate) fn sorted_items(order: QueueOrder, children: Vec<String>, prefix: &st
     match order {
         QueueOrder::Fifo | QueueOrder::Priority => items.sort_unstable(),
         QueueOrder::Delay => items.sort_unstable_by(|a, b| by_due(a, b)),
+        QueueOrder::Id => items.sort_by_cached_key(|n| (id_sort_key(n), n.clone())),
     }
     items
 }
@@ -85,6 +118,39 @@ mod tests {
         assert_eq!(due_ms("queue-|zz|0000000001"), 0);
         assert_eq!(due_ms("queue-0000000001"), 0);
         assert_eq!(delay_prefix(5), "queue-|00000005|");
+    }
+
+    #[test]
+    fn id_names_as_curator_writes_and_sorts_them() {
+        assert_eq!(id_prefix("job-7"), "queue-|job-7|");
+        assert_eq!(id_prefix("a/b|c"), "queue-|a_b_c|");
+        let (id, cleaned) = split_id("queue-|a_b|0000000003").unwrap();
+        assert_eq!((id, cleaned.as_str()), ("a_b", "queue-0000000003"));
+        assert_eq!(split_id("queue-|x|"), Some(("x", "queue-".to_owned())));
+        assert_eq!(split_id("queue-0000000003"), None);
+        assert_eq!(split_id("queue-|open0000000003"), None);
+        let ids = sorted_items(
+            QueueOrder::Id,
+            [
+                "queue-|zz|0000000002",
+                "queue-|aa|0000000003",
+                "queue-0000000001",
+                "queue-|m|0000000000",
+            ]
+            .map(String::from)
+            .to_vec(),
+            QUEUE_PREFIX,
+        );
+        assert_eq!(
+            ids,
+            [
+                "queue-|m|0000000000",
+                "queue-0000000001",
+                "queue-|zz|0000000002",
+                "queue-|aa|0000000003"
+            ],
+            "by sequence, whatever the id"
+        );
     }
 
     #[test]

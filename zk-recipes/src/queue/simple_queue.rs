@@ -1,15 +1,15 @@
 //! [`SimpleDistributedQueue`]: ZooKeeper's own queue recipe (`qn-` znodes of raw bytes), as
 //! Curator's `SimpleDistributedQueue` and zookeeper-recipes-queue's `DistributedQueue` use it.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::{watch, Mutex};
-use zk_session::{Client, CreateOptions, Error, ErrorCode, OneshotWatch, Op};
+use zk_session::{Client, CreateOptions, Error, ErrorCode, Op};
 
 use super::{
-    batch::{Batch, Next},
-    distributed_queue::{end, follow_end, now_ms, remove_item, retryable, serving},
+    consumer::{Claim, Consumer, Source},
+    distributed_queue::remove_item,
+    handle::{Base, Handle},
     order::{sorted_items, QueueOrder},
     outcome, QueueStatus,
 };
@@ -19,7 +19,6 @@ use crate::{
         protected::{child_path, create_parents},
         retry::{may_retry, Pauses},
         runtime,
-        watches::children_watch,
     },
     RecipeError, Result, ValueWatch,
 };
@@ -39,23 +38,16 @@ impl SimpleDistributedQueueBuilder {
     /// Curator makes it) by the first offer or take that finds it missing. Fails outside a
     /// tokio runtime ([`RecipeError::NoRuntime`]) or once the client has ended.
     pub async fn start(self) -> Result<SimpleDistributedQueue> {
-        let handle = runtime::current()?;
+        runtime::current()?;
         if let Some(why) = client_over(&self.client).filter(|_| self.client.has_ended()) {
             return Err(RecipeError::Lost(why));
         }
-        let status = Arc::new(watch::channel(QueueStatus::Running).0);
-        let follower = handle.spawn(follow_end(self.client.clone(), status.clone()));
+        let inner = Inner {
+            base: Base::new(self.client, self.path),
+        };
+        let consumer = Consumer::new(QueueOrder::Fifo, ITEM_PREFIX, 1);
         Ok(SimpleDistributedQueue {
-            inner: Arc::new(Inner {
-                client: self.client,
-                path: self.path,
-                status,
-                consumer: Mutex::new(Consumer {
-                    batch: Batch::new(QueueOrder::Fifo, 1),
-                    watch: None,
-                }),
-            }),
-            follower: follower.abort_handle(),
+            core: Handle::start(inner, consumer)?,
         })
     }
 }
@@ -86,22 +78,12 @@ impl SimpleDistributedQueueBuilder {
 /// Dropping the queue without [`close`](Self::close) stops it the same way.
 #[derive(Debug)]
 pub struct SimpleDistributedQueue {
-    inner: Arc<Inner>,
-    follower: tokio::task::AbortHandle,
+    core: Handle<Inner>,
 }
 
 #[derive(Debug)]
 struct Inner {
-    client: Client,
-    path: String,
-    status: Arc<watch::Sender<QueueStatus>>,
-    consumer: Mutex<Consumer>,
-}
-
-#[derive(Debug)]
-struct Consumer {
-    batch: Batch,
-    watch: Option<OneshotWatch>,
+    base: Base,
 }
 
 impl SimpleDistributedQueue {
@@ -116,11 +98,11 @@ impl SimpleDistributedQueue {
     /// Adds an item (Curator's `offer`). A lost reply is resolved before this returns;
     /// cancel-safe in that a dropped offer either happened once or not at all.
     pub async fn offer(&self, item: &[u8]) -> Result<()> {
-        self.serving()?;
-        let inner = self.inner.clone();
+        self.core.serving()?;
+        let inner = self.core.inner.clone();
         let data = item.to_vec();
         // In a task of its own: a dropped offer still learns whether it happened.
-        tokio::spawn(async move { put(&inner.client, &inner.path, &data).await })
+        tokio::spawn(async move { put(&inner.base.client, &inner.base.path, &data).await })
             .await
             .unwrap_or(Err(RecipeError::Closed))
     }
@@ -128,11 +110,11 @@ impl SimpleDistributedQueue {
     /// The oldest item, left in the queue (Curator's `peek`); `None` when the queue is empty.
     /// Lists the queue on every call.
     pub async fn peek(&self) -> Result<Option<Bytes>> {
-        self.serving()?;
-        let client = &self.inner.client;
+        self.core.serving()?;
+        let client = &self.core.inner.base.client;
         let mut pauses = Pauses::default();
         'list: loop {
-            let children = match client.get_children(&self.inner.path).await {
+            let children = match client.get_children(&self.core.inner.base.path).await {
                 Ok(c) => c,
                 Err(Error::Code(ErrorCode::NoNode)) => return Ok(None),
                 Err(e) if e.is_retryable() && may_retry(client) => {
@@ -142,7 +124,10 @@ impl SimpleDistributedQueue {
                 Err(e) => return Err(e.into()),
             };
             for name in sorted_items(QueueOrder::Fifo, children, ITEM_PREFIX) {
-                match client.get_data(&child_path(&self.inner.path, &name)).await {
+                match client
+                    .get_data(&child_path(&self.core.inner.base.path, &name))
+                    .await
+                {
                     Ok((data, _)) => return Ok(Some(data)),
                     Err(Error::Code(ErrorCode::NoNode)) => {}
                     Err(e) if e.is_retryable() && may_retry(client) => {
@@ -158,97 +143,43 @@ impl SimpleDistributedQueue {
 
     /// Takes the oldest item if there is one now (Curator's `poll()`); `None` when empty.
     pub async fn poll(&self) -> Result<Option<Bytes>> {
-        self.next(false).await
+        self.core.next(false).await
     }
 
     /// Waits for an item and takes it. Cancel-safe: a dropped take leaves the queue as it
     /// was (an item it had removed goes back in, at the end).
     pub async fn take(&self) -> Result<Bytes> {
-        loop {
-            if let Some(item) = self.next(true).await? {
-                return Ok(item);
-            }
-        }
+        self.core.take().await
     }
 
     /// Waits at most `timeout` for an item (Curator's `poll(timeout, unit)`).
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Bytes>> {
-        match tokio::time::timeout(timeout, self.take()).await {
-            Ok(item) => item.map(Some),
-            Err(_) => Ok(None),
-        }
+        self.core.take_timeout(timeout).await
     }
 
-    async fn next(&self, wait: bool) -> Result<Option<Bytes>> {
-        let inner = &self.inner;
-        let mut consumer = inner.consumer.lock().await;
-        let mut pauses = Pauses::default();
-        let mut listings = 0;
-        loop {
-            self.serving()?;
-            match consumer.batch.next(now_ms()) {
-                Next::Take(name) => match self.remove(&name).await {
-                    Ok(Some(item)) => return Ok(Some(item)),
-                    Ok(None) => {}
-                    Err(e) if retryable(&inner.client, &e) => {
-                        consumer.batch.invalidate();
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e),
-                },
-                Next::List => match children_watch(&inner.client, &inner.path).await {
-                    Ok((children, w)) => {
-                        listings += 1;
-                        consumer.batch.listed(sorted_items(
-                            QueueOrder::Fifo,
-                            children,
-                            ITEM_PREFIX,
-                        ));
-                        consumer.watch = Some(w);
-                        pauses.reset();
-                    }
-                    // Reaped (or never made): made again, so that the watch can be set.
-                    Err(Error::Code(ErrorCode::NoNode)) => {
-                        create_parents(&inner.client, &inner.path).await?
-                    }
-                    Err(e) if e.is_retryable() && may_retry(&inner.client) => {
-                        pauses.pause().await;
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-                Next::Wait(_) if !wait && listings > 0 => return Ok(None),
-                Next::Wait(_) if !wait => consumer.batch.invalidate(),
-                Next::Wait(_) => self.wait_for_change(&mut consumer).await,
-            }
-        }
+    /// The queue's state; its last state says why it ended.
+    pub fn status(&self) -> ValueWatch<QueueStatus> {
+        self.core.status()
     }
 
-    /// Waits for the children watch (or the queue's end).
-    async fn wait_for_change(&self, consumer: &mut Consumer) {
-        let mut status = self.inner.status.subscribe();
-        let watch = consumer.watch.take();
-        let fired = async {
-            match watch {
-                Some(w) => w.await.is_ok(),
-                None => false,
-            }
-        };
-        tokio::select! {
-            ok = fired => {
-                if ok {
-                    consumer.batch.changed();
-                } else {
-                    // The watch ended (a new session): list again.
-                    consumer.batch.invalidate();
-                }
-            }
-            _ = status.wait_for(QueueStatus::has_ended) => {}
-        }
+    /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
+    /// znodes stay (they are shared).
+    pub async fn close(self) -> Result<()> {
+        self.core.close();
+        Ok(())
+    }
+}
+
+impl Source for Inner {
+    type Item = Bytes;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     /// Removes item `name`; its bytes, or `None` when another consumer took it first.
-    async fn remove(&self, name: &str) -> Result<Option<Bytes>> {
-        let (client, dir) = (self.inner.client.clone(), self.inner.path.clone());
+    async fn claim(&self, name: &str) -> Result<Claim<Bytes>> {
+        let (client, dir) = (self.base.client.clone(), self.base.path.clone());
         let path = child_path(&dir, name);
         // A task of its own: an item removed for a caller who is gone goes back in.
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -258,30 +189,14 @@ impl SimpleDistributedQueue {
                 let _ = put(&client, &dir, &item).await;
             }
         });
-        rx.await.unwrap_or(Err(RecipeError::Closed))
+        Ok(match rx.await.unwrap_or(Err(RecipeError::Closed))? {
+            Some(item) => Claim::Taken(item),
+            None => Claim::Gone,
+        })
     }
 
-    /// The queue's state; its last state says why it ended.
-    pub fn status(&self) -> ValueWatch<QueueStatus> {
-        ValueWatch::new(self.inner.status.subscribe())
-    }
-
-    /// Stops the queue: takes in progress end with [`RecipeError::Closed`]. The queue's
-    /// znodes stay (they are shared).
-    pub async fn close(self) -> Result<()> {
-        end(&self.inner.status, QueueStatus::Closed);
-        Ok(())
-    }
-
-    fn serving(&self) -> Result<()> {
-        serving(&self.inner.client, &self.inner.status)
-    }
-}
-
-impl Drop for SimpleDistributedQueue {
-    fn drop(&mut self) {
-        self.follower.abort();
-        end(&self.inner.status, QueueStatus::Closed);
+    async fn make_dir(&self) -> Result<()> {
+        create_parents(&self.base.client, &self.base.path).await
     }
 }
 

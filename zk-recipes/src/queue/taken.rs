@@ -6,7 +6,7 @@ use std::fmt;
 use bytes::Bytes;
 use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, Version};
 
-use super::envelope;
+use super::{consumer::Claim, envelope};
 use crate::{
     plumbing::{
         liveness::raw_session_id,
@@ -140,23 +140,12 @@ impl Drop for LockGuard {
     }
 }
 
-/// What a try to take one item found.
-#[derive(Debug)]
-pub(crate) enum Claim {
-    /// Taken.
-    Taken(QueueItem),
-    /// Another consumer holds its lock, at this path.
-    Locked(String),
-    /// It is gone (taken by another consumer, or not Curator's envelope and deleted).
-    Gone,
-}
-
 /// Takes the lock of `item_path`, then reads the item.
 pub(crate) async fn claim_locked(
     client: &Client,
     item_path: String,
     mut lock: LockGuard,
-) -> Result<Claim> {
+) -> Result<Claim<QueueItem>> {
     let mut pauses = Pauses::default();
     // From here a dropped future must remove what the create may have made.
     lock.armed = true;
