@@ -31,9 +31,12 @@ impl ServiceCacheBuilder {
         let mut builder = Cache::builder(self.client, self.path).mode(CacheMode::Children);
         let mut events = builder.subscribe();
         let cache = builder.start().await?;
-        // The load's own events are not changes: start returned once it was complete.
+        // The load's own events are not changes: they end with `Initialized`, which may
+        // reach the subscription only after `start` returned.
+        let mut loaded = false;
         while let Some(Some(event)) = events.try_next() {
             if matches!(event, CacheEvent::Initialized) {
+                loaded = true;
                 break;
             }
         }
@@ -41,7 +44,11 @@ impl ServiceCacheBuilder {
         // once per change rather than on every lookup.
         let (generation, changes) = watch::channel(0u64);
         let counter = tokio::spawn(async move {
-            while events.next().await.is_some() {
+            while let Some(event) = events.next().await {
+                if !loaded {
+                    loaded = matches!(event, CacheEvent::Initialized);
+                    continue;
+                }
                 generation.send_modify(|g| *g += 1);
             }
         });
