@@ -370,17 +370,16 @@ async fn latch_takes_part_again_on_the_new_session() {
     b.close().await.unwrap();
     soon("a leads again", leads(&a)).await.unwrap();
     assert!(!b_status.get().is_leader());
+    use LeadershipEvent::{IsLeader, NotLeader};
     let mut seen = Vec::new();
-    while seen.len() < 3 {
+    while !seen.ends_with(&[NotLeader, IsLeader]) {
         seen.push(soon("a's changes", changes.next()).await.unwrap());
     }
-    assert_eq!(
-        seen,
-        [
-            LeadershipEvent::IsLeader,
-            LeadershipEvent::NotLeader,
-            LeadershipEvent::IsLeader
-        ]
+    // The first term may begin before `changes()` subscribed (start returns once in line);
+    // the expiry's step-down and the second term are always seen, once each.
+    assert!(
+        seen == [IsLeader, NotLeader, IsLeader] || seen == [NotLeader, IsLeader],
+        "{seen:?}"
     );
     a.close().await.unwrap();
     until_children(&cb, &path, 0).await;
