@@ -1,23 +1,22 @@
 //! Configuring and connecting a [`Client`].
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{fmt, time::Duration};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
 use zk_proto::DEFAULT_MAX_FRAME_LEN;
 
 use crate::{
-    client::Client,
+    chroot::Chroot,
     connect_string::ConnectString,
-    driver,
     redact::{self, Auths},
+    security::Security,
     session::Config,
-    shared::Shared,
-    state::{EndReason, SessionState},
-    transport::Security,
-    watch::DEFAULT_PERSISTENT_WATCH_BUFFER,
+    watched_event::DEFAULT_PERSISTENT_WATCH_BUFFER,
     ConfigError, Error, SessionId,
 };
+// For the links in the docs.
+#[cfg(all(doc, feature = "tokio"))]
+use crate::{Client, EndReason, SessionState};
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
 ///
@@ -97,7 +96,7 @@ pub struct ClientBuilder {
     persistent_watch_buffer: usize,
     on_expiry: OnExpiry,
     on_refusal: crate::OnRefusal,
-    sasl: crate::connection::SaslOption,
+    sasl: crate::security::SaslOption,
     security: Security,
     server_list: ServerList,
 }
@@ -405,46 +404,13 @@ impl ClientBuilder {
         self
     }
 
-    /// Starts the session task without waiting for a connection. Requests made before the
-    /// first connection wait for it, each for at most the session timeout: then they fail with
-    /// `ConnectionLoss` (as the Java client fails queued requests when its connection attempt
-    /// fails), while the client goes on trying.
+    /// Checks the settings and splits them into what the session core takes and what the
+    /// handle keeps: the one place both drivers (async and blocking) read the builder.
     ///
-    /// The session runs as a task on the current tokio runtime: outside one, `build` fails
-    /// with [`Error::NoRuntime`] (it never panics).
-    ///
-    /// Fails at once, with [`Error::Config`], when the connect string cannot be parsed:
-    /// `host[:port]` entries separated by commas (port 2181 when left out, IPv6 hosts in
-    /// brackets), then an optional chroot path; or when the session timeout does not fit the
-    /// handshake's int32 of milliseconds.
-    ///
-    /// ```rust
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> zk_session::Result<()> {
-    /// use std::time::Duration;
-    /// use zk_session::{Client, Error, SessionState};
-    ///
-    /// let client = Client::builder("zk1,zk2:2182,[::1]:2183/app").build()?;
-    /// assert_eq!(client.state(), SessionState::Connecting); // nothing has happened yet
-    ///
-    /// assert!(matches!(Client::builder("zk1:port").build(), Err(Error::Config(_))));
-    /// assert!(matches!(Client::builder("/app").build(), Err(Error::Config(_))));
-    /// let forever = Client::builder("zk1").session_timeout(Duration::MAX).build();
-    /// assert!(matches!(forever, Err(Error::Config(_))));
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// ```rust
-    /// use zk_session::{Client, Error};
-    ///
-    /// // No runtime here: an error rather than a panic.
-    /// assert!(matches!(Client::builder("zk1").build(), Err(Error::NoRuntime)));
-    /// ```
-    pub fn build(self) -> Result<Client, Error> {
-        // tokio::spawn would panic outside a runtime.
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err(Error::NoRuntime);
-        }
+    /// Fails with [`Error::Config`] when the connect string cannot be parsed, the session
+    /// timeout does not fit the handshake's int32 of milliseconds, or the SASL settings are
+    /// incomplete.
+    pub(crate) fn prepare(self) -> Result<Prepared, Error> {
         let cs = ConnectString::parse(&self.connect_string)?;
         #[cfg(feature = "sasl")]
         if let Some(sasl) = &self.sasl {
@@ -473,104 +439,29 @@ impl ClientBuilder {
             sasl: self.sasl,
             security: self.security,
         };
-        let shared = Arc::new(Shared::new());
-        let (tx, rx) = mpsc::unbounded_channel();
-        driver::spawn(cfg, shared.clone(), rx);
-        let client = Client::new(
-            tx,
-            shared,
-            cs.chroot,
-            self.operation_timeout,
-            self.persistent_watch_buffer,
-        );
-        if self.server_list == ServerList::FollowEnsemble {
-            client.follow_ensemble_config();
-        }
-        Ok(client)
+        Ok(Prepared {
+            cfg,
+            chroot: cs.chroot,
+            operation_timeout: self.operation_timeout,
+            persistent_watch_buffer: self.persistent_watch_buffer,
+            server_list: self.server_list,
+        })
     }
 
-    /// Starts the session and waits until it is connected.
-    ///
-    /// Dropping the future before it completes stops the session: a session the server
-    /// already made for it (the connect request went out) is closed as soon as its
-    /// handshake is over, rather than left on the server until it expires.
-    ///
-    /// ```no_run
-    /// # async fn example() -> zk_session::Result<()> {
-    /// use std::time::Duration;
-    /// use zk_session::{Client, ConnectError, Error};
-    ///
-    /// let connecting = Client::builder("127.0.0.1:2181")
-    ///     .first_connection_timeout(Duration::from_secs(5))
-    ///     .connect();
-    /// match connecting.await {
-    ///     Ok(client) => println!("session {:?}", client.session_id()),
-    ///     // The io error stays reachable: `kind` here, `source()` for the error itself.
-    ///     Err(Error::ConnectTimeout {
-    ///         last_error: Some(ConnectError::Io { server, kind, .. }),
-    ///         ..
-    ///     }) => eprintln!("{server}: {kind}"),
-    ///     Err(Error::ConnectTimeout { last_error, .. }) => eprintln!("no server: {last_error:?}"),
-    ///     Err(e) => return Err(e),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn connect(self) -> Result<Client, Error> {
-        let wait = self
-            .first_connection_timeout
-            .unwrap_or(self.session_timeout);
-        let client = self.build()?;
-        let mut state = client.watch_state();
-        let mut hopeless = client.hopeless();
-        let reached = tokio::time::timeout(wait, async {
-            loop {
-                let s = state.get_and_update();
-                if s != SessionState::Connecting {
-                    return Ok(s);
-                }
-                if let Some(e) = hopeless.borrow_and_update().clone() {
-                    return Err(e);
-                }
-                tokio::select! {
-                    changed = state.changed() => if changed.is_err() {
-                        return Ok(SessionState::Ended(EndReason::Closed));
-                    },
-                    // The sender lives as long as the client.
-                    _ = hopeless.changed() => {}
-                }
-            }
-        })
-        .await;
-        let reached = match reached {
-            // Dropping the client ends the session and its attempts.
-            Ok(Err(e)) => return Err(e),
-            Ok(Ok(s)) => Ok(s),
-            Err(elapsed) => Err(elapsed),
-        };
-        match reached {
-            // Suspended and Lost come only after a connection: one that dropped right after
-            // its handshake still leaves a live session, which the client takes back.
-            Ok(s)
-                if s.is_connected()
-                    || matches!(s, SessionState::Suspended | SessionState::Lost) =>
-            {
-                Ok(client)
-            }
-            Ok(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
-            // SASL failed: with its reason. An `auth` packet the server refused has none.
-            Ok(SessionState::Ended(EndReason::AuthFailed)) => {
-                Err(match client.last_connect_error() {
-                    Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
-                    _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
-                })
-            }
-            Ok(_) => Err(Error::Closed),
-            Err(_) => Err(Error::ConnectTimeout {
-                waited: wait,
-                last_error: client.last_connect_error(),
-            }),
-        }
+    /// How long connecting waits for the first connection.
+    pub(crate) fn first_connection_wait(&self) -> Duration {
+        self.first_connection_timeout
+            .unwrap_or(self.session_timeout)
     }
+}
+
+/// A checked [`ClientBuilder`]: the core's settings and the handle's.
+pub(crate) struct Prepared {
+    pub cfg: Config,
+    pub chroot: Chroot,
+    pub operation_timeout: Option<Duration>,
+    pub persistent_watch_buffer: usize,
+    pub server_list: ServerList,
 }
 
 /// Credentials print as `<redacted>` (see redact.rs).

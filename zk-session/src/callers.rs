@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use crate::{
-    command::{AddAuthCmd, AuthWaiter, Command, OneshotTx, ReplyTx, RequestCmd, Senders, WatchReg},
+    command::{AddAuthCmd, Command, RequestCmd, WatchReg},
+    senders::{AuthWaiter, OneshotTx, ReplyTx, Senders},
     session::{self, Key, Output, WatchId},
     shared::Shared,
     watch::StreamTx,

@@ -24,11 +24,13 @@ use zk_proto::{
 use crate::{
     builder::ClientBuilder,
     chroot::Chroot,
-    command::{Command, RequestCmd, WatchReg},
     redact::Redacted,
+    senders::{Command, RequestCmd, WatchReg},
     shared::Shared,
-    state::{SessionEvents, SessionState, StateWatch},
-    watch::{stream_channel, DropNotice, WatchKind},
+    state::SessionState,
+    state_watch::{SessionEvents, StateWatch},
+    watch::{stream_channel, DropNotice},
+    watched_event::WatchKind,
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
     SessionId, Version,
 };
@@ -198,6 +200,7 @@ fn children2_result(r: Response) -> Result<(Vec<String>, Stat), Error> {
 
 mod acl_ops;
 mod children_ops;
+mod connect;
 mod ensemble_ops;
 mod node_ops;
 mod server_list_ops;

@@ -3,17 +3,15 @@
 use std::fmt::Debug;
 
 use bytes::Bytes;
-use tokio::sync::oneshot;
-use zk_proto::{Request, Response, WatcherType};
+use zk_proto::{Request, WatcherType};
 
 use crate::{
     redact::Redacted,
     session::{Key, WatchId},
-    watch::{StreamTx, WatchKind},
-    Error, WatchedEvent,
+    watched_event::WatchKind,
 };
 
-/// Who waits for the answers to a command. The handle sends channels ([`Senders`]); the
+/// Who waits for the answers to a command. The async handle sends channels (`Senders`); the
 /// driver keeps them and hands the core keys ([`Keys`]) instead, so that the core holds no
 /// channel and its answers are values ([`Output`](crate::session::Output)).
 pub(crate) trait Callers {
@@ -27,18 +25,6 @@ pub(crate) trait Callers {
     type Stream: Debug;
     /// Whoever waits for a close or a server-list change.
     type Done: Debug;
-}
-
-/// The handle's side: the channels themselves.
-#[derive(Debug)]
-pub(crate) enum Senders {}
-
-impl Callers for Senders {
-    type Reply = ReplyTx;
-    type Auth = AuthWaiter;
-    type Oneshot = OneshotTx;
-    type Stream = StreamTx;
-    type Done = oneshot::Sender<()>;
 }
 
 /// The core's side: keys of the channels the driver keeps. A request's key is `None` when
@@ -56,7 +42,7 @@ impl Callers for Keys {
 
 /// What the client handle asks of the session task.
 #[derive(Debug)]
-pub(crate) enum Command<C: Callers = Senders> {
+pub(crate) enum Command<C: Callers> {
     /// Boxed: every session's channel allocates a block of 32 commands up front, and the
     /// request's size made that 6 KiB per session, idle or not.
     Request(Box<RequestCmd<C>>),
@@ -81,7 +67,7 @@ pub(crate) enum Command<C: Callers = Senders> {
 /// One operation: its request (paths already under the chroot), where its reply goes, and
 /// the watch it registers if it succeeds.
 #[derive(Debug)]
-pub(crate) struct RequestCmd<C: Callers = Senders> {
+pub(crate) struct RequestCmd<C: Callers> {
     pub request: Request,
     pub reply: C::Reply,
     pub watch: Option<WatchReg<C>>,
@@ -89,7 +75,7 @@ pub(crate) struct RequestCmd<C: Callers = Senders> {
 
 /// A credential to add to the session.
 #[derive(Debug)]
-pub(crate) struct AddAuthCmd<C: Callers = Senders> {
+pub(crate) struct AddAuthCmd<C: Callers> {
     pub scheme: String,
     pub auth: Redacted<Bytes>,
     pub reply: C::Auth,
@@ -107,19 +93,10 @@ impl<C: Callers> AddAuthCmd<C> {
     }
 }
 
-/// Where the answer to a request goes.
-pub(crate) type ReplyTx = oneshot::Sender<Result<Response, Error>>;
-
-/// Whoever waits for the answer to an auth packet.
-pub(crate) type AuthWaiter = oneshot::Sender<Result<(), Error>>;
-
-/// Where a one-shot watch's event goes.
-pub(crate) type OneshotTx = oneshot::Sender<Result<WatchedEvent, Error>>;
-
 /// A watch to register when the request that sets it succeeds.
 /// Each watch has an id the handle gives it, which its drop notice names too.
 #[derive(Debug)]
-pub(crate) enum WatchReg<C: Callers = Senders> {
+pub(crate) enum WatchReg<C: Callers> {
     /// exists/getData/getChildren: the kind follows from the op and the reply.
     Oneshot {
         path: String,

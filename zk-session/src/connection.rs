@@ -2,15 +2,15 @@
 //! probe. The handshake on the stream (connect request and response, then SASL) is the
 //! session core's, fed with the bytes the driver reads.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    time::Instant,
-};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::transport::{self, ReadHalf, Security, WriteHalf};
+use crate::{
+    security::Security,
+    transport::{self, ReadHalf, WriteHalf},
+};
 
 /// An open stream to a server. The session core owns everything else (the handshake, the
 /// write buffer, the requests in flight); the driver moves bytes through these halves.
@@ -41,7 +41,7 @@ impl Connection {
             wr,
             rbuf: BytesMut::new(),
             read_room: READ_ROOM_MIN,
-            last_read: Instant::now(),
+            last_read: tokio::time::Instant::now().into_std(),
         }
     }
 
@@ -72,19 +72,6 @@ impl Connection {
     }
 }
 
-/// The SASL mechanism every new connection authenticates with, if any; without the `sasl`
-/// feature there is none to give.
-#[cfg(feature = "sasl")]
-pub(crate) type SaslOption = Option<crate::sasl::SaslConfig>;
-/// See the `sasl` feature's definition.
-#[cfg(not(feature = "sasl"))]
-pub(crate) type SaslOption = Option<NoSasl>;
-
-/// No value: without the `sasl` feature a [`SaslOption`] is always `None`.
-#[cfg(not(feature = "sasl"))]
-#[derive(Debug, Clone)]
-pub(crate) enum NoSasl {}
-
 /// Why an attempt to connect failed; every failure means "try the next server", and the
 /// last one is kept for the error [`ClientBuilder::connect`](crate::ClientBuilder::connect)
 /// returns when no server could be reached.
@@ -98,12 +85,6 @@ pub(crate) async fn open(
 ) -> Result<Connection, ConnectFailure> {
     let (rd, wr) = transport::open(&addr.0, addr.1, &security).await?;
     Ok(Connection::new(rd, wr))
-}
-
-/// Whether `rbuf` starts like a TLS record (an alert or a handshake, version 3.x) rather than
-/// a frame: such a length would be over 350 MB, far above any frame limit.
-pub(crate) fn speaks_tls(rbuf: &[u8]) -> bool {
-    matches!(rbuf, [0x15 | 0x16, 0x03, ..])
 }
 
 /// Whether `host:port` answers a plain four-letter word (`srvr`): a ZooKeeper plain port
@@ -159,21 +140,5 @@ pub(crate) async fn find_read_write_server(
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_secs(10));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tls_record_is_told_from_a_frame() {
-        // A TLS alert (fatal, decode_error) and a ServerHello record header.
-        assert!(speaks_tls(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]));
-        assert!(speaks_tls(&[0x16, 0x03, 0x01]));
-        // A connect response frame starts with its length, well under 0x1503_0000.
-        assert!(!speaks_tls(&[0x00, 0x00, 0x00, 0x24]));
-        assert!(!speaks_tls(&[0x15]));
-        assert!(!speaks_tls(&[]));
     }
 }

@@ -9,7 +9,7 @@
 
 use std::{sync::OnceLock, time::Duration};
 
-use tokio::time::Instant;
+use std::time::Instant;
 
 /// Deadlines nearer than this keep their exact time (backoff, attempts, a close).
 const FAR: Duration = Duration::from_secs(1);

@@ -11,21 +11,28 @@ use std::{
 
 use crate::{
     callers::Callers,
-    command::Command,
     connection::{self, ConnectFailure, Connection},
     deadline_grid, jitter,
+    security::Security,
+    senders::Command,
     session::{Action, Config, Output, Phase, SessionCore},
     shared::Shared,
     trace::{self, Spans},
-    transport::Security,
 };
 use rand::seq::SliceRandom;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     sync::mpsc,
     task::JoinHandle,
-    time::{sleep_until, Instant, Sleep},
+    time::{sleep_until, Sleep},
 };
+
+use std::time::Instant;
+
+/// Now, by tokio's clock (which a paused test clock moves), as the core takes it.
+fn clock() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Connection, ConnectFailure>> + Send>>;
 type TlsProbe = Pin<Box<dyn Future<Output = Option<bool>> + Send>>;
@@ -42,7 +49,7 @@ pub(crate) fn spawn(mut cfg: Config, shared: Arc<Shared>, rx: mpsc::UnboundedRec
     // Opening streams is the driver's business, not the core's.
     let security = cfg.security.clone();
     let seed = jitter::random_range(0..=u64::MAX);
-    let core = SessionCore::new(cfg, seed, Instant::now());
+    let core = SessionCore::new(cfg, seed, clock());
     let driver = Driver {
         core,
         shared,
@@ -102,7 +109,7 @@ impl Driver {
     /// Boxed: an async fn keeps its argument twice in its future (once as passed, once as
     /// moved into the body), and the future's size is every idle session's.
     async fn run(mut self: Box<Self>) {
-        let timer = sleep_until(Instant::now());
+        let timer = sleep_until(tokio::time::Instant::now());
         tokio::pin!(timer);
         let mut armed: Option<Armed> = None;
         loop {
@@ -118,16 +125,16 @@ impl Driver {
                 Step::HungUp(now) => self.in_span(|d| d.core.handle_disconnected(now)),
                 #[cfg(feature = "sasl")]
                 Step::SaslDone(attempt, done) => {
-                    let now = Instant::now();
+                    let now = clock();
                     self.in_span(|d| d.core.handle_sasl_done(attempt, done, now))
                 }
                 Step::TlsProbed(host, plain) => {
-                    let now = Instant::now();
+                    let now = clock();
                     self.in_span(|d| d.core.handle_tls_probe(host, plain, now))
                 }
                 Step::Attempted(r) => self.attempted(r),
                 Step::Probed(host) => {
-                    self.in_span(|d| d.core.handle_read_write_found(host, Instant::now()))
+                    self.in_span(|d| d.core.handle_read_write_found(host, clock()))
                 }
             }
         }
@@ -255,13 +262,13 @@ impl Driver {
         if armed.is_some_and(|a| t >= a.at || t == a.deadline) {
             return false;
         }
-        let at = deadline_grid::wake_at(t, Instant::now());
+        let at = deadline_grid::wake_at(t, clock());
         if let Some(a) = armed.as_mut().filter(|a| at >= a.at) {
             // The timer wakes at or before `at` already.
             a.deadline = t;
             return false;
         }
-        timer.reset(at);
+        timer.reset(tokio::time::Instant::from_std(at));
         *armed = Some(Armed { deadline: t, at });
         true
     }
@@ -275,7 +282,7 @@ impl Driver {
     ) -> Poll<()> {
         std::task::ready!(timer.poll(cx));
         *armed = None;
-        let now = Instant::now();
+        let now = clock();
         if let Some(c) = self.conn.as_mut() {
             c.shrink_if_idle(now);
         }
@@ -291,7 +298,7 @@ impl Driver {
         };
         c.reserve_read();
         let r = std::task::ready!(std::pin::pin!(c.rd.read_buf(&mut c.rbuf)).poll(cx));
-        let now = Instant::now();
+        let now = clock();
         match r {
             Ok(0) => return Poll::Ready(Some(Step::HungUp(now))),
             Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),
@@ -324,7 +331,7 @@ impl Driver {
     fn poll_commands(&mut self, cx: &mut Context<'_>) -> (bool, bool) {
         // Read from the clock only if a command came: most wake-ups bring none.
         let mut now = None;
-        let mut now = || *now.get_or_insert_with(Instant::now);
+        let mut now = || *now.get_or_insert_with(clock);
         let mut taken = 0;
         loop {
             match self.rx.poll_recv(cx) {
@@ -455,7 +462,7 @@ impl Driver {
                 #[cfg(feature = "sasl")]
                 Action::Sasl { attempt, work } => {
                     let done = work.run();
-                    let now = Instant::now();
+                    let now = clock();
                     self.in_span(|d| d.core.handle_sasl_done(attempt, done, now));
                 }
                 Action::ProbeTls { host } => {
@@ -475,7 +482,7 @@ impl Driver {
 
     /// Hands the end of a connection attempt to the core, inside the attempt's span.
     fn attempted(&mut self, r: Result<Connection, ConnectFailure>) {
-        let (host, now) = (self.attempt_host, Instant::now());
+        let (host, now) = (self.attempt_host, clock());
         match r {
             Ok(c) => {
                 self.conn = Some(c);
@@ -503,7 +510,7 @@ impl Driver {
 
     /// Tells the core how a write ended.
     fn wrote(&mut self, r: std::io::Result<usize>) {
-        let now = Instant::now();
+        let now = clock();
         match r {
             Ok(_) => self.in_span(|d| d.core.handle_written(now)),
             Err(e) => self.in_span(|d| d.core.handle_io_error(e, now)),

@@ -84,20 +84,30 @@
 //! ```
 
 #![warn(missing_docs)]
+// Without a driver (neither `tokio` nor `blocking`) the core is compiled for its types alone.
+#![cfg_attr(
+    not(any(feature = "tokio", feature = "blocking")),
+    allow(dead_code, unused_imports)
+)]
 
 mod argument_error;
 mod backoff;
 mod builder;
+#[cfg(feature = "tokio")]
 mod callers;
 mod chroot;
+#[cfg(feature = "tokio")]
 mod client;
 mod command;
 mod config_error;
 mod connect_error;
 mod connect_string;
+#[cfg(feature = "tokio")]
 mod connection;
 mod create_options;
+#[cfg(feature = "tokio")]
 mod deadline_grid;
+#[cfg(feature = "tokio")]
 mod driver;
 mod ensemble_config;
 mod error;
@@ -109,22 +119,33 @@ mod redact;
 mod retry;
 #[cfg(feature = "sasl")]
 pub mod sasl;
+mod security;
+#[cfg(feature = "tokio")]
+mod senders;
 mod session;
 mod session_id;
+#[cfg(feature = "tokio")]
 mod shared;
 mod state;
+#[cfg(feature = "tokio")]
+mod state_watch;
 #[cfg(feature = "tls")]
 mod tls;
 mod tls_error;
 mod trace;
+#[cfg(feature = "tokio")]
 mod transport;
+#[cfg(feature = "tokio")]
 mod tree_ops;
 mod version;
+#[cfg(feature = "tokio")]
 mod watch;
+mod watched_event;
 
 pub use argument_error::ArgumentError;
 pub use backoff::Backoff;
 pub use builder::{ClientBuilder, OnExpiry, ReadOnly, ServerList};
+#[cfg(feature = "tokio")]
 pub use client::Client;
 pub use config_error::ConfigError;
 pub use connect_error::{AuthFailure, ConnectError, HandshakeError};
@@ -139,12 +160,16 @@ pub use sasl::{GssapiConfig, HostnameCanonicalization};
 #[cfg(feature = "sasl")]
 pub use sasl::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
 pub use session_id::SessionId;
-pub use state::{EndReason, SessionEvent, SessionEvents, SessionState, StateWatch};
+pub use state::{EndReason, SessionEvent, SessionState};
+#[cfg(feature = "tokio")]
+pub use state_watch::{SessionEvents, StateWatch};
 #[cfg(feature = "tls")]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use tls_error::{CertProblem, Mismatch, TlsAlert, TlsError, TlsFailure};
 pub use version::Version;
-pub use watch::{OneshotWatch, PersistentWatch, WatchedEvent};
+#[cfg(feature = "tokio")]
+pub use watch::{OneshotWatch, PersistentWatch};
+pub use watched_event::WatchedEvent;
 
 pub use zk_proto::{
     Acl, AddWatchMode, ClientInfo, CreateMode, DecodeError, ErrorCode, EventType, FrameError, Id,

@@ -10,11 +10,9 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::{
-    connection::Connection,
-    session::{Config, View},
-    shared::Shared,
-};
+use crate::session::{Config, View};
+#[cfg(feature = "tokio")]
+use crate::{connection::Connection, shared::Shared};
 
 /// A value whose `Debug` is `<redacted>`: wrap a secret in it before printing, or store it
 /// wrapped so a derived `Debug` of its holder is safe.
@@ -64,6 +62,7 @@ impl fmt::Debug for Config {
     }
 }
 
+#[cfg(feature = "tokio")]
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
@@ -93,6 +92,7 @@ impl fmt::Debug for View {
     }
 }
 
+#[cfg(feature = "tokio")]
 impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The bytes read are the server's replies (znode data), so only their count shows.
@@ -105,7 +105,7 @@ impl fmt::Debug for Connection {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tokio"))]
 mod tests {
     use std::sync::{
         atomic::{AtomicI64, AtomicU64},
@@ -114,10 +114,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        chroot::Chroot,
-        command::{AddAuthCmd, Command},
-        state::StatePublisher,
-        Client,
+        chroot::Chroot, command::AddAuthCmd, senders::Command, state_watch::StatePublisher, Client,
     };
 
     const SECRET: &str = "hunter2-s3cret";
@@ -168,7 +165,7 @@ mod tests {
             new_session_on_expiry: true,
             fail_fast_on_refusal: false,
             sasl: None,
-            security: crate::transport::Security::Plain,
+            security: crate::security::Security::Plain,
         }
     }
 
@@ -238,7 +235,7 @@ mod tests {
     #[test]
     fn an_add_auth_command_hides_the_auth_data() {
         let (reply, _rx) = tokio::sync::oneshot::channel();
-        let command: Command = Command::AddAuth(Box::new(AddAuthCmd {
+        let command: Command = crate::command::Command::AddAuth(Box::new(AddAuthCmd {
             scheme: "digest".into(),
             auth: Redacted(Bytes::from(format!("alice:{SECRET}"))),
             reply,

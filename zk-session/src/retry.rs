@@ -2,11 +2,19 @@
 //! `ExponentialBackoffRetry`, `BoundedExponentialBackoffRetry`, `RetryNTimes`,
 //! `RetryOneTime` and `RetryUntilElapsed`.
 
-use std::{future::Future, time::Duration};
+#[cfg(feature = "tokio")]
+use std::future::Future;
+use std::time::Duration;
 
+// tokio's clock where there is tokio, so that a paused test clock moves the schedule too.
+#[cfg(not(feature = "tokio"))]
+use std::time::Instant;
+#[cfg(feature = "tokio")]
 use tokio::time::Instant;
 
-use crate::{Backoff, Error};
+use crate::Backoff;
+#[cfg(feature = "tokio")]
+use crate::Error;
 
 /// How often and how long to wait before retrying an operation; Curator's policies as
 /// constructors. Only errors for which [`Error::is_retryable`] holds are retried.
@@ -224,6 +232,7 @@ impl RetryPolicy {
     /// gives up (then the last error is returned).
     ///
     /// See the example on [`RetryPolicy`].
+    #[cfg(feature = "tokio")]
     pub async fn run<T, F, Fut>(&self, mut op: F) -> Result<T, Error>
     where
         F: FnMut() -> Fut,

@@ -10,7 +10,7 @@ use std::sync::{
 
 use bytes::Bytes;
 
-use crate::{session::View, state::StatePublisher};
+use crate::{session::View, state_watch::StatePublisher};
 
 /// What the handle can read without asking the task. `Debug` (in redact.rs) hides the
 /// password.

@@ -19,7 +19,7 @@ use tokio_rustls::{
     TlsConnector,
 };
 
-use crate::{connection::ConnectFailure, tls_error, ConfigError, Error, TlsFailure};
+use crate::{connect_error::ConnectFailure, tls_error, ConfigError, Error, TlsFailure};
 
 mod reload;
 

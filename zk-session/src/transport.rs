@@ -21,7 +21,7 @@ use tokio::{
     },
 };
 
-use crate::connection::ConnectFailure;
+use crate::{connect_error::ConnectFailure, security::Security};
 
 #[cfg(feature = "tls")]
 type TlsStream = tokio_rustls::client::TlsStream<TcpStream>;
@@ -30,17 +30,6 @@ type TlsStream = tokio_rustls::client::TlsStream<TcpStream>;
 /// polled by one task, so it is never contended.
 #[cfg(feature = "tls")]
 type TlsShared = std::sync::Arc<std::sync::Mutex<TlsStream>>;
-
-/// How connections are secured; the same for every server of the connect string.
-#[derive(Debug, Clone, Default)]
-pub(crate) enum Security {
-    /// Plain TCP (the default).
-    #[default]
-    Plain,
-    /// TLS over TCP.
-    #[cfg(feature = "tls")]
-    Tls(crate::tls::TlsConfig),
-}
 
 /// The reading half of a connection's stream.
 pub(crate) enum ReadHalf {

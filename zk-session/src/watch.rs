@@ -10,78 +10,8 @@ use std::{
     task::{Context, Poll},
 };
 
+use crate::{senders::Command, watched_event::WatchKind, Error, WatchedEvent};
 use tokio::sync::{mpsc, oneshot};
-use zk_proto::EventType;
-
-use crate::{command::Command, Error};
-
-/// A change to a znode, as delivered to a watch. The path is relative to the chroot.
-///
-/// ```no_run
-/// # async fn example(client: zk_session::Client) -> zk_session::Result<()> {
-/// use zk_session::EventType;
-///
-/// let (_stat, watch) = client.exists_watch("/app/leader").await?;
-/// let event = watch.await?;
-/// match event.event_type() {
-///     EventType::NodeCreated => println!("{} appeared", event.path()),
-///     EventType::NodeDeleted => println!("{} is gone: run for leader", event.path()),
-///     _ => println!("{} changed", event.path()),
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WatchedEvent {
-    event_type: EventType,
-    path: String,
-}
-
-impl WatchedEvent {
-    pub(crate) fn new(event_type: EventType, path: String) -> Self {
-        WatchedEvent { event_type, path }
-    }
-
-    /// What happened.
-    ///
-    /// See the example on [`WatchedEvent`].
-    pub fn event_type(&self) -> EventType {
-        self.event_type
-    }
-
-    /// The znode it happened to, relative to the chroot.
-    ///
-    /// See the example on [`WatchedEvent`].
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The path, taken out of the event.
-    ///
-    /// ```rust
-    /// # fn f(event: zk_session::WatchedEvent) {
-    /// let path: String = event.into_path();
-    /// # }
-    /// ```
-    pub fn into_path(self) -> String {
-        self.path
-    }
-}
-
-/// Which server-side watch a caller-side watch stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum WatchKind {
-    /// Set by getData, or by exists on a znode that exists.
-    Data,
-    /// Set by exists on a znode that does not exist.
-    Exist,
-    /// Set by getChildren.
-    Child,
-    /// addWatch in persistent mode.
-    Persistent,
-    /// addWatch in persistent-recursive mode.
-    PersistentRecursive,
-}
 
 /// Tells the session task that a watch was dropped, so it can remove the server-side watch
 /// once nobody listens any more.
@@ -170,12 +100,9 @@ impl Future for OneshotWatch {
     }
 }
 
-/// What a persistent watch may hold unread, by default: 4 MiB of events.
-pub(crate) const DEFAULT_PERSISTENT_WATCH_BUFFER: usize = 4 << 20;
-
 /// What an unread event counts for against its watch's buffer: its path and its own size.
 fn event_cost(ev: &WatchedEvent) -> usize {
-    ev.path.len() + std::mem::size_of::<WatchedEvent>()
+    ev.path().len() + std::mem::size_of::<WatchedEvent>()
 }
 
 #[derive(Debug)]
@@ -352,6 +279,9 @@ impl PersistentWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zk_proto::EventType;
+
+    use crate::watched_event::DEFAULT_PERSISTENT_WATCH_BUFFER;
 
     fn event(path: &str) -> WatchedEvent {
         WatchedEvent::new(EventType::NodeDataChanged, path.to_owned())
@@ -371,7 +301,7 @@ mod tests {
         assert_eq!(got.len(), 4, "{got:?}");
         let paths: Vec<_> = got[..3]
             .iter()
-            .map(|r| r.as_ref().unwrap().path.clone())
+            .map(|r| r.as_ref().unwrap().path().to_owned())
             .collect();
         assert_eq!(paths, ["/a", "/b", "/c"]);
         assert!(matches!(got[3], Err(Error::WatchLagged { missed: 7 })));
@@ -379,7 +309,7 @@ mod tests {
 
         // Read: the buffer takes events again, and nothing more is reported missing.
         assert!(tx.send(&event("/k")));
-        assert_eq!(rx.try_recv().unwrap().unwrap().path, "/k");
+        assert_eq!(rx.try_recv().unwrap().unwrap().path(), "/k");
         assert!(rx.try_recv().is_err());
     }
 
@@ -390,7 +320,7 @@ mod tests {
             tx.send(&event(p));
         }
         // The reader takes one event; one more fits; the next is missed again.
-        assert_eq!(rx.try_recv().unwrap().unwrap().path, "/a");
+        assert_eq!(rx.try_recv().unwrap().unwrap().path(), "/a");
         for p in ["/d", "/e"] {
             tx.send(&event(p));
         }
@@ -398,7 +328,7 @@ mod tests {
         let shown: Vec<String> = got
             .iter()
             .map(|r| match r {
-                Ok(e) => e.path.clone(),
+                Ok(e) => e.path().to_owned(),
                 Err(Error::WatchLagged { missed }) => format!("lagged {missed}"),
                 Err(e) => panic!("{e}"),
             })
@@ -413,13 +343,13 @@ mod tests {
         let (tx, mut rx) = stream_channel(10);
         tx.send(&event(&long));
         tx.send(&event(&long));
-        assert_eq!(rx.try_recv().unwrap().unwrap().path, long);
+        assert_eq!(rx.try_recv().unwrap().unwrap().path(), long);
         assert!(matches!(
             rx.try_recv(),
             Ok(Err(Error::WatchLagged { missed: 1 }))
         ));
         tx.send(&event(&long));
-        assert_eq!(rx.try_recv().unwrap().unwrap().path, long);
+        assert_eq!(rx.try_recv().unwrap().unwrap().path(), long);
     }
 
     #[test]
@@ -439,7 +369,7 @@ mod tests {
         let reader = tokio::spawn(async move {
             let mut got = Vec::new();
             while let Some(r) = rx.next().await {
-                got.push(r.map(|e| e.path).map_err(|e| e.to_string()));
+                got.push(r.map(|e| e.into_path()).map_err(|e| e.to_string()));
                 if got.len() == 2 {
                     break;
                 }

@@ -12,7 +12,7 @@ use zk_proto::{
 };
 
 use super::{SaslConfig, SaslError, SaslExchange, SaslMechanism, SaslStep};
-use crate::{connection::ConnectFailure, AuthFailure, HandshakeError};
+use crate::{connect_error::ConnectFailure, AuthFailure, HandshakeError};
 
 /// A SASL exchange under way on a fresh connection, between the ConnectResponse and anything
 /// else.

@@ -2,7 +2,7 @@
 
 use std::{collections::VecDeque, time::Duration};
 
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::Request;
 
 use super::{requests, Away, Command, End, Output, Phase, SessionCore, WatchReg};

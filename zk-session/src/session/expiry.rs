@@ -1,7 +1,7 @@
 //! Carrying on after the ensemble expired the session: a new session on the same handle.
 
 use bytes::Bytes;
-use tokio::time::Instant;
+use std::time::Instant;
 
 use super::{Away, SessionCore};
 use crate::{state::SessionEvent, trace, Error};

@@ -5,14 +5,11 @@
 //! next server is tried, or, when the server refused the credentials, the session ends.
 
 use bytes::BytesMut;
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::{jute::Record, ConnectResponse};
 
 use super::{Action, Phase, SessionCore};
-use crate::{
-    connection::{speaks_tls, ConnectFailure},
-    trace,
-};
+use crate::{connect_error::ConnectFailure, security::speaks_tls, trace};
 
 /// How far the handshake of the current stream is.
 #[derive(Debug, Default)]
@@ -215,7 +212,7 @@ impl SessionCore {
             Handshake::Response
                 if !self.handshake_heard
                     && !self.ever_connected
-                    && matches!(self.cfg.security, crate::transport::Security::Plain) =>
+                    && matches!(self.cfg.security, crate::security::Security::Plain) =>
             {
                 self.handshake = Handshake::HungUp;
                 self.actions.push_back(Action::Disconnect);

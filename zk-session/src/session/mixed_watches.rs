@@ -22,7 +22,7 @@
 use zk_proto::{xid, AddWatchMode, AddWatchRequest, Request, SetWatches};
 
 use super::SessionCore;
-use crate::watch::WatchKind;
+use crate::watched_event::WatchKind;
 
 impl SessionCore {
     /// A one-shot watch of `oneshot` kind was just set on `path` on the server (whether or

@@ -44,18 +44,18 @@ mod tests;
 use std::{collections::VecDeque, time::Duration};
 
 use bytes::{Bytes, BytesMut};
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::{ConnectRequest, ErrorCode, FrameCodec};
 
 pub(crate) use self::output::{Key, Output, View, WatchId};
 use crate::{
     chroot::Chroot,
     command::Keys,
-    connection::{ConnectFailure, SaslOption},
+    connect_error::ConnectFailure,
+    security::SaslOption,
+    security::Security,
     state::{EndReason, SessionEvent, SessionState},
-    trace,
-    transport::Security,
-    Error,
+    trace, Error,
 };
 
 /// A command as the core takes it: callers named by keys.

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use rand::{rngs::SmallRng, SeedableRng};
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::{xid, ConnectRequest, ConnectResponse};
 
 use super::{requests, Action, Away, Drop_, End, Output, Phase, SessionCore};
 use crate::{
-    backoff::Backoff, connection::ConnectFailure, state::SessionEvent, trace, ConnectError, Error,
-    SessionId,
+    backoff::Backoff, connect_error::ConnectFailure, state::SessionEvent, trace, ConnectError,
+    Error, SessionId,
 };
 
 /// A connection that ends sooner than this after its handshake counts as a quick drop: the

@@ -5,7 +5,7 @@ use crate::ProtocolViolation;
 use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::{
     jute::{Reader, Record},
     xid, ErrorCode, OpCode, RemoveWatchesRequest, ReplyHeader, Request, Response, WatcherEvent,
@@ -14,7 +14,7 @@ use zk_proto::{
 use super::{
     watch_table::WatchTable, Drop_, End, Key, Output, Phase, RequestCmd, SessionCore, WatchReg,
 };
-use crate::{trace, watch::WatchKind, Error};
+use crate::{trace, watched_event::WatchKind, Error};
 
 /// The error (-124) a server that enforces SASL answers an unauthenticated request with.
 const SASL_REQUIRED: i32 = -124;

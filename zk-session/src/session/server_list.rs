@@ -3,7 +3,7 @@
 //! server is still listed.
 
 use rand::RngExt;
-use tokio::time::Instant;
+use std::time::Instant;
 
 use super::{
     rebalance::{rebalance, Addr, Rebalance},

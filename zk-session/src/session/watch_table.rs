@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use zk_proto::{EventType, WatcherType};
 
 use super::{Output, WatchId};
-use crate::{chroot::Chroot, watch::WatchKind, Error, WatchedEvent};
+use crate::{chroot::Chroot, watched_event::WatchKind, Error, WatchedEvent};
 
 mod set_watches;
 

@@ -11,11 +11,11 @@ use std::{
 };
 
 use bytes::BytesMut;
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::Response;
 
 use crate::{
-    connection::ConnectFailure,
+    connect_error::ConnectFailure,
     session::{Action, Command, Key, Output, Phase, SessionCore, WatchId},
     shared::Shared,
     state::SessionState,

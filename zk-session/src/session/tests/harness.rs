@@ -11,7 +11,7 @@ use std::{
 };
 
 use bytes::{BufMut, Bytes, BytesMut};
-use tokio::time::Instant;
+use std::time::Instant;
 use zk_proto::{
     jute::{Reader, Record},
     xid, AddWatchMode, AddWatchRequest, ConnectRequest, ConnectResponse, EventType, FrameCodec,
@@ -25,12 +25,12 @@ use super::server::ServerWatches;
 use crate::{
     chroot::Chroot,
     command::AddAuthCmd,
-    connection::ConnectFailure,
+    connect_error::ConnectFailure,
     redact::Redacted,
     session::{Action, Command, Config, Key, Phase, RequestCmd, SessionCore, WatchId, WatchReg},
     shared::Shared,
     state::SessionState,
-    watch::WatchKind,
+    watched_event::WatchKind,
     Error, WatchedEvent,
 };
 
@@ -60,7 +60,7 @@ pub fn config(hosts: usize) -> Config {
         new_session_on_expiry: true,
         fail_fast_on_refusal: false,
         sasl: None,
-        security: crate::transport::Security::Plain,
+        security: crate::security::Security::Plain,
     }
 }
 

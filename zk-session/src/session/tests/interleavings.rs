@@ -11,7 +11,7 @@ use super::{
     harness::{get_data, Harness, Reply, Slot, Stream, Watch, SESSION, TIMEOUT_MS},
     server::Mode,
 };
-use crate::{watch::WatchKind, Error, ErrorCode};
+use crate::{watched_event::WatchKind, Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {

@@ -58,7 +58,7 @@ fn a_refusal_from_an_attempt_no_longer_under_way_is_ignored() {
     let (host, _) = h.connect_action().expect("a first attempt");
     h.core
         .handle_connect_failed(host, super::harness::refused(), h.now);
-    let late = crate::connection::ConnectFailure::AuthFailed {
+    let late = crate::connect_error::ConnectFailure::AuthFailed {
         mechanism: "PLAIN".into(),
         reason: crate::AuthFailure::Refused {
             code: crate::ErrorCode::AuthFailed,

@@ -3,7 +3,7 @@
 
 use super::harness::{config, refused, Harness, SESSION};
 use crate::{
-    connection::ConnectFailure,
+    connect_error::ConnectFailure,
     session::{Action, Phase},
     TlsFailure,
 };

@@ -118,7 +118,7 @@ fn finish_batch(batch: &mut SetWatches2, relative_zxid: i64) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{session::WatchId, watch::WatchKind};
+    use crate::{session::WatchId, watched_event::WatchKind};
 
     /// The paths of a SetWatches or SetWatches2 batch, and its relative zxid.
     fn batch_paths(r: &Request) -> (Vec<&String>, i64) {
