@@ -6,17 +6,16 @@ use bytes::Bytes;
 use zk_proto::DEFAULT_MAX_FRAME_LEN;
 
 use crate::{
-    chroot::Chroot,
     connect_string::ConnectString,
     redact::{self, Auths},
     security::Security,
     session::Config,
     watched_event::DEFAULT_PERSISTENT_WATCH_BUFFER,
-    ConfigError, Error, SessionId,
+    ConfigError, EndReason, Error, SessionId, SessionState,
 };
 // For the links in the docs.
 #[cfg(all(doc, feature = "tokio"))]
-use crate::{Client, EndReason, SessionState};
+use crate::Client;
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
 ///
@@ -405,12 +404,12 @@ impl ClientBuilder {
     }
 
     /// Checks the settings and splits them into what the session core takes and what the
-    /// handle keeps: the one place both drivers (async and blocking) read the builder.
+    /// handle keeps; both drivers (tokio's and the blocking one) start from here.
     ///
     /// Fails with [`Error::Config`] when the connect string cannot be parsed, the session
     /// timeout does not fit the handshake's int32 of milliseconds, or the SASL settings are
     /// incomplete.
-    pub(crate) fn prepare(self) -> Result<Prepared, Error> {
+    pub(crate) fn into_config(self) -> Result<(Config, HandleOptions), Error> {
         let cs = ConnectString::parse(&self.connect_string)?;
         #[cfg(feature = "sasl")]
         if let Some(sasl) = &self.sasl {
@@ -423,9 +422,15 @@ impl ClientBuilder {
             let timeout = self.session_timeout;
             return Err(ConfigError::SessionTimeout { timeout }.into());
         }
+        let rest = HandleOptions {
+            operation_timeout: self.operation_timeout,
+            persistent_watch_buffer: self.persistent_watch_buffer,
+            server_list: self.server_list,
+            first_connection_wait: self.first_connection_wait(),
+        };
         let cfg = Config {
             hosts: cs.hosts,
-            chroot: cs.chroot.clone(),
+            chroot: cs.chroot,
             session_timeout: self.session_timeout,
             connect_timeout: self.connect_attempt_timeout,
             read_only: self.read_only == ReadOnly::Allowed,
@@ -439,13 +444,7 @@ impl ClientBuilder {
             sasl: self.sasl,
             security: self.security,
         };
-        Ok(Prepared {
-            cfg,
-            chroot: cs.chroot,
-            operation_timeout: self.operation_timeout,
-            persistent_watch_buffer: self.persistent_watch_buffer,
-            server_list: self.server_list,
-        })
+        Ok((cfg, rest))
     }
 
     /// How long connecting waits for the first connection.
@@ -455,13 +454,44 @@ impl ClientBuilder {
     }
 }
 
-/// A checked [`ClientBuilder`]: the core's settings and the handle's.
-pub(crate) struct Prepared {
-    pub cfg: Config,
-    pub chroot: Chroot,
+/// What a client handle keeps of its builder's settings (the rest goes to the core).
+pub(crate) struct HandleOptions {
     pub operation_timeout: Option<Duration>,
     pub persistent_watch_buffer: usize,
+    /// Read by the async client only: the blocking one keeps the connect string's list.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub server_list: ServerList,
+    /// How long `connect` waits for the first connection.
+    pub first_connection_wait: Duration,
+}
+
+/// What a first connection came to: the state it reached (`None`: still connecting after
+/// `waited`), as an error unless the client may be used; for both drivers' `connect`.
+pub(crate) fn first_connection_outcome(
+    reached: Option<SessionState>,
+    waited: Duration,
+    last_error: impl FnOnce() -> Option<crate::ConnectError>,
+) -> Result<(), Error> {
+    match reached {
+        // Suspended and Lost come only after a connection: one that dropped right after
+        // its handshake still leaves a live session, which the client takes back.
+        Some(s)
+            if s.is_connected() || matches!(s, SessionState::Suspended | SessionState::Lost) =>
+        {
+            Ok(())
+        }
+        Some(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
+        // SASL failed: with its reason. An `auth` packet the server refused has none.
+        Some(SessionState::Ended(EndReason::AuthFailed)) => Err(match last_error() {
+            Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
+            _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
+        }),
+        Some(_) => Err(Error::Closed),
+        None => Err(Error::ConnectTimeout {
+            waited,
+            last_error: last_error(),
+        }),
+    }
 }
 
 /// Credentials print as `<redacted>` (see redact.rs).

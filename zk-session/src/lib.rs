@@ -92,6 +92,8 @@
 
 mod argument_error;
 mod backoff;
+#[cfg(feature = "blocking")]
+pub mod blocking;
 mod builder;
 #[cfg(feature = "tokio")]
 mod callers;
@@ -109,6 +111,7 @@ mod create_options;
 mod deadline_grid;
 #[cfg(feature = "tokio")]
 mod driver;
+#[cfg(feature = "tokio")]
 mod ensemble_config;
 mod error;
 mod jitter;
@@ -126,6 +129,7 @@ mod session;
 mod session_id;
 #[cfg(feature = "tokio")]
 mod shared;
+mod slab;
 mod state;
 #[cfg(feature = "tokio")]
 mod state_watch;

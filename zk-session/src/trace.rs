@@ -38,8 +38,11 @@ macro_rules! warn_event {
     ($($event:tt)*) => {};
 }
 
+// The session and connection spans are the async driver's.
+#[cfg(feature = "tokio")]
 mod spans;
 
+#[cfg(feature = "tokio")]
 pub(crate) use spans::Spans;
 
 // `warn` alone would be ambiguous with the built-in attribute.

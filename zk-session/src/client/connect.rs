@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::{
-    builder::Prepared,
+    builder::{first_connection_outcome, HandleOptions},
     driver,
     shared::Shared,
     state::{EndReason, SessionState},
@@ -54,14 +54,14 @@ impl ClientBuilder {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(Error::NoRuntime);
         }
-        let Prepared {
-            cfg,
-            chroot,
+        let (cfg, opts) = self.into_config()?;
+        let HandleOptions {
             operation_timeout,
             persistent_watch_buffer,
             server_list,
             ..
-        } = self.prepare()?;
+        } = opts;
+        let chroot = cfg.chroot.clone();
         let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::unbounded_channel();
         driver::spawn(cfg, shared.clone(), rx);
@@ -134,28 +134,7 @@ impl ClientBuilder {
             Ok(Ok(s)) => Ok(s),
             Err(elapsed) => Err(elapsed),
         };
-        match reached {
-            // Suspended and Lost come only after a connection: one that dropped right after
-            // its handshake still leaves a live session, which the client takes back.
-            Ok(s)
-                if s.is_connected()
-                    || matches!(s, SessionState::Suspended | SessionState::Lost) =>
-            {
-                Ok(client)
-            }
-            Ok(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
-            // SASL failed: with its reason. An `auth` packet the server refused has none.
-            Ok(SessionState::Ended(EndReason::AuthFailed)) => {
-                Err(match client.last_connect_error() {
-                    Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
-                    _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
-                })
-            }
-            Ok(_) => Err(Error::Closed),
-            Err(_) => Err(Error::ConnectTimeout {
-                waited: wait,
-                last_error: client.last_connect_error(),
-            }),
-        }
+        first_connection_outcome(reached.ok(), wait, || client.last_connect_error())?;
+        Ok(client)
     }
 }

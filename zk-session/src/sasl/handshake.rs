@@ -97,6 +97,7 @@ impl std::fmt::Debug for SaslDone {
 
 impl SaslDone {
     /// A call that could not run to its end (it panicked): the exchange is lost.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn failed(why: SaslError) -> Self {
         SaslDone {
             exchange: None,
@@ -107,6 +108,7 @@ impl SaslDone {
 
 impl SaslWork {
     /// Whether the call may block the thread (then the driver runs it on the blocking pool).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn blocks(&self) -> bool {
         self.blocks
     }

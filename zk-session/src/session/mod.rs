@@ -200,6 +200,8 @@ pub(crate) enum Away {
 
 /// Write buffer size above which no more commands are taken until the socket drains, so a
 /// server that stops reading cannot make us buffer without bound.
+// Only the async driver buffers writes; the blocking one writes as its callers go.
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 pub(crate) const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
 /// Write room an idle session keeps: it writes a 12-byte ping every few seconds, and with
 /// thousands of sessions in a process every idle KiB counts (the buffer grows on demand).
@@ -300,6 +302,7 @@ impl SessionCore {
     }
 
     /// Whether [`poll_action`](Self::poll_action) has something.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn has_actions(&self) -> bool {
         !self.actions.is_empty()
     }
@@ -332,6 +335,7 @@ impl SessionCore {
 
     /// Whether the driver should take more commands now: not while the write buffer is over
     /// its high-water mark or a close is under way.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn wants_commands(&self) -> bool {
         match self.phase {
             Phase::Connected { .. } => self.wbuf.len() < WRITE_HIGH_WATER && !self.closing,
@@ -466,12 +470,14 @@ impl SessionCore {
 
     /// Whether callers just answered are likely to send their next request soon: then the
     /// driver waits a moment for it, so that one write carries many requests.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn expects_commands(&self) -> bool {
         self.owed > 0
     }
 
     /// The driver found no command after waiting for the callers just answered: they had
     /// nothing more to send.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn handle_commands_drained(&mut self) {
         self.owed = 0;
     }

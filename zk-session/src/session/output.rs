@@ -43,7 +43,10 @@ pub(crate) enum Output {
     /// A close, or a change of the server list, is done.
     Done { to: Key },
     /// A handshake is over: connected with this session id (for the driver's log spans).
-    Established { session_id: i64 },
+    Established {
+        #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+        session_id: i64,
+    },
     /// A change of state, with what the handle reads beside it.
     Publish(View),
     /// Why the last connection attempt failed, for the error of a first connect that fails.
