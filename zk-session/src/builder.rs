@@ -461,7 +461,9 @@ pub(crate) struct HandleOptions {
     /// Read by the async client only: the blocking one keeps the connect string's list.
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub server_list: ServerList,
-    /// How long `connect` waits for the first connection.
+    /// How long `connect` waits for the first connection (the async client reads it from
+    /// the builder before it is consumed).
+    #[cfg_attr(not(feature = "blocking"), allow(dead_code))]
     pub first_connection_wait: Duration,
 }
 

@@ -4,22 +4,22 @@
 
 use std::{fmt, path::Path, sync::Arc};
 
-use tokio::net::TcpStream;
-use tokio_rustls::{
-    client::TlsStream,
-    rustls::{
-        self,
-        client::{
-            danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
-            WebPkiServerVerifier,
-        },
-        pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName, UnixTime},
-        CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+use rustls::{
+    client::{
+        danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+        WebPkiServerVerifier,
     },
-    TlsConnector,
+    pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName, UnixTime},
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
+#[cfg(feature = "tokio")]
+use tokio::net::TcpStream;
+#[cfg(feature = "tokio")]
+use tokio_rustls::{client::TlsStream, TlsConnector};
 
-use crate::{connect_error::ConnectFailure, tls_error, ConfigError, Error, TlsFailure};
+#[cfg(feature = "tokio")]
+use crate::tls_error;
+use crate::{connect_error::ConnectFailure, ConfigError, Error, TlsFailure};
 
 mod reload;
 
@@ -99,11 +99,22 @@ impl TlsConfig {
     }
 
     /// Opens TLS over `tcp` to the server written `host` in the connect string.
+    #[cfg(feature = "tokio")]
     pub(crate) async fn handshake(
         &self,
         host: &str,
         tcp: TcpStream,
     ) -> Result<TlsStream<TcpStream>, ConnectFailure> {
+        let c = self.client_for(host)?;
+        TlsConnector::from(c.config)
+            .connect(c.server_name, tcp)
+            .await
+            .map_err(|e| ConnectFailure::Tls(tls_error::classify(&e, c.had_client_cert, &c.name)))
+    }
+
+    /// What a handshake with the server written `host` in the connect string starts from
+    /// (for both drivers): the configuration now (files read again) and the name checked.
+    pub(crate) fn client_for(&self, host: &str) -> Result<TlsClient, ConnectFailure> {
         let name = match &self.server_name {
             ServerNameCheck::Name(n) => n.as_str(),
             ServerNameCheck::ConnectHost | ServerNameCheck::DangerousAnyName => host,
@@ -113,13 +124,24 @@ impl TlsConfig {
                 name: e.to_string(),
             })
         })?;
-        let client = reload::current(&self.current, &self.server_name);
-        let had_client_cert = client.client_auth_cert_resolver.has_certs();
-        TlsConnector::from(client)
-            .connect(server_name, tcp)
-            .await
-            .map_err(|e| ConnectFailure::Tls(tls_error::classify(&e, had_client_cert, name)))
+        let config = reload::current(&self.current, &self.server_name);
+        Ok(TlsClient {
+            had_client_cert: config.client_auth_cert_resolver.has_certs(),
+            config,
+            server_name,
+            name: name.to_owned(),
+        })
     }
+}
+
+/// See [`TlsConfig::client_for`].
+pub(crate) struct TlsClient {
+    pub config: Arc<ClientConfig>,
+    pub server_name: ServerName<'static>,
+    /// A client certificate was offered (for telling why a handshake failed).
+    pub had_client_cert: bool,
+    /// The name the server's certificate must be valid for.
+    pub name: String,
 }
 
 impl TlsConfigBuilder {

@@ -237,10 +237,7 @@ impl TlsError {
 #[cfg(feature = "tls")]
 pub(crate) fn classify(e: &std::io::Error, had_client_cert: bool, name: &str) -> TlsFailure {
     use std::io::ErrorKind;
-    if let Some(tls) = e
-        .get_ref()
-        .and_then(|i| i.downcast_ref::<tokio_rustls::rustls::Error>())
-    {
+    if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
         return classify_rustls(tls, had_client_cert, name);
     }
     match e.kind() {
@@ -253,14 +250,8 @@ pub(crate) fn classify(e: &std::io::Error, had_client_cert: bool, name: &str) ->
 
 /// See [`classify`].
 #[cfg(feature = "tls")]
-pub(crate) fn classify_rustls(
-    e: &tokio_rustls::rustls::Error,
-    had_client_cert: bool,
-    name: &str,
-) -> TlsFailure {
-    use tokio_rustls::rustls::{
-        AlertDescription as A, CertificateError as C, Error as E, PeerIncompatible as P,
-    };
+pub(crate) fn classify_rustls(e: &rustls::Error, had_client_cert: bool, name: &str) -> TlsFailure {
+    use rustls::{AlertDescription as A, CertificateError as C, Error as E, PeerIncompatible as P};
     match e {
         E::InvalidCertificate(c) => match c {
             C::UnknownIssuer => TlsFailure::UnknownCa,
@@ -312,7 +303,7 @@ pub(crate) fn classify_rustls(
 mod tests {
     use std::io;
 
-    use tokio_rustls::rustls::{
+    use rustls::{
         AlertDescription as A, CertificateError as C, Error as E, InvalidMessage, PeerIncompatible,
     };
 

@@ -11,16 +11,13 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    io::Write,
-    net::{Shutdown, TcpStream},
     sync::{Arc, Condvar, Mutex, MutexGuard},
 };
-
-use bytes::Bytes;
 
 use super::{
     board::Board,
     slot::SlotTx,
+    stream::Stream,
     watch::{OneshotTx, StreamTx},
 };
 use crate::{
@@ -73,7 +70,7 @@ pub(crate) struct Locked {
     /// Actions taken from the core, for the I/O thread, in order.
     pub actions: VecDeque<Action>,
     /// The stream of the current connection (the I/O thread reads it, writers write it).
-    pub stream: Option<Arc<TcpStream>>,
+    pub stream: Option<Arc<Stream>>,
     /// Counts streams opened and dropped: an I/O result for an older one is stale.
     pub conn_gen: u64,
     /// A thread is writing (outside the lock): others leave their bytes to it.
@@ -167,7 +164,7 @@ impl Session {
             g.core.handle_written(t);
             g.writing = true;
             drop(g);
-            let r = write(&stream, bytes);
+            let r = stream.write_all(&bytes);
             g = self.lock();
             g.writing = false;
             if let Err(e) = r {
@@ -198,11 +195,6 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn write(stream: &TcpStream, bytes: Bytes) -> std::io::Result<()> {
-    let mut s = stream;
-    s.write_all(&bytes)
-}
-
 impl Locked {
     fn apply_outputs(&mut self, board: &Board) {
         while let Some(o) = self.core.poll_output() {
@@ -230,7 +222,7 @@ impl Locked {
     pub fn drop_stream(&mut self) {
         self.conn_gen += 1;
         if let Some(s) = self.stream.take() {
-            let _ = s.shutdown(Shutdown::Both);
+            s.shutdown();
         }
     }
 }

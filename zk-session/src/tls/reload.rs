@@ -6,7 +6,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use tokio_rustls::rustls::ClientConfig;
+use rustls::ClientConfig;
 
 use super::{client_config, ServerNameCheck};
 use crate::{trace, ConfigError};
