@@ -90,6 +90,7 @@ mod backoff;
 #[cfg(feature = "blocking")]
 pub mod blocking;
 mod builder;
+mod caller_table;
 mod callers;
 mod chroot;
 mod client;

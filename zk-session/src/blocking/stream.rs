@@ -11,7 +11,7 @@ use std::{
 
 use bytes::BytesMut;
 
-use crate::{connection::ConnectFailure, transport::Security};
+use crate::{connect_error::ConnectFailure, transport::Security};
 
 /// Read room kept for the next read.
 const READ_ROOM: usize = 64 * 1024;
