@@ -38,11 +38,11 @@ fn a_following_client_reaches_members_it_was_never_told_of() {
     let on_first = c.connected_server().unwrap().ends_with(&first_port);
     ens.server(0).stop().unwrap();
     let until = Instant::now() + Duration::from_secs(60);
-    while on_first {
+    let mut moved = !on_first;
+    while !moved {
         let left = until.saturating_duration_since(Instant::now());
         match events.recv_timeout(left) {
-            Ok(SessionEvent::Reconnected) => break,
-            Ok(_) => {}
+            Ok(ev) => moved = ev == SessionEvent::Reconnected,
             Err(e) => panic!("not reconnected: {e}, state {:?}", c.state()),
         }
     }

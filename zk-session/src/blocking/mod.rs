@@ -15,7 +15,7 @@
 //! reconnects, probes and SASL. An idle session wakes once per ping interval.
 //!
 //! TLS (feature `tls`) is rustls over the std socket. With
-//! [`ServerList::FollowEnsemble`](crate::ServerList::FollowEnsemble) a second thread
+//! [`ServerList::FollowEnsemble`] a second thread
 //! (`zk-session-ensemble`) follows the ensemble's configuration.
 //!
 //! ```no_run

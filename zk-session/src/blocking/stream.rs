@@ -20,8 +20,9 @@ const READ_ROOM: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) enum Stream {
     Plain(TcpStream),
+    /// Boxed: rustls' state is a kilobyte, a socket four bytes.
     #[cfg(feature = "tls")]
-    Tls(tls::TlsStream),
+    Tls(Box<tls::TlsStream>),
 }
 
 impl Stream {
@@ -39,9 +40,8 @@ impl Stream {
         match security {
             Security::Plain => Ok(Stream::Plain(tcp)),
             #[cfg(feature = "tls")]
-            Security::Tls(config) => {
-                tls::TlsStream::handshake(tcp, config, host, until).map(Stream::Tls)
-            }
+            Security::Tls(config) => tls::TlsStream::handshake(tcp, config, host, until)
+                .map(|s| Stream::Tls(Box::new(s))),
         }
     }
 
