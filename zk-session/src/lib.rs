@@ -104,6 +104,7 @@ mod deadline_grid;
 mod driver;
 mod ensemble_config;
 mod error;
+mod first_connection;
 mod jitter;
 mod multi;
 mod on_refusal;

@@ -50,8 +50,7 @@ pub use self::client::{Client, SessionEvents};
 pub use self::watch::{Events, OneshotWatch, PersistentWatch};
 use self::{client::Handle, session::Session};
 use crate::{
-    builder::first_connection_outcome, jitter, session::SessionCore, ClientBuilder, Error,
-    ServerList, SessionState,
+    first_connection, jitter, session::SessionCore, ClientBuilder, Error, ServerList, SessionState,
 };
 
 impl ClientBuilder {
@@ -105,7 +104,7 @@ impl ClientBuilder {
         let reached = (p.state != SessionState::Connecting).then_some(p.state);
         let last_error = p.last_connect_error.clone();
         drop(p);
-        first_connection_outcome(reached, wait, || last_error)?;
+        first_connection::outcome(reached, wait, || last_error)?;
         if opts.server_list == ServerList::FollowEnsemble {
             follow::spawn(&client);
         }
