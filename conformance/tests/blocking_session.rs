@@ -22,18 +22,18 @@ use zk_session::{
     Version,
 };
 
+/// Three members that grant sessions of up to 30 s.
 fn ensemble() -> Ensemble {
-    Ensemble::builder()
-        .size(3)
-        .max_session_timeout(Duration::from_secs(30))
-        .start()
-        .expect("ensemble")
+    let b = Ensemble::builder().max_session_timeout(Duration::from_secs(30));
+    b.size(3).start().expect("ensemble")
 }
 
-fn index_of(ens: &Ensemble, server: &str) -> usize {
-    (0..ens.len())
-        .find(|&i| server.ends_with(&format!(":{}", ens.server(i).client_port())))
-        .expect("connected to a member")
+/// Which member `c` is connected to.
+fn member_of(ens: &Ensemble, c: &Client) -> usize {
+    let on = c.connected_server().expect("connected");
+    let port: u16 = on.rsplit(':').next().unwrap().parse().unwrap();
+    let ports: Vec<u16> = ens.servers().iter().map(|s| s.client_port()).collect();
+    ports.iter().position(|&p| p == port).expect("a member")
 }
 
 /// Waits for `want` among the events, up to `within`; returns every event seen until then.
@@ -83,7 +83,7 @@ fn kill_9_with_requests_in_flight_keeps_the_session_on_another_member() {
         .unwrap();
     c.create("/k", b"", CreateOptions::persistent()).unwrap();
     let sid = c.session_id();
-    let victim = index_of(&ens, &c.connected_server().unwrap());
+    let victim = member_of(&ens, &c);
     let events = c.session_events();
     let answered = Arc::new(AtomicUsize::new(0));
     let threads: Vec<_> = (0..8)
@@ -129,7 +129,7 @@ fn kill_9_with_requests_in_flight_keeps_the_session_on_another_member() {
     assert!(seen.contains(&SessionEvent::Suspended), "{seen:?}");
     assert_eq!(c.state(), SessionState::Connected);
     assert_eq!(c.session_id(), sid, "the session must survive the failover");
-    assert_ne!(index_of(&ens, &c.connected_server().unwrap()), victim);
+    assert_ne!(member_of(&ens, &c), victim);
     retry(|| c.set_data("/k", b"after", Version::Any));
 }
 
@@ -156,7 +156,7 @@ fn watches_and_auth_survive_a_server_kill() {
         .add_watch("/p", AddWatchMode::PersistentRecursive)
         .unwrap();
     let sid = c.session_id();
-    let victim = index_of(&ens, &c.connected_server().unwrap());
+    let victim = member_of(&ens, &c);
     let events = c.session_events();
     ens.server(victim).kill9();
     wait_event(
@@ -210,19 +210,21 @@ fn watches_and_auth_survive_a_server_kill() {
     assert_eq!(e.code(), Some(ErrorCode::NoAuth));
 }
 
-/// Starts a fault proxy in front of the shared standalone server, on `rt`.
-fn proxy(rt: &tokio::runtime::Runtime) -> FaultProxy {
-    rt.block_on(FaultProxy::start(shared_standalone().client_addr()))
+/// A fault proxy in front of the shared standalone server (its tasks on `rt`), and a client
+/// connected through it with `session_timeout`.
+fn proxied(rt: &tokio::runtime::Runtime, session_timeout: Duration) -> (FaultProxy, Client) {
+    let proxy = rt.block_on(FaultProxy::start(shared_standalone().client_addr()));
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(session_timeout)
+        .connect_blocking()
+        .unwrap();
+    (proxy, c)
 }
 
 #[test]
 fn an_expired_session_is_replaced_on_the_same_handle() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let proxy = proxy(&rt);
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .connect_blocking()
-        .unwrap();
+    let (proxy, c) = proxied(&rt, Duration::from_secs(20));
     let p = format!("/blocking-expiry-{}", rand::random::<u32>());
     c.create(&p, b"", CreateOptions::ephemeral()).unwrap();
     let (_, watch) = c.exists_watch(&p).unwrap();
@@ -250,11 +252,7 @@ fn an_expired_session_is_replaced_on_the_same_handle() {
 #[test]
 fn a_server_that_stops_answering_is_left_for_a_new_connection() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let proxy = proxy(&rt);
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(4))
-        .connect_blocking()
-        .unwrap();
+    let (proxy, c) = proxied(&rt, Duration::from_secs(4));
     let sid = c.session_id();
     let events = c.session_events();
     // Replies stop: only the I/O thread's read timeout can notice.
@@ -280,11 +278,7 @@ fn a_server_that_stops_answering_is_left_for_a_new_connection() {
 #[test]
 fn every_request_is_answered_once_across_connection_cuts() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let proxy = proxy(&rt);
-    let c = Client::builder(&proxy.connect_string())
-        .session_timeout(Duration::from_secs(20))
-        .connect_blocking()
-        .unwrap();
+    let (proxy, c) = proxied(&rt, Duration::from_secs(20));
     let b = format!("/blocking-cuts-{}", rand::random::<u32>());
     c.create(&b, b"", CreateOptions::persistent()).unwrap();
     for t in 0..8 {

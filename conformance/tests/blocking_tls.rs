@@ -9,15 +9,18 @@ use zk_session::{
     Version,
 };
 
+/// One server per test binary: TLS beside plain TCP, client certificates required.
 fn env() -> &'static TlsStandalone {
     shared_tls_standalone()
 }
 
-fn builder(connect_string: &str) -> ClientBuilder {
+/// A client of `connect_string` over `tls` that gives up connecting after 4 s.
+fn builder(connect_string: &str, tls: TlsConfig) -> ClientBuilder {
+    let attempt = Duration::from_secs(2);
     Client::builder(connect_string)
-        .session_timeout(Duration::from_secs(10))
-        .connect_attempt_timeout(Duration::from_secs(2))
-        .first_connection_timeout(Duration::from_secs(4))
+        .tls(tls)
+        .connect_attempt_timeout(attempt)
+        .first_connection_timeout(attempt * 2)
 }
 
 fn mutual() -> TlsConfig {
@@ -32,7 +35,7 @@ fn mutual() -> TlsConfig {
 #[test]
 fn operations_and_watches_over_mutual_tls() {
     let tls = env().zk.secure_connect_string();
-    let c = builder(&tls).tls(mutual()).connect_blocking().unwrap();
+    let c = builder(&tls, mutual()).connect_blocking().unwrap();
     let p = format!("/blocking-tls-{}", rand::random::<u32>());
     c.create(&p, b"over tls", CreateOptions::persistent())
         .unwrap();
@@ -67,9 +70,7 @@ fn operations_and_watches_over_mutual_tls() {
 fn a_missing_client_certificate_is_a_typed_tls_error() {
     let certs = &env().certs;
     let tls = TlsConfig::builder().ca_file(certs.ca()).build().unwrap();
-    let r = builder(&env().zk.secure_connect_string())
-        .tls(tls)
-        .connect_blocking();
+    let r = builder(&env().zk.secure_connect_string(), tls).connect_blocking();
     match r {
         Err(Error::Tls(e)) => assert_eq!(e.failure, TlsFailure::NoClientCert),
         other => panic!("expected Error::Tls, got {other:?}"),
@@ -80,9 +81,7 @@ fn a_missing_client_certificate_is_a_typed_tls_error() {
 fn a_server_certificate_for_another_name_is_refused() {
     let port = env().zk.secure_client_port().unwrap();
     // The certificate names 127.0.0.1 and zk-server.test, not localhost.
-    let r = builder(&format!("localhost:{port}"))
-        .tls(mutual())
-        .connect_blocking();
+    let r = builder(&format!("localhost:{port}"), mutual()).connect_blocking();
     match r {
         Err(Error::Tls(e)) => assert_eq!(
             e.failure,

@@ -11,11 +11,11 @@ use crate::{
     security::Security,
     session::Config,
     watched_event::DEFAULT_PERSISTENT_WATCH_BUFFER,
-    ConfigError, EndReason, Error, SessionId, SessionState,
+    ConfigError, Error, SessionId,
 };
 // For the links in the docs.
 #[cfg(all(doc, feature = "tokio"))]
-use crate::Client;
+use crate::{Client, EndReason, SessionState};
 
 /// Whether the client may use a server that has lost its quorum, for reads only.
 ///
@@ -458,42 +458,11 @@ impl ClientBuilder {
 pub(crate) struct HandleOptions {
     pub operation_timeout: Option<Duration>,
     pub persistent_watch_buffer: usize,
-    /// Read by the async client only: the blocking one keeps the connect string's list.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub server_list: ServerList,
     /// How long `connect` waits for the first connection (the async client reads it from
     /// the builder before it is consumed).
     #[cfg_attr(not(feature = "blocking"), allow(dead_code))]
     pub first_connection_wait: Duration,
-}
-
-/// What a first connection came to: the state it reached (`None`: still connecting after
-/// `waited`), as an error unless the client may be used; for both drivers' `connect`.
-pub(crate) fn first_connection_outcome(
-    reached: Option<SessionState>,
-    waited: Duration,
-    last_error: impl FnOnce() -> Option<crate::ConnectError>,
-) -> Result<(), Error> {
-    match reached {
-        // Suspended and Lost come only after a connection: one that dropped right after
-        // its handshake still leaves a live session, which the client takes back.
-        Some(s)
-            if s.is_connected() || matches!(s, SessionState::Suspended | SessionState::Lost) =>
-        {
-            Ok(())
-        }
-        Some(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
-        // SASL failed: with its reason. An `auth` packet the server refused has none.
-        Some(SessionState::Ended(EndReason::AuthFailed)) => Err(match last_error() {
-            Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
-            _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
-        }),
-        Some(_) => Err(Error::Closed),
-        None => Err(Error::ConnectTimeout {
-            waited,
-            last_error: last_error(),
-        }),
-    }
 }
 
 /// Credentials print as `<redacted>` (see redact.rs).

@@ -95,6 +95,7 @@ mod backoff;
 #[cfg(feature = "blocking")]
 pub mod blocking;
 mod builder;
+mod caller_table;
 #[cfg(feature = "tokio")]
 mod callers;
 mod chroot;
@@ -111,9 +112,9 @@ mod create_options;
 mod deadline_grid;
 #[cfg(feature = "tokio")]
 mod driver;
-#[cfg(feature = "tokio")]
 mod ensemble_config;
 mod error;
+mod first_connection;
 mod jitter;
 mod multi;
 mod on_refusal;

@@ -32,6 +32,7 @@ pub(crate) fn spawn(
         hosts,
         security,
         rbuf: BytesMut::new(),
+        armed: None,
         probe_stop: None,
     };
     std::thread::Builder::new()
@@ -45,6 +46,8 @@ struct IoThread {
     /// Plain TCP or TLS, for every server and every reconnect.
     security: Security,
     rbuf: BytesMut,
+    /// The read timeout set on the stream of this generation (`None` inside: none).
+    armed: Option<(u64, Option<Duration>)>,
     /// Stops the read-write probe under way, if any.
     probe_stop: Option<Arc<AtomicBool>>,
 }
@@ -86,7 +89,11 @@ impl IoThread {
         let r = if wait.is_some_and(|w| w.is_zero()) {
             Err(io::ErrorKind::TimedOut.into())
         } else {
-            stream.set_read_timeout(wait);
+            let armed = self.armed.filter(|a| a.0 == gen).map(|a| a.1);
+            if rearm(armed, wait) {
+                stream.set_read_timeout(wait);
+                self.armed = Some((gen, wait));
+            }
             stream.read(&mut self.rbuf)
         };
         let mut g = s.lock();
@@ -228,6 +235,19 @@ fn sleep<'s>(
     g
 }
 
+/// Whether a read that may wait `wait` needs the socket's read timeout set again, given
+/// the one `armed` on it (`None`: never set). A shorter timeout only makes the thread wake
+/// early, which the core ignores, so it stays unless it is much shorter than needed: under
+/// load the deadline moves with every reply, and a setsockopt per read would cost a syscall
+/// per request.
+fn rearm(armed: Option<Option<Duration>>, wait: Option<Duration>) -> bool {
+    match (armed, wait) {
+        (None, _) | (Some(None), Some(_)) | (Some(Some(_)), None) => true,
+        (Some(None), None) => false,
+        (Some(Some(a)), Some(w)) => w < a || w > a.saturating_mul(2),
+    }
+}
+
 /// Settles `g` and takes the lock again (the settle may have written outside it).
 fn settled<'s>(s: &'s Session, g: MutexGuard<'s, Locked>) -> MutexGuard<'s, Locked> {
     s.settle(g);
@@ -297,4 +317,25 @@ fn is_read_write(host: &str, port: u16, security: &Security) -> bool {
     }
     s.shutdown();
     answer.starts_with(b"rw")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_read_timeout_is_set_again_only_when_it_would_wake_late_or_far_too_early() {
+        let s = Duration::from_secs;
+        assert!(rearm(None, Some(s(5))), "never set");
+        assert!(rearm(Some(Some(s(5))), Some(s(4))), "would wake late");
+        assert!(!rearm(Some(Some(s(5))), Some(s(5))));
+        assert!(!rearm(Some(Some(s(5))), Some(s(9))), "wakes a little early");
+        assert!(
+            rearm(Some(Some(s(5))), Some(s(11))),
+            "would wake far too often"
+        );
+        assert!(rearm(Some(None), Some(s(5))), "no timeout would wake late");
+        assert!(!rearm(Some(None), None));
+        assert!(rearm(Some(Some(s(1))), None));
+    }
 }

@@ -14,9 +14,9 @@
 //! core's next deadline (pings, read timeout), hands replies to their callers, and runs
 //! reconnects, probes and SASL. An idle session wakes once per ping interval.
 //!
-//! TLS (feature `tls`) is rustls over the std socket. Not yet:
-//! [`ServerList::FollowEnsemble`](crate::ServerList::FollowEnsemble) (the server list stays
-//! the connect string's and what [`Client::update_server_list`] sets).
+//! TLS (feature `tls`) is rustls over the std socket. With
+//! [`ServerList::FollowEnsemble`] a second thread
+//! (`zk-session-ensemble`) follows the ensemble's configuration.
 //!
 //! ```no_run
 //! # fn f() -> zk_session::Result<()> {
@@ -33,6 +33,7 @@
 mod board;
 mod client;
 mod ensemble_ops;
+mod follow;
 mod io_thread;
 mod node_ops;
 mod session;
@@ -49,8 +50,7 @@ pub use self::client::{Client, SessionEvents};
 pub use self::watch::{Events, OneshotWatch, PersistentWatch};
 use self::{client::Handle, session::Session};
 use crate::{
-    builder::first_connection_outcome, jitter, session::SessionCore, ClientBuilder, Error,
-    SessionState,
+    first_connection, jitter, session::SessionCore, ClientBuilder, Error, ServerList, SessionState,
 };
 
 impl ClientBuilder {
@@ -104,7 +104,10 @@ impl ClientBuilder {
         let reached = (p.state != SessionState::Connecting).then_some(p.state);
         let last_error = p.last_connect_error.clone();
         drop(p);
-        first_connection_outcome(reached, wait, || last_error)?;
+        first_connection::outcome(reached, wait, || last_error)?;
+        if opts.server_list == ServerList::FollowEnsemble {
+            follow::spawn(&client);
+        }
         Ok(client)
     }
 }

@@ -10,7 +10,7 @@
 //! to wake, and no thread holds the lock while it blocks on the socket.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::VecDeque,
     sync::{Arc, Condvar, Mutex, MutexGuard},
 };
 
@@ -21,9 +21,9 @@ use super::{
     watch::{OneshotTx, StreamTx},
 };
 use crate::{
-    command::{self, Keys, WatchReg},
-    session::{Action, Key, Output, SessionCore, WatchId},
-    slab::Slab,
+    caller_table::CallerTable,
+    command,
+    session::{Action, SessionCore, WatchId},
     Error,
 };
 use zk_proto::Response;
@@ -82,14 +82,7 @@ pub(crate) struct Locked {
 }
 
 /// The callers' slots by the keys the core names them by.
-#[derive(Debug, Default)]
-struct Callers {
-    replies: Slab<ReplyTx>,
-    auths: Slab<SlotTx<Result<(), Error>>>,
-    done: Slab<SlotTx<()>>,
-    oneshots: HashMap<WatchId, OneshotTx>,
-    streams: HashMap<WatchId, StreamTx>,
-}
+type Callers = CallerTable<Slots>;
 
 impl Session {
     pub fn new(core: SessionCore) -> Self {
@@ -223,119 +216,6 @@ impl Locked {
         self.conn_gen += 1;
         if let Some(s) = self.stream.take() {
             s.shutdown();
-        }
-    }
-}
-
-impl Callers {
-    /// Keeps the slots of `cmd` and gives the core the command with their keys.
-    fn take(&mut self, cmd: Command) -> command::Command<Keys> {
-        use command::{AddAuthCmd, Command as C, RequestCmd};
-        match cmd {
-            C::Request(rc) => {
-                let RequestCmd {
-                    request,
-                    reply,
-                    watch,
-                } = *rc;
-                let watch = watch.map(|w| self.take_watch(w));
-                C::Request(Box::new(RequestCmd {
-                    request,
-                    reply: (!reply.is_closed()).then(|| self.replies.insert(reply)),
-                    watch,
-                }))
-            }
-            C::AddAuth(a) => {
-                let AddAuthCmd {
-                    scheme,
-                    auth,
-                    reply,
-                } = *a;
-                let reply = self.auths.insert(reply);
-                C::AddAuth(Box::new(AddAuthCmd {
-                    scheme,
-                    auth,
-                    reply,
-                }))
-            }
-            C::WatchDropped { path, kind, id } => {
-                self.oneshots.remove(&id);
-                self.streams.remove(&id);
-                C::WatchDropped { path, kind, id }
-            }
-            C::Close { reply } => C::Close {
-                reply: self.done.insert(reply),
-            },
-            C::ServerList { hosts, reply } => C::ServerList {
-                hosts,
-                reply: self.done.insert(reply),
-            },
-        }
-    }
-
-    fn take_watch(&mut self, w: WatchReg<Slots>) -> WatchReg<Keys> {
-        match w {
-            WatchReg::Oneshot { path, id, tx } => {
-                self.oneshots.insert(id, tx);
-                WatchReg::Oneshot { path, id, tx: () }
-            }
-            WatchReg::Stream { path, kind, id, tx } => {
-                self.streams.insert(id, tx);
-                WatchReg::Stream {
-                    path,
-                    kind,
-                    id,
-                    tx: (),
-                }
-            }
-            WatchReg::Remove { path, watcher_type } => WatchReg::Remove { path, watcher_type },
-        }
-    }
-
-    /// Whether the caller of request `key` gave up; if so its slot is dropped.
-    fn take_if_gone(&mut self, key: Key) -> bool {
-        let gone = self.replies.get(key).is_none_or(|r| r.is_closed());
-        if gone {
-            self.replies.take(key);
-        }
-        gone
-    }
-
-    fn apply(&mut self, output: Output, board: &Board) {
-        match output {
-            Output::Reply { to, result } => {
-                if let Some(tx) = self.replies.take(to) {
-                    tx.send(result);
-                }
-            }
-            Output::Auth { to, result } => {
-                if let Some(tx) = self.auths.take(to) {
-                    tx.send(result);
-                }
-            }
-            Output::Watch { to, result } => {
-                if let Some(tx) = self.oneshots.remove(&to) {
-                    tx.send(result);
-                }
-            }
-            Output::Stream { to, event } => {
-                if let Some(tx) = self.streams.get(&to) {
-                    tx.send(&event);
-                }
-            }
-            Output::WatchEnded { to } => {
-                self.oneshots.remove(&to);
-                self.streams.remove(&to);
-            }
-            Output::Done { to } => {
-                if let Some(tx) = self.done.take(to) {
-                    tx.send(());
-                }
-            }
-            Output::Publish(view) => board.publish(view),
-            Output::Established { .. } => {}
-            Output::AttemptFailed(why) => board.attempt_failed(why),
-            Output::Hopeless(e) => board.hopeless(e),
         }
     }
 }

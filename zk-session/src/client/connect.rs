@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::{
-    builder::{first_connection_outcome, HandleOptions},
-    driver,
+    builder::HandleOptions,
+    driver, first_connection,
     shared::Shared,
     state::{EndReason, SessionState},
     Client, ClientBuilder, Error, ServerList,
@@ -134,7 +134,7 @@ impl ClientBuilder {
             Ok(Ok(s)) => Ok(s),
             Err(elapsed) => Err(elapsed),
         };
-        first_connection_outcome(reached.ok(), wait, || client.last_connect_error())?;
+        first_connection::outcome(reached.ok(), wait, || client.last_connect_error())?;
         Ok(client)
     }
 }
