@@ -339,3 +339,28 @@ fn every_request_is_answered_once_across_connection_cuts() {
     );
     retry(|| c.get_data(&format!("{b}/0")));
 }
+
+/// A reply that does not come within the operation timeout is `RequestTimeout` for its
+/// caller; when it comes later it goes nowhere, and the session carries on.
+#[test]
+fn a_late_reply_is_a_request_timeout_and_the_session_carries_on() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let proxy = rt.block_on(FaultProxy::start(shared_standalone().client_addr()));
+    let c = Client::builder(&proxy.connect_string())
+        .session_timeout(Duration::from_secs(20))
+        .operation_timeout(Duration::from_millis(300))
+        .connect_blocking()
+        .unwrap();
+    let p = format!("/blocking-late-{}", rand::random::<u32>());
+    c.create(&p, b"late", CreateOptions::persistent()).unwrap();
+    proxy.stall(Direction::ToClient, true);
+    let e = c.get_data(&p).unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RequestTimeout), "{e}");
+    let e = c.exists(&p).unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::RequestTimeout), "{e}");
+    proxy.stall(Direction::ToClient, false);
+    // The late replies arrive first, for callers gone; this one gets its own.
+    assert_eq!(&c.get_data(&p).unwrap().0[..], b"late");
+    assert_eq!(c.exists(&p).unwrap().unwrap().data_length, 4);
+    assert_eq!(c.state(), SessionState::Connected);
+}
