@@ -16,6 +16,7 @@ const AREAS: &[&[Check]] = &[
     checks::acl::CHECKS,
     checks::limits::CHECKS,
     checks::malformed::CHECKS,
+    checks::malformed_records::CHECKS,
     checks::four_letter::CHECKS,
 ];
 

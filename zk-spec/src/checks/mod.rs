@@ -35,6 +35,7 @@ pub mod four_letter;
 pub mod handshake;
 pub mod limits;
 pub mod malformed;
+pub mod malformed_records;
 pub mod multi;
 pub mod nodes;
 pub mod ops;
