@@ -10,6 +10,7 @@ const AREAS: &[&[Check]] = &[
     checks::handshake::CHECKS,
     checks::ops::CHECKS,
     checks::ordering::CHECKS,
+    checks::ordering_ops::CHECKS,
     checks::watches::CHECKS,
     checks::nodes::CHECKS,
     checks::multi::CHECKS,

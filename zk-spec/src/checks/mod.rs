@@ -40,4 +40,5 @@ pub mod multi;
 pub mod nodes;
 pub mod ops;
 pub mod ordering;
+pub mod ordering_ops;
 pub mod watches;
