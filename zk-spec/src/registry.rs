@@ -12,6 +12,7 @@ const AREAS: &[&[Check]] = &[
     checks::ordering::CHECKS,
     checks::ordering_ops::CHECKS,
     checks::watches::CHECKS,
+    checks::watch_triggers::CHECKS,
     checks::nodes::CHECKS,
     checks::multi::CHECKS,
     checks::acl::CHECKS,

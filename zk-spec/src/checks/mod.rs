@@ -41,4 +41,5 @@ pub mod nodes;
 pub mod ops;
 pub mod ordering;
 pub mod ordering_ops;
+pub mod watch_triggers;
 pub mod watches;

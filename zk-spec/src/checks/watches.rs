@@ -50,7 +50,7 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "persistent-and-one-shot", "a one-shot watch on the path of a persistent watch leaves the persistent one in place", PERSISTENT, persistent_and_one_shot, bug = BUG_4466;
 );
 
-fn expect_event(conn: &mut Conn, kind: EventType, path: &str) -> CheckResult {
+pub(crate) fn expect_event(conn: &mut Conn, kind: EventType, path: &str) -> CheckResult {
     let ev = conn.event()?;
     let want = WatcherEvent {
         event_type: kind,
@@ -60,7 +60,7 @@ fn expect_event(conn: &mut Conn, kind: EventType, path: &str) -> CheckResult {
     ensure_eq("notification", ev, want)
 }
 
-fn pair(ctx: &mut Ctx) -> Result<(Conn, Conn, String), crate::Finding> {
+pub(crate) fn pair(ctx: &mut Ctx) -> Result<(Conn, Conn, String), crate::Finding> {
     let mut watcher = ctx.session()?;
     let writer = ctx.session()?;
     let path = ctx.path("w");
@@ -220,7 +220,7 @@ fn reattach_with_watches(
 }
 
 /// A session that read `path`, and its zxid, its id and password; its connection dropped.
-fn watched_then_dropped(
+pub(crate) fn watched_then_dropped(
     ctx: &mut Ctx,
 ) -> Result<(Conn, String, i64, i64, bytes::Bytes), crate::Finding> {
     let (mut w, c, path) = pair(ctx)?;
