@@ -15,6 +15,7 @@ const AREAS: &[&[Check]] = &[
     checks::watch_triggers::CHECKS,
     checks::nodes::CHECKS,
     checks::multi::CHECKS,
+    checks::multi_errors::CHECKS,
     checks::acl::CHECKS,
     checks::limits::CHECKS,
     checks::malformed::CHECKS,

@@ -37,6 +37,7 @@ pub mod limits;
 pub mod malformed;
 pub mod malformed_records;
 pub mod multi;
+pub mod multi_errors;
 pub mod nodes;
 pub mod ops;
 pub mod ordering;
