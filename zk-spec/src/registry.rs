@@ -9,6 +9,7 @@ use crate::{
 const AREAS: &[&[Check]] = &[
     checks::handshake::CHECKS,
     checks::ops::CHECKS,
+    checks::ops_errors::CHECKS,
     checks::ordering::CHECKS,
     checks::ordering_ops::CHECKS,
     checks::watches::CHECKS,

@@ -40,6 +40,7 @@ pub mod multi;
 pub mod multi_errors;
 pub mod nodes;
 pub mod ops;
+pub mod ops_errors;
 pub mod ordering;
 pub mod ordering_ops;
 pub mod watch_triggers;
