@@ -71,7 +71,7 @@ mod tests {
             assert!(!c.rule.is_empty() && !c.title.is_empty(), "{}", c.id);
             assert_eq!(c.malformed, c.area == Area::Malformed, "{}", c.id);
         }
-        assert!(seen.len() >= 100, "{} checks", seen.len());
+        assert!(seen.len() >= 300, "{} checks", seen.len());
     }
 
     #[test]
