@@ -40,6 +40,8 @@ pub const CHECKS: &[Check] = checks!(Area::Nodes, "nodes";
     "stat.child-data", "a child's setData leaves the parent's Stat unchanged", STAT, stat_child_data;
     "stat.null-data", "a znode with null data has dataLength 0", STAT, stat_null_data;
     "stat.version-counts-sets", "version counts every setData, even of the same bytes", STAT, stat_version_counts_sets;
+    "container.deleted-after-last-child", "a container is deleted once its last child is gone", "Programmer's Guide: Container Nodes", container_deleted;
+    "ttl.expires", "a TTL node unmodified for its TTL and childless is deleted", TTL, ttl_expires;
 );
 
 fn parent(ctx: &mut Ctx) -> Result<(Conn, String), Finding> {
@@ -406,4 +408,62 @@ fn stat_version_counts_sets(ctx: &mut Ctx) -> CheckResult {
         conn.set_data(&path, b"same", -1)?;
     }
     ensure_eq("version", stat(&mut conn, &path)?.version, 3)
+}
+
+/// How long the checks of server-side deletion wait: ZooKeeper runs them every
+/// `znode.container.checkIntervalMs` (60 s by default), so they are skipped on a server
+/// that does not delete within this.
+const REAPER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits up to [`REAPER_WAIT`] for the server to delete `path`; skips when it does not.
+fn deleted_by_server(ctx: &mut Ctx, path: &str) -> CheckResult {
+    let mut watcher = ctx.session()?;
+    if watcher.exists(path, true)?.is_none() {
+        return Ok(());
+    }
+    watcher.set_timeout(REAPER_WAIT)?;
+    match watcher.event() {
+        Ok(ev) => ensure_eq(
+            "notification",
+            (ev.event_type, ev.path.as_str()),
+            (zk_proto::EventType::NodeDeleted, path),
+        ),
+        Err(_) => {
+            let still = ctx.session()?.exists(path, false)?;
+            ensure(still.is_some(), "a NodeDeleted notification", || {
+                "the znode went without one".into()
+            })?;
+            Err(skip(format!(
+                "not deleted within {REAPER_WAIT:?}: the server checks less often \
+                 (ZooKeeper: znode.container.checkIntervalMs, 60 s by default)"
+            )))
+        }
+    }
+}
+
+fn container_deleted(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("c");
+    let r = Request::CreateContainer(req::create_record(
+        &path,
+        None,
+        Acl::open_unsafe(),
+        CreateMode::Container,
+    ));
+    conn.ok(&r)?;
+    let child = format!("{path}/child");
+    conn.create(&child, b"", CreateMode::Persistent)?;
+    conn.delete(&child)?;
+    deleted_by_server(ctx, &path)
+}
+
+fn ttl_expires(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("ttl");
+    let (h, _) = create_ttl(&mut conn, &path, 100)?;
+    match h.error_code() {
+        ErrorCode::Ok => deleted_by_server(ctx, &path),
+        ErrorCode::Unimplemented => Err(ttl_off(ErrorCode::Unimplemented)),
+        other => Err(fail("a created TTL node", format!("{other:?}"))),
+    }
 }
