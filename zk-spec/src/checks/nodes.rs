@@ -171,12 +171,7 @@ fn sequential_trailing_slash(ctx: &mut Ctx) -> CheckResult {
 fn container_create(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("c");
-    let r = Request::CreateContainer(req::create_record(
-        &path,
-        None,
-        Acl::open_unsafe(),
-        CreateMode::Container,
-    ));
+    let r = Request::CreateContainer(null_data(&path, CreateMode::Container));
     let created = match conn.ok(&r)? {
         Response::Create2(c) => c,
         other => return Err(unexpected("a Create2Response", &other)),
@@ -392,13 +387,7 @@ fn stat_child_data(ctx: &mut Ctx) -> CheckResult {
 fn stat_null_data(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("null");
-    let r = Request::Create(req::create_record(
-        &path,
-        None,
-        Acl::open_unsafe(),
-        CreateMode::Persistent,
-    ));
-    conn.ok(&r)?;
+    conn.ok(&Request::Create(null_data(&path, CreateMode::Persistent)))?;
     ensure_eq("dataLength", stat(&mut conn, &path)?.data_length, 0)
 }
 
@@ -444,13 +433,10 @@ fn deleted_by_server(ctx: &mut Ctx, path: &str) -> CheckResult {
 fn container_deleted(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("c");
-    let r = Request::CreateContainer(req::create_record(
+    conn.ok(&Request::CreateContainer(null_data(
         &path,
-        None,
-        Acl::open_unsafe(),
         CreateMode::Container,
-    ));
-    conn.ok(&r)?;
+    )))?;
     let child = format!("{path}/child");
     conn.create(&child, b"", CreateMode::Persistent)?;
     conn.delete(&child)?;
@@ -466,4 +452,9 @@ fn ttl_expires(ctx: &mut Ctx) -> CheckResult {
         ErrorCode::Unimplemented => Err(ttl_off(ErrorCode::Unimplemented)),
         other => Err(fail("a created TTL node", format!("{other:?}"))),
     }
+}
+
+/// The record of a create of `path` with null data and an open ACL.
+fn null_data(path: &str, mode: CreateMode) -> zk_proto::CreateRequest {
+    req::create_record(path, None, Acl::open_unsafe(), mode)
 }

@@ -7,10 +7,10 @@ use zk_proto::{
     SetWatches, SetWatches2, WatcherType,
 };
 
-use super::watches::{expect_event, pair, watched_then_dropped};
+use super::watches::{expect_event, pair, reattach, watched_then_dropped};
 use crate::{
-    check::{ensure, ensure_eq, fail, Area, Check, CheckResult, Finding},
-    ctx::{Conn, Ctx, SESSION_TIMEOUT_MS},
+    check::{ensure_eq, fail, Area, Check, CheckResult},
+    ctx::{Conn, Ctx},
     req,
 };
 
@@ -54,18 +54,106 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "multi.failed-fires-nothing", "a failed multi fires no watch", "Programmer's Guide: multi (atomicity)", multi_failed;
 );
 
-fn data_deleted(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.get_data(&path, true)?;
-    c.delete(&path)?;
-    expect_event(&mut w, EventType::NodeDeleted, &path)
+/// The watch a trigger case sets, on the znode `pair` made.
+#[derive(Debug, Clone, Copy)]
+enum Watch {
+    Data,
+    Exist,
+    Child,
+    Recursive,
 }
 
-fn data_same_data(ctx: &mut Ctx) -> CheckResult {
+/// The change another session makes to that znode.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    /// setData with the bytes it already has.
+    SameData,
+    /// setData with new bytes.
+    SetData,
+    /// delete.
+    Delete,
+    /// create of a child.
+    CreateChild,
+}
+
+/// Sets `watch` on `path`.
+fn set_watch(w: &mut Conn, watch: Watch, path: &str) -> CheckResult {
+    match watch {
+        Watch::Data => w.get_data(path, true).map(drop),
+        Watch::Exist => w.exists(path, true).map(drop),
+        Watch::Child => w.children(path, true).map(drop),
+        Watch::Recursive => w
+            .ok(&req::add_watch(path, AddWatchMode::PersistentRecursive))
+            .map(drop),
+    }
+}
+
+/// Sets `watch`, then `request(path)` must fail with NOWATCHER.
+fn no_watcher(ctx: &mut Ctx, watch: Watch, request: fn(&str) -> Request) -> CheckResult {
+    let (mut w, _, path) = pair(ctx)?;
+    set_watch(&mut w, watch, &path)?;
+    w.err(&request(&path), ErrorCode::NoWatcher)
+}
+
+fn remove_children_none(ctx: &mut Ctx) -> CheckResult {
+    no_watcher(ctx, Watch::Data, |p| {
+        req::remove_watches(p, WatcherType::Children)
+    })
+}
+
+fn check_children_none(ctx: &mut Ctx) -> CheckResult {
+    no_watcher(ctx, Watch::Data, |p| {
+        req::check_watches(p, WatcherType::Children)
+    })
+}
+
+/// Sets `watch`, removes watches of type `remove` if given, makes `change` from another
+/// session: the watcher gets `want` on the znode, or (`None`) nothing.
+fn trigger(
+    ctx: &mut Ctx,
+    watch: Watch,
+    remove: Option<WatcherType>,
+    change: Change,
+    want: Option<EventType>,
+) -> CheckResult {
     let (mut w, mut c, path) = pair(ctx)?;
-    w.get_data(&path, true)?;
-    c.set_data(&path, b"", -1)?;
-    expect_event(&mut w, EventType::NodeDataChanged, &path)
+    set_watch(&mut w, watch, &path)?;
+    if let Some(kind) = remove {
+        w.ok(&req::remove_watches(&path, kind))?;
+    }
+    match change {
+        Change::SameData => c.set_data(&path, b"", -1).map(drop)?,
+        Change::SetData => c.set_data(&path, b"1", -1).map(drop)?,
+        Change::Delete => c.delete(&path)?,
+        Change::CreateChild => c
+            .create(&format!("{path}/c"), b"", CreateMode::Persistent)
+            .map(drop)?,
+    }
+    match want {
+        Some(kind) => expect_event(&mut w, kind, &path),
+        None => w.no_event(&format!("no event for {watch:?} watch on {change:?}")),
+    }
+}
+
+/// One check function per trigger case.
+macro_rules! triggers {
+    ($($name:ident => $watch:ident, $remove:expr, $change:ident, $want:expr;)*) => {
+        $(fn $name(ctx: &mut Ctx) -> CheckResult {
+            trigger(ctx, Watch::$watch, $remove, Change::$change, $want)
+        })*
+    };
+}
+
+triggers! {
+    data_deleted => Data, None, Delete, Some(EventType::NodeDeleted);
+    data_same_data => Data, None, SameData, Some(EventType::NodeDataChanged);
+    exists_deleted => Exist, None, Delete, Some(EventType::NodeDeleted);
+    exists_not_on_child => Exist, None, CreateChild, None;
+    child_deleted => Child, None, Delete, Some(EventType::NodeDeleted);
+    child_not_on_data => Child, None, SetData, None;
+    recursive_self => Recursive, None, SetData, Some(EventType::NodeDataChanged);
+    remove_children => Child, Some(WatcherType::Children), CreateChild, None;
+    remove_exists_as_data => Exist, Some(WatcherType::Data), SetData, None;
 }
 
 fn data_failed_write(ctx: &mut Ctx) -> CheckResult {
@@ -73,34 +161,6 @@ fn data_failed_write(ctx: &mut Ctx) -> CheckResult {
     w.get_data(&path, true)?;
     c.err(&req::set_data(&path, b"x", 9), ErrorCode::BadVersion)?;
     w.no_event("no event: the write was refused")
-}
-
-fn exists_deleted(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.exists(&path, true)?;
-    c.delete(&path)?;
-    expect_event(&mut w, EventType::NodeDeleted, &path)
-}
-
-fn exists_not_on_child(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.exists(&path, true)?;
-    c.create(&format!("{path}/c"), b"", CreateMode::Persistent)?;
-    w.no_event("no event: the znode's data did not change")
-}
-
-fn child_deleted(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.children(&path, true)?;
-    c.delete(&path)?;
-    expect_event(&mut w, EventType::NodeDeleted, &path)
-}
-
-fn child_not_on_data(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.children(&path, true)?;
-    c.set_data(&path, b"1", -1)?;
-    w.no_event("no event: the children did not change")
 }
 
 /// A read with watch on a missing znode: NONODE, and no notification once it is created.
@@ -139,13 +199,6 @@ fn persistent_survives_delete(ctx: &mut Ctx) -> CheckResult {
     expect_event(&mut w, EventType::NodeCreated, &path)
 }
 
-fn recursive_self(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.ok(&req::add_watch(&path, AddWatchMode::PersistentRecursive))?;
-    c.set_data(&path, b"1", -1)?;
-    expect_event(&mut w, EventType::NodeDataChanged, &path)
-}
-
 fn recursive_ephemeral_close(ctx: &mut Ctx) -> CheckResult {
     let (mut w, mut c, path) = pair(ctx)?;
     let eph = format!("{path}/e");
@@ -164,31 +217,6 @@ fn recursive_missing_root(ctx: &mut Ctx) -> CheckResult {
     let child = format!("{root}/c");
     c.create(&child, b"", CreateMode::Persistent)?;
     expect_event(&mut w, EventType::NodeCreated, &child)
-}
-
-fn remove_children(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.children(&path, true)?;
-    w.ok(&req::remove_watches(&path, WatcherType::Children))?;
-    c.create(&format!("{path}/c"), b"", CreateMode::Persistent)?;
-    w.no_event("no event from a removed child watch")
-}
-
-fn remove_children_none(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, _, path) = pair(ctx)?;
-    w.get_data(&path, true)?;
-    w.err(
-        &req::remove_watches(&path, WatcherType::Children),
-        ErrorCode::NoWatcher,
-    )
-}
-
-fn remove_exists_as_data(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, mut c, path) = pair(ctx)?;
-    w.exists(&path, true)?;
-    w.ok(&req::remove_watches(&path, WatcherType::Data))?;
-    c.set_data(&path, b"1", -1)?;
-    w.no_event("no event from a removed exists watch")
 }
 
 fn remove_any(ctx: &mut Ctx) -> CheckResult {
@@ -224,28 +252,6 @@ fn check_children(ctx: &mut Ctx) -> CheckResult {
     w.children(&path, true)?;
     let (h, _) = w.call(&req::check_watches(&path, WatcherType::Children))?;
     ensure_eq("checkWatches err", h.error_code(), ErrorCode::Ok)
-}
-
-fn check_children_none(ctx: &mut Ctx) -> CheckResult {
-    let (mut w, _, path) = pair(ctx)?;
-    w.get_data(&path, true)?;
-    w.err(
-        &req::check_watches(&path, WatcherType::Children),
-        ErrorCode::NoWatcher,
-    )
-}
-
-/// Re-attaches session `(id, pw)` and sends `sw` (SetWatches or SetWatches2).
-fn reattach(ctx: &mut Ctx, id: i64, pw: &[u8], sw: &Request) -> Result<Conn, Finding> {
-    let mut conn = ctx.connect()?;
-    let resp = conn.handshake(id, pw, SESSION_TIMEOUT_MS)?;
-    ensure(!resp.is_expired(), "the session re-attached", || {
-        format!("{resp:?}")
-    })?;
-    conn.send_with_xid(zk_proto::xid::SET_WATCHES, sw)?;
-    let (h, _) = conn.recv(zk_proto::xid::SET_WATCHES, sw.op_code())?;
-    ensure_eq("SetWatches err", h.err, 0)?;
-    Ok(conn)
 }
 
 fn set_watches(zxid: i64, data: Vec<String>, exist: Vec<String>) -> Request {

@@ -202,19 +202,30 @@ fn reattach_with_watches(
     zxid: i64,
     path: &str,
 ) -> Result<Conn, crate::Finding> {
-    let mut conn = ctx.connect()?;
-    let resp = conn.handshake(id, password, SESSION_TIMEOUT_MS)?;
-    ensure(!resp.is_expired(), "the session re-attached", || {
-        format!("{resp:?}")
-    })?;
     let sw = Request::SetWatches(SetWatches {
         relative_zxid: zxid,
         data_watches: vec![path.into()],
         exist_watches: vec![format!("{path}/new")],
         child_watches: vec![path.into()],
     });
-    conn.send_with_xid(zk_proto::xid::SET_WATCHES, &sw)?;
-    let (h, _) = conn.recv(zk_proto::xid::SET_WATCHES, OpCode::SetWatches)?;
+    reattach(ctx, id, password, &sw)
+}
+
+/// Re-attaches session `(id, pw)` on a new connection and sends `sw` (SetWatches or
+/// SetWatches2), which must succeed.
+pub(crate) fn reattach(
+    ctx: &mut Ctx,
+    id: i64,
+    pw: &[u8],
+    sw: &Request,
+) -> Result<Conn, crate::Finding> {
+    let mut conn = ctx.connect()?;
+    let resp = conn.handshake(id, pw, SESSION_TIMEOUT_MS)?;
+    ensure(!resp.is_expired(), "the session re-attached", || {
+        format!("{resp:?}")
+    })?;
+    conn.send_with_xid(zk_proto::xid::SET_WATCHES, sw)?;
+    let (h, _) = conn.recv(zk_proto::xid::SET_WATCHES, sw.op_code())?;
     ensure_eq("SetWatches err", h.err, 0)?;
     Ok(conn)
 }
