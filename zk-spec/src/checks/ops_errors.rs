@@ -53,6 +53,7 @@ pub const CHECKS: &[Check] = checks!(Area::Ops, "ops";
     "sync.root", "sync of / answers /", "zookeeper.jute: SyncResponse", sync_root;
     "get-ephemerals.root", "getEphemerals of / lists the session's ephemerals under every parent, and only its own", JUTE, get_ephemerals_root;
     "get-ephemerals.string-prefix", "getEphemerals matches its prefix as a string, not only as a parent path", JUTE, get_ephemerals_string_prefix;
+    "get-ephemerals.missing-prefix", "getEphemerals of a prefix no znode has answers an empty list, not an error", JUTE, get_ephemerals_missing_prefix;
     "get-all-children-number.ephemerals", "getAllChildrenNumber counts ephemeral descendants too", JUTE, all_children_ephemerals;
     "add-watch.missing", "addWatch on a missing znode succeeds", "zookeeper.jute: AddWatchRequest", add_watch_missing;
     "add-watch.recursive", "addWatch (PERSISTENT_RECURSIVE) is answered with error 0", "zookeeper.jute: AddWatchRequest", add_watch_recursive;
@@ -399,6 +400,13 @@ fn get_ephemerals_string_prefix(ctx: &mut Ctx) -> CheckResult {
         ephemerals(&mut conn, &format!("{path}/a"))?,
         vec![a, b],
     )
+}
+
+fn get_ephemerals_missing_prefix(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = made(ctx)?;
+    conn.create(&format!("{path}/e"), b"", CreateMode::Ephemeral)?;
+    let missing = format!("{path}/missing");
+    ensure_eq("ephemerals", ephemerals(&mut conn, &missing)?, vec![])
 }
 
 fn all_children_ephemerals(ctx: &mut Ctx) -> CheckResult {
