@@ -9,13 +9,18 @@ use crate::{
 const AREAS: &[&[Check]] = &[
     checks::handshake::CHECKS,
     checks::ops::CHECKS,
+    checks::ops_errors::CHECKS,
     checks::ordering::CHECKS,
+    checks::ordering_ops::CHECKS,
     checks::watches::CHECKS,
+    checks::watch_triggers::CHECKS,
     checks::nodes::CHECKS,
     checks::multi::CHECKS,
+    checks::multi_errors::CHECKS,
     checks::acl::CHECKS,
     checks::limits::CHECKS,
     checks::malformed::CHECKS,
+    checks::malformed_records::CHECKS,
     checks::four_letter::CHECKS,
 ];
 
@@ -66,7 +71,7 @@ mod tests {
             assert!(!c.rule.is_empty() && !c.title.is_empty(), "{}", c.id);
             assert_eq!(c.malformed, c.area == Area::Malformed, "{}", c.id);
         }
-        assert!(seen.len() >= 100, "{} checks", seen.len());
+        assert!(seen.len() >= 300, "{} checks", seen.len());
     }
 
     #[test]

@@ -27,7 +27,7 @@ fn passing_checks_exit_0_with_a_tree_and_a_summary() {
     );
     assert!(out.contains("\u{2714} ops.create.node-exists"), "{out}");
     assert!(
-        out.contains("8 checks, 8 passed, 0 failed, 0 skipped in"),
+        out.contains("11 checks, 11 passed, 0 failed, 0 skipped in"),
         "{out}"
     );
 }

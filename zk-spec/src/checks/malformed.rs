@@ -37,7 +37,7 @@ pub const CHECKS: &[Check] = checks!(Area::Malformed, "malformed";
 );
 
 /// A frame around `body`.
-fn framed(body: &[u8]) -> Vec<u8> {
+pub(crate) fn framed(body: &[u8]) -> Vec<u8> {
     let mut out = (body.len() as u32).to_be_bytes().to_vec();
     out.extend_from_slice(body);
     out
@@ -53,7 +53,7 @@ fn header(xid: i32, op: i32) -> BytesMut {
 
 /// After a malformed request with `xid`: the server closes the connection, or answers
 /// that xid with an error (and then may close).
-fn refused(conn: &mut Conn, xid: i32, op: OpCode) -> CheckResult {
+pub(crate) fn refused(conn: &mut Conn, xid: i32, op: OpCode) -> CheckResult {
     match conn.ending()? {
         Ending::Closed => Ok(()),
         Ending::Frame(f) => {
@@ -167,7 +167,7 @@ fn garbage_after_frame(ctx: &mut Ctx) -> CheckResult {
 }
 
 /// The first frame is `bytes`: the server must close without giving a session.
-fn no_session(conn: &mut Conn, why: &str) -> CheckResult {
+pub(crate) fn no_session(conn: &mut Conn, why: &str) -> CheckResult {
     for _ in 0..4 {
         match conn.ending()? {
             Ending::Closed => return Ok(()),

@@ -10,6 +10,7 @@ use crate::{
 
 const GUIDE: &str = "Programmer's Guide: ZooKeeper Data Model (Znodes)";
 const SEQ: &str = "Programmer's Guide: Sequence Nodes -- Unique Naming";
+const STAT: &str = "zookeeper.jute: StatPersisted";
 const TTL: &str = "Programmer's Guide: TTL Nodes";
 
 /// The checks of this area.
@@ -28,6 +29,19 @@ pub const CHECKS: &[Check] = checks!(Area::Nodes, "nodes";
     "stat.fresh", "a new znode's Stat: versions 0, czxid = mzxid = pzxid, ctime = mtime", "zookeeper.jute: StatPersisted", stat_fresh;
     "stat.parent", "a child's create bumps the parent's cversion and numChildren and sets its pzxid", "zookeeper.jute: StatPersisted", stat_parent;
     "stat.data-length", "dataLength follows setData", "zookeeper.jute: StatPersisted", stat_data_length;
+    "sequential.shared-counter", "persistent and ephemeral sequential children of one parent share its counter", SEQ, sequential_shared_counter;
+    "sequential.create2", "a sequential create2 answers the numbered name and that znode's Stat", SEQ, sequential_create2;
+    "sequential.ephemeral-format", "an ephemeral sequential name ends in 10 digits counting from the parent's creates", SEQ, sequential_ephemeral_format;
+    "ephemeral.other-session-deletes", "another session may delete a session's ephemeral", "Programmer's Guide: Ephemeral Nodes", ephemeral_other_deletes;
+    "ephemeral.reattach-keeps", "an ephemeral stays while its session re-attaches on another connection", "Programmer's Guide: Ephemeral Nodes", ephemeral_reattach_keeps;
+    "stat.set-data", "setData moves mzxid and mtime, never czxid or ctime", STAT, stat_set_data;
+    "stat.child-delete", "a child's delete bumps the parent's cversion, lowers numChildren and sets pzxid", STAT, stat_child_delete;
+    "stat.set-acl", "setACL bumps aversion only: version, cversion and mzxid stay", STAT, stat_set_acl;
+    "stat.child-data", "a child's setData leaves the parent's Stat unchanged", STAT, stat_child_data;
+    "stat.null-data", "a znode with null data has dataLength 0", STAT, stat_null_data;
+    "stat.version-counts-sets", "version counts every setData, even of the same bytes", STAT, stat_version_counts_sets;
+    "container.deleted-after-last-child", "a container is deleted once its last child is gone", "Programmer's Guide: Container Nodes", container_deleted;
+    "ttl.expires", "a TTL node unmodified for its TTL and childless is deleted", TTL, ttl_expires;
 );
 
 fn parent(ctx: &mut Ctx) -> Result<(Conn, String), Finding> {
@@ -157,12 +171,7 @@ fn sequential_trailing_slash(ctx: &mut Ctx) -> CheckResult {
 fn container_create(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.session()?;
     let path = ctx.path("c");
-    let r = Request::CreateContainer(req::create_record(
-        &path,
-        None,
-        Acl::open_unsafe(),
-        CreateMode::Container,
-    ));
+    let r = Request::CreateContainer(null_data(&path, CreateMode::Container));
     let created = match conn.ok(&r)? {
         Response::Create2(c) => c,
         other => return Err(unexpected("a Create2Response", &other)),
@@ -252,4 +261,200 @@ fn stat_data_length(ctx: &mut Ctx) -> CheckResult {
     ensure_eq("dataLength", s.data_length, 300)?;
     let s = conn.set_data(&path, b"", -1)?;
     ensure_eq("dataLength", s.data_length, 0)
+}
+
+fn sequential_shared_counter(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let prefix = format!("{path}/s-");
+    let a = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    let b = conn.create(&prefix, b"", CreateMode::EphemeralSequential)?;
+    let c = conn.create(&prefix, b"", CreateMode::PersistentSequential)?;
+    ensure_eq(
+        "sequence numbers",
+        (
+            suffix(&a, &prefix)?,
+            suffix(&b, &prefix)?,
+            suffix(&c, &prefix)?,
+        ),
+        (0, 1, 2),
+    )
+}
+
+fn sequential_create2(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let prefix = format!("{path}/s-");
+    match conn.ok(&req::create2(
+        &prefix,
+        b"abc",
+        CreateMode::PersistentSequential,
+    ))? {
+        Response::Create2(c) => {
+            ensure_eq("sequence number", suffix(&c.path, &prefix)?, 0)?;
+            ensure_eq("Stat from create2", c.stat, stat(&mut conn, &c.path)?)
+        }
+        other => Err(unexpected("a Create2Response", &other)),
+    }
+}
+
+fn sequential_ephemeral_format(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    conn.create(&format!("{path}/plain"), b"", CreateMode::Persistent)?;
+    let prefix = format!("{path}/e-");
+    let created = conn.create(&prefix, b"", CreateMode::EphemeralSequential)?;
+    ensure_eq("sequence number", suffix(&created, &prefix)?, 1)
+}
+
+fn ephemeral_other_deletes(ctx: &mut Ctx) -> CheckResult {
+    let (mut owner, path) = parent(ctx)?;
+    let eph = format!("{path}/e");
+    owner.create(&eph, b"", CreateMode::Ephemeral)?;
+    let mut other = ctx.session()?;
+    other.delete(&eph)?;
+    ensure(
+        owner.exists(&eph, false)?.is_none(),
+        "the ephemeral gone",
+        || "it exists".into(),
+    )
+}
+
+fn ephemeral_reattach_keeps(ctx: &mut Ctx) -> CheckResult {
+    let (mut owner, path) = parent(ctx)?;
+    let eph = format!("{path}/e");
+    owner.create(&eph, b"", CreateMode::Ephemeral)?;
+    let (id, pw) = (owner.session_id(), owner.password());
+    drop(owner);
+    let mut again = ctx.connect()?;
+    let resp = again.handshake(id, &pw, crate::ctx::SESSION_TIMEOUT_MS)?;
+    ensure_eq("session id on re-attach", resp.session_id, id)?;
+    ensure_eq(
+        "ephemeralOwner after re-attach",
+        stat(&mut again, &eph)?.ephemeral_owner,
+        id,
+    )
+}
+
+fn stat_set_data(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let before = stat(&mut conn, &path)?;
+    let after = conn.set_data(&path, b"x", -1)?;
+    ensure_eq(
+        "(czxid, ctime)",
+        (after.czxid, after.ctime),
+        (before.czxid, before.ctime),
+    )?;
+    ensure(
+        after.mzxid > before.mzxid && after.mtime >= before.mtime,
+        "a later mzxid, an mtime not earlier",
+        || format!("{before:?} -> {after:?}"),
+    )
+}
+
+fn stat_child_delete(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let child = format!("{path}/c");
+    conn.create(&child, b"", CreateMode::Persistent)?;
+    let (h, _) = conn.call(&req::delete(&child, -1))?;
+    ensure_eq("delete err", h.error_code(), ErrorCode::Ok)?;
+    let p = stat(&mut conn, &path)?;
+    ensure_eq(
+        "parent (cversion, numChildren, pzxid)",
+        (p.cversion, p.num_children, p.pzxid),
+        (2, 0, h.zxid),
+    )
+}
+
+fn stat_set_acl(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let before = stat(&mut conn, &path)?;
+    conn.ok(&req::set_acl(&path, Acl::open_unsafe(), -1))?;
+    let after = stat(&mut conn, &path)?;
+    ensure_eq(
+        "(version, cversion, aversion, mzxid)",
+        (after.version, after.cversion, after.aversion, after.mzxid),
+        (before.version, before.cversion, 1, before.mzxid),
+    )
+}
+
+fn stat_child_data(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    let child = format!("{path}/c");
+    conn.create(&child, b"", CreateMode::Persistent)?;
+    let before = stat(&mut conn, &path)?;
+    conn.set_data(&child, b"x", -1)?;
+    ensure_eq("parent Stat", stat(&mut conn, &path)?, before)
+}
+
+fn stat_null_data(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("null");
+    conn.ok(&Request::Create(null_data(&path, CreateMode::Persistent)))?;
+    ensure_eq("dataLength", stat(&mut conn, &path)?.data_length, 0)
+}
+
+fn stat_version_counts_sets(ctx: &mut Ctx) -> CheckResult {
+    let (mut conn, path) = parent(ctx)?;
+    for _ in 0..3 {
+        conn.set_data(&path, b"same", -1)?;
+    }
+    ensure_eq("version", stat(&mut conn, &path)?.version, 3)
+}
+
+/// How long the checks of server-side deletion wait: ZooKeeper runs them every
+/// `znode.container.checkIntervalMs` (60 s by default), so they are skipped on a server
+/// that does not delete within this.
+const REAPER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits up to [`REAPER_WAIT`] for the server to delete `path`; skips when it does not.
+fn deleted_by_server(ctx: &mut Ctx, path: &str) -> CheckResult {
+    let mut watcher = ctx.session()?;
+    if watcher.exists(path, true)?.is_none() {
+        return Ok(());
+    }
+    watcher.set_timeout(REAPER_WAIT)?;
+    match watcher.event() {
+        Ok(ev) => ensure_eq(
+            "notification",
+            (ev.event_type, ev.path.as_str()),
+            (zk_proto::EventType::NodeDeleted, path),
+        ),
+        Err(_) => {
+            let still = ctx.session()?.exists(path, false)?;
+            ensure(still.is_some(), "a NodeDeleted notification", || {
+                "the znode went without one".into()
+            })?;
+            Err(skip(format!(
+                "not deleted within {REAPER_WAIT:?}: the server checks less often \
+                 (ZooKeeper: znode.container.checkIntervalMs, 60 s by default)"
+            )))
+        }
+    }
+}
+
+fn container_deleted(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("c");
+    conn.ok(&Request::CreateContainer(null_data(
+        &path,
+        CreateMode::Container,
+    )))?;
+    let child = format!("{path}/child");
+    conn.create(&child, b"", CreateMode::Persistent)?;
+    conn.delete(&child)?;
+    deleted_by_server(ctx, &path)
+}
+
+fn ttl_expires(ctx: &mut Ctx) -> CheckResult {
+    let mut conn = ctx.session()?;
+    let path = ctx.path("ttl");
+    let (h, _) = create_ttl(&mut conn, &path, 100)?;
+    match h.error_code() {
+        ErrorCode::Ok => deleted_by_server(ctx, &path),
+        ErrorCode::Unimplemented => Err(ttl_off(ErrorCode::Unimplemented)),
+        other => Err(fail("a created TTL node", format!("{other:?}"))),
+    }
+}
+
+/// The record of a create of `path` with null data and an open ACL.
+fn null_data(path: &str, mode: CreateMode) -> zk_proto::CreateRequest {
+    req::create_record(path, None, Acl::open_unsafe(), mode)
 }

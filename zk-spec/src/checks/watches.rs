@@ -50,7 +50,7 @@ pub const CHECKS: &[Check] = checks!(Area::Watches, "watches";
     "persistent-and-one-shot", "a one-shot watch on the path of a persistent watch leaves the persistent one in place", PERSISTENT, persistent_and_one_shot, bug = BUG_4466;
 );
 
-fn expect_event(conn: &mut Conn, kind: EventType, path: &str) -> CheckResult {
+pub(crate) fn expect_event(conn: &mut Conn, kind: EventType, path: &str) -> CheckResult {
     let ev = conn.event()?;
     let want = WatcherEvent {
         event_type: kind,
@@ -60,7 +60,7 @@ fn expect_event(conn: &mut Conn, kind: EventType, path: &str) -> CheckResult {
     ensure_eq("notification", ev, want)
 }
 
-fn pair(ctx: &mut Ctx) -> Result<(Conn, Conn, String), crate::Finding> {
+pub(crate) fn pair(ctx: &mut Ctx) -> Result<(Conn, Conn, String), crate::Finding> {
     let mut watcher = ctx.session()?;
     let writer = ctx.session()?;
     let path = ctx.path("w");
@@ -202,25 +202,36 @@ fn reattach_with_watches(
     zxid: i64,
     path: &str,
 ) -> Result<Conn, crate::Finding> {
-    let mut conn = ctx.connect()?;
-    let resp = conn.handshake(id, password, SESSION_TIMEOUT_MS)?;
-    ensure(!resp.is_expired(), "the session re-attached", || {
-        format!("{resp:?}")
-    })?;
     let sw = Request::SetWatches(SetWatches {
         relative_zxid: zxid,
         data_watches: vec![path.into()],
         exist_watches: vec![format!("{path}/new")],
         child_watches: vec![path.into()],
     });
-    conn.send_with_xid(zk_proto::xid::SET_WATCHES, &sw)?;
-    let (h, _) = conn.recv(zk_proto::xid::SET_WATCHES, OpCode::SetWatches)?;
+    reattach(ctx, id, password, &sw)
+}
+
+/// Re-attaches session `(id, pw)` on a new connection and sends `sw` (SetWatches or
+/// SetWatches2), which must succeed.
+pub(crate) fn reattach(
+    ctx: &mut Ctx,
+    id: i64,
+    pw: &[u8],
+    sw: &Request,
+) -> Result<Conn, crate::Finding> {
+    let mut conn = ctx.connect()?;
+    let resp = conn.handshake(id, pw, SESSION_TIMEOUT_MS)?;
+    ensure(!resp.is_expired(), "the session re-attached", || {
+        format!("{resp:?}")
+    })?;
+    conn.send_with_xid(zk_proto::xid::SET_WATCHES, sw)?;
+    let (h, _) = conn.recv(zk_proto::xid::SET_WATCHES, sw.op_code())?;
     ensure_eq("SetWatches err", h.err, 0)?;
     Ok(conn)
 }
 
 /// A session that read `path`, and its zxid, its id and password; its connection dropped.
-fn watched_then_dropped(
+pub(crate) fn watched_then_dropped(
     ctx: &mut Ctx,
 ) -> Result<(Conn, String, i64, i64, bytes::Bytes), crate::Finding> {
     let (mut w, c, path) = pair(ctx)?;
