@@ -20,6 +20,7 @@ use zk_testkit::raw::{RawConnection, RawError};
 use crate::{
     check::{fail, CheckResult, Finding, Frame},
     req,
+    setup::Setup,
 };
 
 /// The session timeout checks ask for, in milliseconds.
@@ -37,6 +38,7 @@ pub struct Ctx {
     io_timeout: Duration,
     log: FrameLog,
     conns: usize,
+    setup: Arc<Setup>,
 }
 
 impl Ctx {
@@ -47,7 +49,19 @@ impl Ctx {
             io_timeout,
             log,
             conns: 0,
+            setup: Arc::default(),
         }
+    }
+
+    /// The same context with `setup`.
+    pub(crate) fn with_setup(mut self, setup: Arc<Setup>) -> Ctx {
+        self.setup = setup;
+        self
+    }
+
+    /// What the server is set up for (ensemble, TLS, SASL...).
+    pub fn setup(&self) -> &Setup {
+        &self.setup
     }
 
     /// The server under test.
@@ -67,8 +81,13 @@ impl Ctx {
 
     /// A TCP connection to the server; nothing sent yet.
     pub fn connect(&mut self) -> Result<Conn, Finding> {
-        let raw = RawConnection::connect(self.addr)
-            .map_err(|e| fail("the server accepts a connection", e.to_string()))?;
+        self.connect_to(self.addr)
+    }
+
+    /// A TCP connection to the server at `addr` (another ensemble member); nothing sent yet.
+    pub fn connect_to(&mut self, addr: SocketAddr) -> Result<Conn, Finding> {
+        let raw = RawConnection::connect(addr)
+            .map_err(|e| fail(format!("{addr} accepts a connection"), e.to_string()))?;
         raw.set_timeout(self.io_timeout)?;
         self.conns += 1;
         Ok(Conn {
@@ -84,7 +103,12 @@ impl Ctx {
 
     /// A connection with a new session ([`SESSION_TIMEOUT_MS`]).
     pub fn session(&mut self) -> Result<Conn, Finding> {
-        let mut conn = self.connect()?;
+        self.session_on(self.addr)
+    }
+
+    /// A connection with a new session on the server at `addr`.
+    pub fn session_on(&mut self, addr: SocketAddr) -> Result<Conn, Finding> {
+        let mut conn = self.connect_to(addr)?;
         let resp = conn.handshake(0, &[0; 16], SESSION_TIMEOUT_MS)?;
         if resp.is_expired() {
             return Err(fail("a new session", format!("{resp:?}")));

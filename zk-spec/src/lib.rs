@@ -42,7 +42,9 @@ pub mod report;
 pub mod req;
 pub mod runner;
 mod scratch;
+pub mod setup;
 
 pub use check::{Area, Check, CheckResult, Failure, Finding, Frame, Outcome};
 pub use ctx::{Conn, Ctx};
 pub use runner::{CheckReport, Report, RunError, Runner};
+pub use setup::{Credentials, Setup, TlsTarget};
