@@ -217,7 +217,13 @@ impl Conn {
         password: &[u8],
         timeout_ms: i32,
     ) -> Result<ConnectResponse, Finding> {
-        self.send_connect(&connect_request(session_id, password, timeout_ms))?;
+        self.handshake_with(&connect_request(session_id, password, timeout_ms))
+    }
+
+    /// Sends `request` (a read-only one, say) and reads the connect response, also kept in
+    /// [`Conn::session`].
+    pub fn handshake_with(&mut self, request: &ConnectRequest) -> Result<ConnectResponse, Finding> {
+        self.send_connect(request)?;
         let frame = self
             .recv_frame()?
             .ok_or_else(|| fail("a connect response", "the server closed the connection"))?;
