@@ -459,6 +459,18 @@ impl Conn {
         self.ok(&req::delete(path, -1)).map(drop)
     }
 
+    /// Sends an auth packet (xid -4) for `scheme`; its reply's error code.
+    pub fn auth(&mut self, scheme: &str, credentials: &[u8]) -> Result<ErrorCode, Finding> {
+        let packet = Request::Auth(zk_proto::AuthPacket {
+            auth_type: 0,
+            scheme: scheme.into(),
+            auth: req::data(credentials),
+        });
+        self.send_with_xid(xid::AUTH, &packet)?;
+        let (h, _) = self.recv(xid::AUTH, OpCode::Auth)?;
+        Ok(h.error_code())
+    }
+
     /// closeSession, then the server must close the connection.
     pub fn close(&mut self) -> CheckResult {
         self.ok(&Request::CloseSession)?;

@@ -9,14 +9,6 @@ use zk_testkit::Ensemble;
 use setups_support::all_pass;
 
 #[test]
-fn sessions_move_between_the_members_of_an_ensemble() {
-    let ens = Ensemble::start(3).unwrap();
-    let runner = Runner::new(ens.server(0).client_addr())
-        .setup(Setup::default().ensemble(ens.client_addrs()));
-    all_pass(&runner, &[Area::Sessions]);
-}
-
-#[test]
 fn a_member_without_its_quorum_serves_reads_only() {
     // Read-only clients of 3.8 need local sessions (a global one cannot be made without a
     // quorum).
@@ -37,5 +29,31 @@ fn a_member_without_its_quorum_serves_reads_only() {
     }
     let runner =
         Runner::new(alone.client_addr()).setup(Setup::default().read_only(alone.client_addr()));
-    all_pass(&runner, &[Area::ReadOnly]);
+    all_pass(&runner, &[Area::ReadOnly], &[]);
+}
+
+/// `super:zk-spec-super`'s digest, for `zookeeper.DigestAuthenticationProvider.superDigest`.
+const SUPER_DIGEST: &str = "super:84vzVkJ8qptZaVSTHfGe9kibdTk=";
+
+#[test]
+fn an_ensemble_with_reconfig_and_acls_is_reconfigured_by_its_superuser_only() {
+    let ens = Ensemble::builder()
+        .size(3)
+        .reconfig_enabled(true)
+        .system_property(
+            "zookeeper.DigestAuthenticationProvider.superDigest",
+            SUPER_DIGEST,
+        )
+        .start()
+        .unwrap();
+    let setup = Setup::default()
+        .ensemble(ens.client_addrs())
+        .reconfig(zk_spec::Credentials::parse("super:zk-spec-super"));
+    let runner = Runner::new(ens.server(0).client_addr()).setup(setup);
+    // Reconfig is on: the check of a server without it skips.
+    all_pass(
+        &runner,
+        &[Area::Sessions, Area::Reconfig],
+        &["reconfig.disabled"],
+    );
 }
