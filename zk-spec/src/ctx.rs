@@ -106,6 +106,20 @@ impl Ctx {
         self.session_on(self.addr)
     }
 
+    /// A connection with a new session logged in with SASL DIGEST-MD5 as `user`; fails
+    /// unless the server accepts the login.
+    pub fn sasl_session(&mut self, user: &crate::Credentials) -> Result<Conn, Finding> {
+        let mut conn = self.session()?;
+        let code = crate::sasl_login::login(&mut conn, user)?;
+        if code != ErrorCode::Ok {
+            return Err(fail(
+                format!("a SASL login as {}", user.user),
+                format!("{code:?} ({})", code.code()),
+            ));
+        }
+        Ok(conn)
+    }
+
     /// A connection with a new session on the server at `addr`.
     pub fn session_on(&mut self, addr: SocketAddr) -> Result<Conn, Finding> {
         let mut conn = self.connect_to(addr)?;

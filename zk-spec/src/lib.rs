@@ -41,6 +41,7 @@ pub mod registry;
 pub mod report;
 pub mod req;
 pub mod runner;
+mod sasl_login;
 mod scratch;
 pub mod setup;
 

@@ -164,7 +164,13 @@ impl Runner {
         mut done: impl FnMut(&CheckReport),
     ) -> Result<Report, RunError> {
         let start = Instant::now();
-        let root = match scratch::create(self.addr, self.io_timeout, "zk-spec") {
+        let sasl = self.setup.sasl.as_ref();
+        let root = match scratch::create(self.addr, self.io_timeout, "zk-spec")
+            // A server that requires SASL serves only a logged-in session.
+            .or_else(|f| match sasl {
+                Some(_) => scratch::create_as(self.addr, self.io_timeout, "zk-spec", sasl),
+                None => Err(f),
+            }) {
             Ok(root) => root,
             // A read-only member serves no writes: its checks write only to see them refused.
             Err(_) if checks.iter().all(|c| c.area == crate::Area::ReadOnly) => {
@@ -178,7 +184,7 @@ impl Runner {
             done(&r);
             report.results.push(r);
         }
-        scratch::remove(self.addr, self.io_timeout, &root);
+        scratch::remove_as(self.addr, self.io_timeout, &root, sasl);
         report.elapsed = start.elapsed();
         Ok(report)
     }

@@ -57,3 +57,30 @@ fn an_ensemble_with_reconfig_and_acls_is_reconfigured_by_its_superuser_only() {
         &["reconfig.disabled"],
     );
 }
+
+fn sasl_server(enforce: bool) -> zk_testkit::Standalone {
+    zk_testkit::Standalone::builder()
+        .sasl(
+            zk_testkit::SaslServer::digest_md5()
+                .user("bob", "bobsecret")
+                .enforce(enforce),
+        )
+        .start()
+        .unwrap()
+}
+
+#[test]
+fn sasl_digest_md5_logins_and_the_sasl_scheme() {
+    let zk = sasl_server(false);
+    let runner = Runner::new(zk.client_addr()).setup(Setup::default().sasl("bob", "bobsecret"));
+    // SASL is offered, not required.
+    all_pass(&runner, &[Area::Sasl], &["sasl.enforced"]);
+}
+
+#[test]
+fn a_server_that_requires_sasl_serves_logged_in_sessions_only() {
+    let zk = sasl_server(true);
+    let runner = Runner::new(zk.client_addr()).setup(Setup::default().sasl("bob", "bobsecret"));
+    // A digest-only session is not served at all.
+    all_pass(&runner, &[Area::Sasl], &["sasl.acl.digest-is-not-sasl"]);
+}
