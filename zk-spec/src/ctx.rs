@@ -120,6 +120,34 @@ impl Ctx {
         Ok(conn)
     }
 
+    /// A connection to the TLS client port of [`Setup::tls`] with the client certificate
+    /// (through a loopback relay, so frames are logged as on any connection); skips
+    /// without TLS.
+    pub fn connect_tls(&mut self) -> Result<Conn, Finding> {
+        let target = self.setup.tls.clone().ok_or_else(|| {
+            crate::check::skip(
+                "needs a TLS client port and a client certificate: --tls HOST:PORT \
+                 --tls-ca FILE --tls-cert FILE --tls-key FILE",
+            )
+        })?;
+        let client = crate::tls_relay::TlsClient::new(&target)
+            .map_err(|e| fail("the TLS files readable", e))?;
+        let relay = client
+            .relay()
+            .map_err(|e| fail("a loopback relay for TLS", e.to_string()))?;
+        self.connect_to(relay)
+    }
+
+    /// A connection with a new session over TLS; see [`Ctx::connect_tls`].
+    pub fn tls_session(&mut self) -> Result<Conn, Finding> {
+        let mut conn = self.connect_tls()?;
+        let resp = conn.handshake(0, &[0; 16], SESSION_TIMEOUT_MS)?;
+        if resp.is_expired() {
+            return Err(fail("a new session over TLS", format!("{resp:?}")));
+        }
+        Ok(conn)
+    }
+
     /// A connection with a new session on the server at `addr`.
     pub fn session_on(&mut self, addr: SocketAddr) -> Result<Conn, Finding> {
         let mut conn = self.connect_to(addr)?;

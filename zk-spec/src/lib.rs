@@ -44,6 +44,7 @@ pub mod runner;
 mod sasl_login;
 mod scratch;
 pub mod setup;
+mod tls_relay;
 
 pub use check::{Area, Check, CheckResult, Failure, Finding, Frame, Outcome};
 pub use ctx::{Conn, Ctx};

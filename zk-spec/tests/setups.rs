@@ -84,3 +84,19 @@ fn a_server_that_requires_sasl_serves_logged_in_sessions_only() {
     // A digest-only session is not served at all.
     all_pass(&runner, &[Area::Sasl], &["sasl.acl.digest-is-not-sasl"]);
 }
+
+#[test]
+fn the_x509_scheme_over_tls_with_a_client_certificate() {
+    let env = zk_testkit::shared_tls_standalone();
+    let certs = &env.certs;
+    let tls = zk_spec::TlsTarget {
+        addr: env.zk.secure_connect_string().parse().unwrap(),
+        ca: certs.ca(),
+        cert: certs.client_cert(),
+        key: certs.client_key(),
+        server_name: zk_testkit::certs::SERVER_DNS_NAME.into(),
+        subject: Some(zk_testkit::certs::CLIENT_SUBJECT.into()),
+    };
+    let runner = Runner::new(env.zk.client_addr()).setup(Setup::default().tls(tls));
+    all_pass(&runner, &[Area::X509], &[]);
+}
