@@ -50,12 +50,7 @@ fn an_ensemble_with_reconfig_and_acls_is_reconfigured_by_its_superuser_only() {
         .ensemble(ens.client_addrs())
         .reconfig(zk_spec::Credentials::parse("super:zk-spec-super"));
     let runner = Runner::new(ens.server(0).client_addr()).setup(setup);
-    // Reconfig is on: the check of a server without it skips.
-    all_pass(
-        &runner,
-        &[Area::Sessions, Area::Reconfig],
-        &["reconfig.disabled"],
-    );
+    all_pass(&runner, &[Area::Sessions, Area::Reconfig], &[]);
 }
 
 fn sasl_server(enforce: bool) -> zk_testkit::Standalone {

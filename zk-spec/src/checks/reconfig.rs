@@ -1,6 +1,6 @@
 //! Dynamic reconfiguration: the configuration znode (any server) and, on an ensemble with
 //! `reconfigEnabled` (`--reconfig`, `--super user:password` when it checks ACLs), reconfig
-//! itself: its version check, its permission check, an incremental remove and add.
+//! itself (ops.reconfig.disabled checks a server without it): its version check, its permission check, an incremental remove and add.
 
 use zk_proto::{ErrorCode, EventType, ReconfigRequest, Request, Response, Stat};
 
@@ -21,7 +21,6 @@ dynamic configuration";
 pub const CHECKS: &[Check] = checks!(Area::Reconfig, "reconfig";
     "config-node", "/zookeeper/config lists server.N lines and a hex version=", GUIDE_CONFIG, config_node;
     "config-node.read-only", "/zookeeper/config refuses setData from a client without rights (NOAUTH)", GUIDE_ACL, config_read_only;
-    "disabled", "reconfig on a server without reconfigEnabled fails with RECONFIGDISABLED", "ZooKeeper Dynamic Reconfiguration: Specifying the reconfigEnabled flag", disabled;
     "needs-auth", "reconfig by a client that is neither superuser nor allowed by the ACL fails with NOAUTH", GUIDE_ACL, needs_auth;
     "stale-version", "reconfig with a stale fromConfig fails with BADVERSION", GUIDE, stale_version;
     "remove-add", "an incremental remove then add: each answers the new config, its version the reconfig's zxid, and fires the config watch", GUIDE, remove_add;
@@ -106,21 +105,6 @@ fn reconfig(leaving: Option<String>, joining: Option<String>, from_config: i64) 
         new_members: None,
         cur_config_id: from_config,
     })
-}
-
-fn disabled(ctx: &mut Ctx) -> CheckResult {
-    if ctx.setup().reconfig {
-        return Err(skip("reconfig is on here (--reconfig)"));
-    }
-    let mut conn = ctx.session()?;
-    // A version no configuration has: harmless where reconfig is on after all.
-    let (h, _) = conn.call(&reconfig(Some("255".into()), None, i64::MAX))?;
-    match h.error_code() {
-        ErrorCode::ReconfigDisabled => conn.close(),
-        code => Err(skip(format!(
-            "reconfig answered {code:?}: it is on here; run with --reconfig"
-        ))),
-    }
 }
 
 /// A session allowed to reconfig: the superuser's, or any when the server skips ACLs.
