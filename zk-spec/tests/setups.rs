@@ -80,18 +80,66 @@ fn a_server_that_requires_sasl_serves_logged_in_sessions_only() {
     all_pass(&runner, &[Area::Sasl], &["sasl.acl.digest-is-not-sasl"]);
 }
 
-#[test]
-fn the_x509_scheme_over_tls_with_a_client_certificate() {
+/// The shared TLS server and its secure port with the kit's client certificate, said to
+/// have `subject`.
+fn tls_target(subject: &str) -> (&'static zk_testkit::TlsStandalone, zk_spec::TlsTarget) {
     let env = zk_testkit::shared_tls_standalone();
-    let certs = &env.certs;
     let tls = zk_spec::TlsTarget {
         addr: env.zk.secure_connect_string().parse().unwrap(),
-        ca: certs.ca(),
-        cert: certs.client_cert(),
-        key: certs.client_key(),
+        ca: env.certs.ca(),
+        cert: env.certs.client_cert(),
+        key: env.certs.client_key(),
         server_name: zk_testkit::certs::SERVER_DNS_NAME.into(),
-        subject: Some(zk_testkit::certs::CLIENT_SUBJECT.into()),
+        subject: Some(subject.into()),
     };
+    (env, tls)
+}
+
+#[test]
+fn the_x509_scheme_over_tls_with_a_client_certificate() {
+    let (env, tls) = tls_target(zk_testkit::certs::CLIENT_SUBJECT);
     let runner = Runner::new(env.zk.client_addr()).setup(Setup::default().tls(tls));
     all_pass(&runner, &[Area::X509], &[]);
+}
+
+/// Whether check `id` ran and failed.
+fn failed(report: &zk_spec::Report, id: &str) -> bool {
+    report
+        .get(id)
+        .is_some_and(|r| matches!(r.outcome, zk_spec::Outcome::Failed(_)))
+}
+
+#[test]
+fn the_set_up_areas_fail_against_servers_not_set_up_as_said() {
+    // Two unrelated servers given as an ensemble: a session does not move between them.
+    let a = zk_testkit::shared_standalone();
+    let b = zk_testkit::Standalone::start().unwrap();
+    let setup = Setup::default()
+        .ensemble(vec![a.client_addr(), b.client_addr()])
+        // A read-write server given as the read-only member.
+        .read_only(a.client_addr());
+    let report = Runner::new(a.client_addr())
+        .setup(setup)
+        .run_area(Area::Sessions)
+        .unwrap();
+    assert!(failed(&report, "sessions.move"), "{report:#?}");
+    let report = Runner::new(a.client_addr())
+        .setup(Setup::default().read_only(a.client_addr()))
+        .run_area(Area::ReadOnly)
+        .unwrap();
+    for id in [
+        "read-only.connect",
+        "read-only.writes",
+        "read-only.refuses-read-write",
+    ] {
+        assert!(failed(&report, id), "{id}: {report:#?}");
+    }
+    // A client certificate whose subject is not the one said.
+    let (env, tls) = tls_target("CN=someone-else");
+    let report = Runner::new(env.zk.client_addr())
+        .setup(Setup::default().tls(tls))
+        .run_area(Area::X509)
+        .unwrap();
+    assert!(failed(&report, "x509.who-am-i"), "{report:#?}");
+    assert!(!failed(&report, "x509.session"), "{report:#?}");
 }
