@@ -33,6 +33,7 @@ macro_rules! checks {
 pub mod acl;
 pub mod four_letter;
 pub mod handshake;
+mod identity;
 pub mod limits;
 pub mod malformed;
 pub mod multi;

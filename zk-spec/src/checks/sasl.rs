@@ -2,8 +2,9 @@
 //! the login, refused credentials, the sasl ACL scheme, and enforced SASL
 //! (`enforce.auth.enabled`, new in 3.8).
 
-use zk_proto::{Acl, CreateMode, ErrorCode, Id, Perms, Request, Response};
+use zk_proto::{ErrorCode, Request, Response};
 
+use super::identity;
 use crate::{
     check::{ensure, ensure_eq, skip, Area, Check, CheckResult, Finding},
     ctx::{unexpected, Conn, Ctx},
@@ -102,14 +103,7 @@ fn unknown_user_last_password(ctx: &mut Ctx) -> CheckResult {
 fn sasl_only(ctx: &mut Ctx, user: &Credentials) -> Result<(Conn, String), Finding> {
     let mut conn = ctx.sasl_session(user)?;
     let path = ctx.path("sasl-only");
-    let acl = vec![Acl::new(Perms::ALL, Id::new("sasl", &user.user))];
-    let create = Request::Create(req::create_record(
-        &path,
-        req::data(b"s"),
-        acl,
-        CreateMode::Persistent,
-    ));
-    conn.ok(&create)?;
+    identity::create_only_for(&mut conn, &path, "sasl", &user.user)?;
     Ok((conn, path))
 }
 
@@ -137,14 +131,7 @@ fn digest_is_not_sasl(ctx: &mut Ctx) -> CheckResult {
         ));
     }
     let (mut owner, path) = sasl_only(ctx, &user)?;
-    let mut digest = ctx.session()?;
-    let code = digest.auth(
-        "digest",
-        format!("{}:{}", user.user, user.password).as_bytes(),
-    )?;
-    ensure_eq("the digest auth", code, ErrorCode::Ok)?;
-    digest.err(&req::get_data(&path, false), ErrorCode::NoAuth)?;
-    digest.close()?;
+    identity::digest_refused(ctx, &path, &user.user, &user.password)?;
     owner.close()
 }
 
@@ -152,23 +139,7 @@ fn auth_scheme(ctx: &mut Ctx) -> CheckResult {
     let user = user(ctx)?;
     let mut conn = ctx.sasl_session(&user)?;
     let path = ctx.path("auth");
-    let acl = vec![Acl::new(Perms::ALL, Id::new("auth", ""))];
-    conn.ok(&Request::Create(req::create_record(
-        &path,
-        None,
-        acl,
-        CreateMode::Persistent,
-    )))?;
-    let acl = match conn.ok(&req::get_acl(&path))? {
-        Response::GetAcl(a) => a.acl,
-        other => return Err(unexpected("a getACL response", &other)),
-    };
-    ensure(
-        acl.iter()
-            .any(|a| a.id.scheme == "sasl" && a.id.id == user.user),
-        format!("sasl:{} in the ACL", user.user),
-        || format!("{acl:?}"),
-    )?;
+    identity::auth_becomes(&mut conn, &path, "sasl", &user.user)?;
     conn.close()
 }
 

@@ -1,10 +1,11 @@
 //! The x509 scheme over TLS (`--tls HOST:PORT --tls-ca --tls-cert --tls-key`): a client
 //! certificate's subject DN is the session's identity, for ACLs as for whoAmI.
 
-use zk_proto::{Acl, CreateMode, ErrorCode, Id, Perms, Request, Response};
+use zk_proto::{ErrorCode, Request, Response};
 
+use super::identity;
 use crate::{
-    check::{ensure, ensure_eq, fail, Area, Check, CheckResult, Finding},
+    check::{fail, Area, Check, CheckResult, Finding},
     ctx::{unexpected, Conn, Ctx},
     req,
 };
@@ -30,7 +31,7 @@ fn session(ctx: &mut Ctx) -> CheckResult {
 
 /// The x509 identity of a TLS session: the subject given in the setup when there is one,
 /// which whoAmI must list.
-fn identity(ctx: &Ctx, conn: &mut Conn) -> Result<String, Finding> {
+fn subject_of(ctx: &Ctx, conn: &mut Conn) -> Result<String, Finding> {
     let infos = match conn.ok(&Request::WhoAmI)? {
         Response::WhoAmI(w) => w.client_info,
         other => return Err(unexpected("a WhoAmIResponse", &other)),
@@ -56,22 +57,16 @@ fn identity(ctx: &Ctx, conn: &mut Conn) -> Result<String, Finding> {
 
 fn who_am_i(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.tls_session()?;
-    identity(ctx, &mut conn)?;
+    subject_of(ctx, &mut conn)?;
     conn.close()
 }
 
 /// A znode only the certificate's subject may use; the TLS session and the path.
 fn x509_only(ctx: &mut Ctx, name: &str) -> Result<(Conn, String), Finding> {
     let mut conn = ctx.tls_session()?;
-    let subject = identity(ctx, &mut conn)?;
+    let subject = subject_of(ctx, &mut conn)?;
     let path = ctx.path(name);
-    let acl = vec![Acl::new(Perms::ALL, Id::new("x509", subject))];
-    conn.ok(&Request::Create(req::create_record(
-        &path,
-        req::data(b"x"),
-        acl,
-        CreateMode::Persistent,
-    )))?;
+    identity::create_only_for(&mut conn, &path, "x509", &subject)?;
     Ok((conn, path))
 }
 
@@ -88,35 +83,15 @@ fn acl(ctx: &mut Ctx) -> CheckResult {
 
 fn digest_is_not_x509(ctx: &mut Ctx) -> CheckResult {
     let (mut owner, path) = x509_only(ctx, "x509-digest")?;
-    let subject = identity(ctx, &mut owner)?;
-    let mut digest = ctx.session()?;
-    let code = digest.auth("digest", format!("{subject}:pw").as_bytes())?;
-    ensure_eq("the digest auth", code, ErrorCode::Ok)?;
-    digest.err(&req::get_data(&path, false), ErrorCode::NoAuth)?;
-    digest.close()?;
+    let subject = subject_of(ctx, &mut owner)?;
+    identity::digest_refused(ctx, &path, &subject, "pw")?;
     owner.close()
 }
 
 fn auth_scheme(ctx: &mut Ctx) -> CheckResult {
     let mut conn = ctx.tls_session()?;
-    let subject = identity(ctx, &mut conn)?;
+    let subject = subject_of(ctx, &mut conn)?;
     let path = ctx.path("auth");
-    let acl = vec![Acl::new(Perms::ALL, Id::new("auth", ""))];
-    conn.ok(&Request::Create(req::create_record(
-        &path,
-        None,
-        acl,
-        CreateMode::Persistent,
-    )))?;
-    let acl = match conn.ok(&req::get_acl(&path))? {
-        Response::GetAcl(a) => a.acl,
-        other => return Err(unexpected("a getACL response", &other)),
-    };
-    ensure(
-        acl.iter()
-            .any(|a| a.id.scheme == "x509" && a.id.id == subject),
-        format!("x509:{subject} in the ACL"),
-        || format!("{acl:?}"),
-    )?;
+    identity::auth_becomes(&mut conn, &path, "x509", &subject)?;
     conn.close()
 }
