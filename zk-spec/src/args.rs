@@ -37,7 +37,7 @@ SETUP: what the server is set up for; the areas that need it skip without it.
   --super USER:PASSWORD   the superuser's digest credentials, for reconfig with ACLs
   --tls H:P               the secure client port (x509), with:
     --tls-ca FILE --tls-cert FILE --tls-key FILE   PEM CA, client certificate and key
-    --tls-name NAME       the name the server's certificate carries (default: localhost)
+    --tls-name NAME       the name the server's certificate carries (default: the --tls host)
     --tls-subject DN      the client certificate's subject as the server writes it
   --sasl USER:PASSWORD    a DIGEST-MD5 user of the server's JAAS Server section (sasl)
 
@@ -201,7 +201,7 @@ impl SetupArgs {
                 ca: ca.into(),
                 cert: cert.into(),
                 key: key.into(),
-                server_name: self.tls_name.clone().unwrap_or_else(|| "localhost".into()),
+                server_name: self.tls_name.clone().unwrap_or_else(|| host_of(addr)),
                 subject: self.tls_subject.clone(),
             });
         } else if self.tls_files.iter().any(Option::is_some) {
@@ -237,6 +237,12 @@ impl SetupArgs {
         }
         Ok(true)
     }
+}
+
+/// The host of `HOST:PORT` (`[v6]:PORT` too).
+fn host_of(target: &str) -> String {
+    let host = target.rsplit_once(':').map_or(target, |(h, _)| h);
+    host.trim_start_matches('[').trim_end_matches(']').into()
 }
 
 /// Parses the arguments after the program name.
@@ -336,6 +342,8 @@ mod tests {
         assert!(p("h:1 --sasl nopassword")
             .unwrap_err()
             .contains("USER:PASSWORD"));
+        assert_eq!(host_of("[::1]:2281"), "::1");
+        assert_eq!(host_of("zk1.example:2281"), "zk1.example");
         let half = p("h:1 --tls d:4 --tls-ca ca").unwrap();
         assert!(half.setup.to_setup(resolve).is_err());
         let stray = p("h:1 --tls-key k").unwrap();

@@ -76,7 +76,7 @@ pub struct TlsTarget {
     pub cert: PathBuf,
     /// The client certificate's private key (PKCS#8 or RSA).
     pub key: PathBuf,
-    /// The name the server's certificate must carry (default `localhost`).
+    /// The name (DNS or IP) the server's certificate must carry.
     pub server_name: String,
     /// The client certificate's subject DN as the server writes it (RFC 2253, such as
     /// `CN=zk-client`), when known: the x509 identity must be exactly that.
