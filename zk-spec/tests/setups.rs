@@ -143,3 +143,15 @@ fn the_set_up_areas_fail_against_servers_not_set_up_as_said() {
     assert!(failed(&report, "x509.who-am-i"), "{report:#?}");
     assert!(!failed(&report, "x509.session"), "{report:#?}");
 }
+
+#[test]
+fn an_ensemble_that_skips_acls_is_reconfigured_by_anyone() {
+    let ens = Ensemble::start_reconfigurable(3).unwrap();
+    let runner = Runner::new(ens.server(1).client_addr()).setup(Setup::default().reconfig(None));
+    // Without ACL checks there is no NOAUTH to see, nor a read-only config node.
+    all_pass(
+        &runner,
+        &[Area::Reconfig],
+        &["reconfig.needs-auth", "reconfig.config-node.read-only"],
+    );
+}

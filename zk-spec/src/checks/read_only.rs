@@ -23,6 +23,7 @@ pub const CHECKS: &[Check] = checks!(Area::ReadOnly, "read-only";
     "multi-read", "multiRead is served", GUIDE_RO, multi_read;
     "ping", "a ping is answered", GUIDE_RO, ping;
     "refuses-read-write", "a connect that does not allow read-only is closed without a session", GUIDE_RO, refuses_read_write;
+    "reattach", "a read-only session re-attaches on a new connection with its password", GUIDE_RO, reattach;
     "close", "closeSession is answered and the connection closed", GUIDE_RO, close;
 );
 
@@ -138,6 +139,23 @@ fn refuses_read_write(ctx: &mut Ctx) -> CheckResult {
             format!("a frame of {} bytes", f.len()),
         )),
     }
+}
+
+fn reattach(ctx: &mut Ctx) -> CheckResult {
+    let first = session(ctx)?;
+    let addr = member(ctx)?;
+    let mut second = ctx.connect_to(addr)?;
+    let resp = second.handshake_with(&ConnectRequest {
+        read_only: true,
+        ..connect_request(first.session_id(), &first.password(), SESSION_TIMEOUT_MS)
+    })?;
+    ensure(
+        !resp.is_expired() && resp.session_id == first.session_id(),
+        "the same session, re-attached (timeout > 0)",
+        || format!("{resp:?}"),
+    )?;
+    second.exists("/", false)?;
+    second.close()
 }
 
 fn close(ctx: &mut Ctx) -> CheckResult {

@@ -90,12 +90,21 @@ fn config_read_only(ctx: &mut Ctx) -> CheckResult {
     {
         return Err(skip(format!("its ACL allows writes here: {acl:?}")));
     }
-    let (h, _) = conn.call(&req::set_data(CONFIG_NODE, b"", -1))?;
-    if h.error_code() == ErrorCode::Ok {
+    let code = config_write_refusal(&mut conn)?;
+    if code == ErrorCode::BadVersion {
         return Err(skip("the server skips ACL checks (skipACL)"));
     }
-    ensure_eq("setData err", h.error_code(), ErrorCode::NoAuth)?;
+    ensure_eq("setData err", code, ErrorCode::NoAuth)?;
     conn.close()
+}
+
+/// A setData of the config node with a version it does not have; the error. The ACL is
+/// checked first (NOAUTH), and a server that skips it answers BADVERSION: never a write.
+fn config_write_refusal(conn: &mut Conn) -> Result<ErrorCode, Finding> {
+    let (_, stat) = config(conn, false)?;
+    let stale = stat.version.wrapping_add(1_000);
+    let (h, _) = conn.call(&req::set_data(CONFIG_NODE, b"", stale))?;
+    Ok(h.error_code())
 }
 
 fn reconfig(leaving: Option<String>, joining: Option<String>, from_config: i64) -> Request {
@@ -161,6 +170,10 @@ fn needs_auth(ctx: &mut Ctx) -> CheckResult {
         ));
     };
     let mut conn = ctx.session()?;
+    // Where ACLs are skipped this reconfig would go through: see that they are checked.
+    if config_write_refusal(&mut conn)? != ErrorCode::NoAuth {
+        return Err(skip("the server skips ACL checks (skipACL)"));
+    }
     let (text, version) = current(&mut conn)?;
     let (id, _) = victim(ctx, &text)?;
     conn.err(
