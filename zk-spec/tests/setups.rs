@@ -8,28 +8,64 @@ use zk_testkit::Ensemble;
 
 use setups_support::all_pass;
 
-#[test]
-fn a_member_without_its_quorum_serves_reads_only() {
-    // Read-only clients of 3.8 need local sessions (a global one cannot be made without a
-    // quorum).
+/// A 3-member ensemble with read-only mode of which only member 2 still runs, read-only.
+fn lone_read_only_member(local_sessions: bool) -> Ensemble {
     let ens = Ensemble::builder()
         .size(3)
         .read_only_mode(true)
-        .config("localSessionsEnabled", "true")
-        .config("localSessionsUpgradingEnabled", "true")
+        .config("localSessionsEnabled", local_sessions.to_string())
+        .config("localSessionsUpgradingEnabled", local_sessions.to_string())
         .start()
         .unwrap();
     ens.server(0).stop().unwrap();
     ens.server(1).stop().unwrap();
-    let alone = ens.server(2);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while alone.mode() != Some(zk_testkit::Mode::ReadOnly) {
+    while ens.server(2).mode() != Some(zk_testkit::Mode::ReadOnly) {
         assert!(std::time::Instant::now() < deadline, "never read-only");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let runner =
-        Runner::new(alone.client_addr()).setup(Setup::default().read_only(alone.client_addr()));
-    all_pass(&runner, &[Area::ReadOnly], &[]);
+    ens
+}
+
+fn read_only_runner(ens: &Ensemble) -> Runner {
+    let alone = ens.server(2).client_addr();
+    Runner::new(alone).setup(Setup::default().read_only(alone))
+}
+
+#[test]
+fn a_member_without_its_quorum_serves_reads_only() {
+    // Read-only clients of 3.8 need local sessions: see the next test.
+    let ens = lone_read_only_member(true);
+    all_pass(&read_only_runner(&ens), &[Area::ReadOnly], &[]);
+}
+
+#[test]
+fn without_local_sessions_a_read_only_member_answers_a_connect_with_a_reply_header() {
+    let ens = lone_read_only_member(false);
+    let report = read_only_runner(&ens).run_area(Area::ReadOnly).unwrap();
+    let connect = report.get("read-only.connect").unwrap();
+    match &connect.outcome {
+        zk_spec::Outcome::Failed(f) => {
+            assert!(
+                f.known_bug.is_some() && f.got.contains("NotReadOnly"),
+                "{f:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(failed(&report, "read-only.connect"));
+    assert_eq!(
+        report
+            .get("read-only.refuses-read-write")
+            .map(|r| &r.outcome),
+        Some(&zk_spec::Outcome::Passed)
+    );
+    let skipped = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, zk_spec::Outcome::Skipped(_)))
+        .count();
+    assert_eq!(skipped, report.results.len() - 2, "{report:#?}");
 }
 
 /// `super:zk-spec-super`'s digest, for `zookeeper.DigestAuthenticationProvider.superDigest`.

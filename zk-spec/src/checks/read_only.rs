@@ -3,7 +3,10 @@
 
 use std::net::SocketAddr;
 
-use zk_proto::{ConnectRequest, CreateMode, ErrorCode, MultiOp, MultiRequest, Request};
+use zk_proto::{
+    jute::Record, ConnectRequest, ConnectResponse, CreateMode, ErrorCode, MultiOp, MultiRequest,
+    ReplyHeader, Request,
+};
 
 use crate::{
     check::{ensure, fail, skip, Area, Check, CheckResult, Finding},
@@ -12,11 +15,19 @@ use crate::{
 };
 
 const GUIDE_RO: &str = "Programmer's Guide: ZooKeeper Sessions (read-only mode, canBeReadOnly)";
+const BUG_GLOBAL_SESSION: &str = "ZooKeeper, seen on 3.8.0: a read-only member without \
+localSessionsEnabled=true cannot make a (global) session and answers a read-only connect with a \
+16-byte reply header (xid 0, err NOTREADONLY) instead of a ConnectResponse, which no client can \
+decode; read-only mode needs local sessions (documented upstream by apache/zookeeper \
+pull 1922). Reproduce: 3 members with readonlymode.enabled and no local sessions, stop two, \
+connect to the third with readOnly true";
+/// A ReplyHeader's length: xid, zxid, err.
+const REPLY_HEADER_LEN: usize = 16;
 const JUTE_RO: &str = "zookeeper.jute: ConnectRequest.readOnly / ConnectResponse.readOnly";
 
 /// The checks of this area.
 pub const CHECKS: &[Check] = checks!(Area::ReadOnly, "read-only";
-    "connect", "a connect that allows read-only gets a session with readOnly true", JUTE_RO, connect;
+    "connect", "a connect that allows read-only gets a ConnectResponse with readOnly true", JUTE_RO, connect, bug = BUG_GLOBAL_SESSION;
     "reads", "getData, exists and getChildren are served", GUIDE_RO, reads;
     "writes", "create, setData, delete and setACL fail with NOTREADONLY", GUIDE_RO, writes;
     "multi", "a multi with a write fails with NOTREADONLY", GUIDE_RO, multi;
@@ -40,11 +51,46 @@ fn ro_request() -> ConnectRequest {
     }
 }
 
-/// A read-only session on the read-only member.
-fn session(ctx: &mut Ctx) -> Result<Conn, Finding> {
+/// Connects to the read-only member with `request`: the connection, or (inner `Err`) what
+/// the member sent in place of a ConnectResponse when it was a reply header.
+fn open(ctx: &mut Ctx, request: &ConnectRequest) -> Result<Result<Conn, String>, Finding> {
     let addr = member(ctx)?;
     let mut conn = ctx.connect_to(addr)?;
-    let resp = conn.handshake_with(&ro_request())?;
+    conn.send_connect(request)?;
+    let frame = conn
+        .recv_frame()?
+        .ok_or_else(|| fail("a ConnectResponse", "the server closed the connection"))?;
+    if frame.len() == REPLY_HEADER_LEN {
+        if let Ok(h) = ReplyHeader::decode_exact(frame.clone(), "ReplyHeader") {
+            return Ok(Err(format!(
+                "a reply header (xid {}, zxid {:#x}, err {:?} ({})) in place of a ConnectResponse",
+                h.xid,
+                h.zxid,
+                h.error_code(),
+                h.err
+            )));
+        }
+    }
+    let resp = ConnectResponse::decode_exact(frame, "ConnectResponse")
+        .map_err(|e| fail("a ConnectResponse record", e.to_string()))?;
+    conn.session = Some(resp);
+    Ok(Ok(conn))
+}
+
+/// A read-only session on the read-only member; skips when the member gives none (which
+/// `read-only.connect` reports).
+fn session(ctx: &mut Ctx) -> Result<Conn, Finding> {
+    match open(ctx, &ro_request())? {
+        Ok(conn) => checked(conn),
+        Err(got) => Err(skip(format!(
+            "the member gives no read-only session (see read-only.connect): {got}"
+        ))),
+    }
+}
+
+/// `conn` when its ConnectResponse gives a read-only session.
+fn checked(conn: Conn) -> Result<Conn, Finding> {
+    let resp = conn.session.clone().unwrap_or_default();
     ensure(
         !resp.is_expired() && resp.session_id != 0,
         "a session (timeout > 0, a session id)",
@@ -59,7 +105,10 @@ fn session(ctx: &mut Ctx) -> Result<Conn, Finding> {
 }
 
 fn connect(ctx: &mut Ctx) -> CheckResult {
-    session(ctx)?.close()
+    match open(ctx, &ro_request())? {
+        Ok(conn) => checked(conn)?.close(),
+        Err(got) => Err(fail("a ConnectResponse with readOnly true", got)),
+    }
 }
 
 fn reads(ctx: &mut Ctx) -> CheckResult {
@@ -143,12 +192,12 @@ fn refuses_read_write(ctx: &mut Ctx) -> CheckResult {
 
 fn reattach(ctx: &mut Ctx) -> CheckResult {
     let first = session(ctx)?;
-    let addr = member(ctx)?;
-    let mut second = ctx.connect_to(addr)?;
-    let resp = second.handshake_with(&ConnectRequest {
+    let request = ConnectRequest {
         read_only: true,
         ..connect_request(first.session_id(), &first.password(), SESSION_TIMEOUT_MS)
-    })?;
+    };
+    let mut second = open(ctx, &request)?.map_err(|got| fail("a ConnectResponse", got))?;
+    let resp = second.session.clone().unwrap_or_default();
     ensure(
         !resp.is_expired() && resp.session_id == first.session_id(),
         "the same session, re-attached (timeout > 0)",
