@@ -28,6 +28,16 @@ pub enum Area {
     Malformed,
     /// The four-letter words (ruok, srvr, mntr...).
     FourLetter,
+    /// Sessions moving between ensemble members.
+    Sessions,
+    /// A member serving reads without its quorum.
+    ReadOnly,
+    /// Dynamic reconfiguration: getConfig and reconfig.
+    Reconfig,
+    /// The x509 scheme over TLS with a client certificate.
+    X509,
+    /// SASL authentication (DIGEST-MD5) and the sasl scheme.
+    Sasl,
 }
 
 impl Area {
@@ -43,6 +53,11 @@ impl Area {
         Area::Limits,
         Area::Malformed,
         Area::FourLetter,
+        Area::Sessions,
+        Area::ReadOnly,
+        Area::Reconfig,
+        Area::X509,
+        Area::Sasl,
     ];
 
     /// The name used on the command line and in check ids.
@@ -58,6 +73,11 @@ impl Area {
             Area::Limits => "limits",
             Area::Malformed => "malformed",
             Area::FourLetter => "4lw",
+            Area::Sessions => "sessions",
+            Area::ReadOnly => "read-only",
+            Area::Reconfig => "reconfig",
+            Area::X509 => "x509",
+            Area::Sasl => "sasl",
         }
     }
 
@@ -74,6 +94,11 @@ impl Area {
             Area::Limits => "Limits",
             Area::Malformed => "Malformed input",
             Area::FourLetter => "Four-letter words",
+            Area::Sessions => "Sessions across ensemble members",
+            Area::ReadOnly => "Read-only mode",
+            Area::Reconfig => "Dynamic reconfiguration",
+            Area::X509 => "TLS client certificates (x509)",
+            Area::Sasl => "SASL authentication",
         }
     }
 

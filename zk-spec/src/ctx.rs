@@ -20,6 +20,7 @@ use zk_testkit::raw::{RawConnection, RawError};
 use crate::{
     check::{fail, CheckResult, Finding, Frame},
     req,
+    setup::Setup,
 };
 
 /// The session timeout checks ask for, in milliseconds.
@@ -37,6 +38,7 @@ pub struct Ctx {
     io_timeout: Duration,
     log: FrameLog,
     conns: usize,
+    setup: Arc<Setup>,
 }
 
 impl Ctx {
@@ -47,7 +49,19 @@ impl Ctx {
             io_timeout,
             log,
             conns: 0,
+            setup: Arc::default(),
         }
+    }
+
+    /// The same context with `setup`.
+    pub(crate) fn with_setup(mut self, setup: Arc<Setup>) -> Ctx {
+        self.setup = setup;
+        self
+    }
+
+    /// What the server is set up for (ensemble, TLS, SASL...).
+    pub fn setup(&self) -> &Setup {
+        &self.setup
     }
 
     /// The server under test.
@@ -67,8 +81,13 @@ impl Ctx {
 
     /// A TCP connection to the server; nothing sent yet.
     pub fn connect(&mut self) -> Result<Conn, Finding> {
-        let raw = RawConnection::connect(self.addr)
-            .map_err(|e| fail("the server accepts a connection", e.to_string()))?;
+        self.connect_to(self.addr)
+    }
+
+    /// A TCP connection to the server at `addr` (another ensemble member); nothing sent yet.
+    pub fn connect_to(&mut self, addr: SocketAddr) -> Result<Conn, Finding> {
+        let raw = RawConnection::connect(addr)
+            .map_err(|e| fail(format!("{addr} accepts a connection"), e.to_string()))?;
         raw.set_timeout(self.io_timeout)?;
         self.conns += 1;
         Ok(Conn {
@@ -84,7 +103,54 @@ impl Ctx {
 
     /// A connection with a new session ([`SESSION_TIMEOUT_MS`]).
     pub fn session(&mut self) -> Result<Conn, Finding> {
-        let mut conn = self.connect()?;
+        self.session_on(self.addr)
+    }
+
+    /// A connection with a new session logged in with SASL DIGEST-MD5 as `user`; fails
+    /// unless the server accepts the login.
+    pub fn sasl_session(&mut self, user: &crate::Credentials) -> Result<Conn, Finding> {
+        let mut conn = self.session()?;
+        let code = crate::sasl_login::login(&mut conn, user)?;
+        if code != ErrorCode::Ok {
+            return Err(fail(
+                format!("a SASL login as {}", user.user),
+                format!("{code:?} ({})", code.code()),
+            ));
+        }
+        Ok(conn)
+    }
+
+    /// A connection to the TLS client port of [`Setup::tls`] with the client certificate
+    /// (through a loopback relay, so frames are logged as on any connection); skips
+    /// without TLS.
+    pub fn connect_tls(&mut self) -> Result<Conn, Finding> {
+        let target = self.setup.tls.clone().ok_or_else(|| {
+            crate::check::skip(
+                "needs a TLS client port and a client certificate: --tls HOST:PORT \
+                 --tls-ca FILE --tls-cert FILE --tls-key FILE",
+            )
+        })?;
+        let client = crate::tls_relay::TlsClient::new(&target)
+            .map_err(|e| fail("the TLS files readable", e))?;
+        let relay = client
+            .relay()
+            .map_err(|e| fail("a loopback relay for TLS", e.to_string()))?;
+        self.connect_to(relay)
+    }
+
+    /// A connection with a new session over TLS; see [`Ctx::connect_tls`].
+    pub fn tls_session(&mut self) -> Result<Conn, Finding> {
+        let mut conn = self.connect_tls()?;
+        let resp = conn.handshake(0, &[0; 16], SESSION_TIMEOUT_MS)?;
+        if resp.is_expired() {
+            return Err(fail("a new session over TLS", format!("{resp:?}")));
+        }
+        Ok(conn)
+    }
+
+    /// A connection with a new session on the server at `addr`.
+    pub fn session_on(&mut self, addr: SocketAddr) -> Result<Conn, Finding> {
+        let mut conn = self.connect_to(addr)?;
         let resp = conn.handshake(0, &[0; 16], SESSION_TIMEOUT_MS)?;
         if resp.is_expired() {
             return Err(fail("a new session", format!("{resp:?}")));
@@ -193,7 +259,13 @@ impl Conn {
         password: &[u8],
         timeout_ms: i32,
     ) -> Result<ConnectResponse, Finding> {
-        self.send_connect(&connect_request(session_id, password, timeout_ms))?;
+        self.handshake_with(&connect_request(session_id, password, timeout_ms))
+    }
+
+    /// Sends `request` (a read-only one, say) and reads the connect response, also kept in
+    /// [`Conn::session`].
+    pub fn handshake_with(&mut self, request: &ConnectRequest) -> Result<ConnectResponse, Finding> {
+        self.send_connect(request)?;
         let frame = self
             .recv_frame()?
             .ok_or_else(|| fail("a connect response", "the server closed the connection"))?;
@@ -427,6 +499,18 @@ impl Conn {
     /// delete, any version.
     pub fn delete(&mut self, path: &str) -> CheckResult {
         self.ok(&req::delete(path, -1)).map(drop)
+    }
+
+    /// Sends an auth packet (xid -4) for `scheme`; its reply's error code.
+    pub fn auth(&mut self, scheme: &str, credentials: &[u8]) -> Result<ErrorCode, Finding> {
+        let packet = Request::Auth(zk_proto::AuthPacket {
+            auth_type: 0,
+            scheme: scheme.into(),
+            auth: req::data(credentials),
+        });
+        self.send_with_xid(xid::AUTH, &packet)?;
+        let (h, _) = self.recv(xid::AUTH, OpCode::Auth)?;
+        Ok(h.error_code())
     }
 
     /// closeSession, then the server must close the connection.

@@ -25,6 +25,18 @@
 //! assert_eq!(one.outcome, Outcome::Passed);
 //! ```
 //!
+//! The areas for servers set up in a particular way (sessions moving between ensemble
+//! members, a read-only member, reconfig, TLS with a client certificate, SASL) run when a
+//! [`Setup`] says how to reach that setup ([`Runner::setup`]) and skip without it:
+//!
+//! ```no_run
+//! use zk_spec::{Area, Runner, Setup};
+//!
+//! let members = vec!["127.0.0.1:2181".parse().unwrap(), "127.0.0.1:2182".parse().unwrap()];
+//! let runner = Runner::new(members[0]).setup(Setup::default().ensemble(members));
+//! assert!(runner.run_area(Area::Sessions).unwrap().all_passed());
+//! ```
+//!
 //! Checks are plain functions of a [`Ctx`]; see [`checks`] for the catalogue and
 //! [`registry`] to select them. A check that catches a known server bug names it
 //! ([`Check::known_bug`]); one that could harm a server with that bug runs only when asked
@@ -41,8 +53,12 @@ pub mod registry;
 pub mod report;
 pub mod req;
 pub mod runner;
+mod sasl_login;
 mod scratch;
+pub mod setup;
+mod tls_relay;
 
 pub use check::{Area, Check, CheckResult, Failure, Finding, Frame, Outcome};
 pub use ctx::{Conn, Ctx};
 pub use runner::{CheckReport, Report, RunError, Runner};
+pub use setup::{Credentials, Setup, TlsTarget};

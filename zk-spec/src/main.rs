@@ -47,7 +47,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut runner = Runner::new(addr).dangerous(args.dangerous);
+    let setup = match args
+        .setup
+        .to_setup(|t| resolve(t).map_err(|e| format!("{t}: {e}")))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("zk-spec: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut runner = Runner::new(addr).dangerous(args.dangerous).setup(setup);
     if let Some(secs) = args.io_timeout_secs {
         runner = runner.io_timeout(Duration::from_secs_f64(secs));
     }

@@ -22,6 +22,12 @@ const AREAS: &[&[Check]] = &[
     checks::malformed::CHECKS,
     checks::malformed_records::CHECKS,
     checks::four_letter::CHECKS,
+    // Areas that need a server set up for them (see `Setup`).
+    checks::sessions::CHECKS,
+    checks::read_only::CHECKS,
+    checks::reconfig::CHECKS,
+    checks::x509::CHECKS,
+    checks::sasl::CHECKS,
 ];
 
 /// Every check, area by area.

@@ -13,6 +13,7 @@ use crate::{
     check::{fail, Check, Failure, Finding, Outcome},
     ctx::{Conn, Ctx},
     registry, scratch,
+    setup::Setup,
 };
 
 /// A check's result.
@@ -95,6 +96,7 @@ pub struct Runner {
     check_timeout: Duration,
     io_timeout: Duration,
     dangerous: bool,
+    setup: Arc<Setup>,
 }
 
 impl Runner {
@@ -105,7 +107,15 @@ impl Runner {
             check_timeout: Duration::from_secs(20),
             io_timeout: Duration::from_secs(3),
             dangerous: false,
+            setup: Arc::default(),
         }
+    }
+
+    /// What the server is set up for (other ensemble members, TLS, SASL...): the areas
+    /// that need it run instead of skipping.
+    pub fn setup(mut self, setup: Setup) -> Runner {
+        self.setup = Arc::new(setup);
+        self
     }
 
     /// How long one check may take before it fails as hung.
@@ -154,15 +164,27 @@ impl Runner {
         mut done: impl FnMut(&CheckReport),
     ) -> Result<Report, RunError> {
         let start = Instant::now();
-        let root = scratch::create(self.addr, self.io_timeout, "zk-spec")
-            .map_err(|f| RunError(format!("{f:?}")))?;
+        let sasl = self.setup.sasl.as_ref();
+        let root = match scratch::create(self.addr, self.io_timeout, "zk-spec")
+            // A server that requires SASL serves only a logged-in session.
+            .or_else(|f| match sasl {
+                Some(_) => scratch::create_as(self.addr, self.io_timeout, "zk-spec", sasl),
+                None => Err(f),
+            }) {
+            Ok(root) => root,
+            // A read-only member serves no writes: its checks write only to see them refused.
+            Err(_) if checks.iter().all(|c| c.area == crate::Area::ReadOnly) => {
+                "/zk-spec-read-only".into()
+            }
+            Err(f) => return Err(RunError(format!("{f:?}"))),
+        };
         let mut report = Report::default();
         for check in checks {
             let r = self.run_one(check, &root);
             done(&r);
             report.results.push(r);
         }
-        scratch::remove(self.addr, self.io_timeout, &root);
+        scratch::remove_as(self.addr, self.io_timeout, &root, sasl);
         report.elapsed = start.elapsed();
         Ok(report)
     }
@@ -191,7 +213,8 @@ impl Runner {
             format!("{root}/{}", check.id),
             self.io_timeout,
             log.clone(),
-        );
+        )
+        .with_setup(self.setup.clone());
         let (tx, rx) = mpsc::channel();
         let run = check.run;
         let spawned = thread::Builder::new().name(check.id.into()).spawn(move || {

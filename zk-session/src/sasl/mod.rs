@@ -284,6 +284,20 @@ impl SaslConfig {
         self.mechanism.name()
     }
 
+    /// Starts the mechanism's exchange for one connection to `server_host`, for code that
+    /// speaks the protocol itself (a conformance checker, a proxy).
+    ///
+    /// ```
+    /// use zk_session::{SaslConfig, SaslStep};
+    ///
+    /// let mut ex = SaslConfig::digest_md5("bob", "bobsecret").start("zk1").unwrap();
+    /// // DIGEST-MD5 has no initial response: the server sends the first challenge.
+    /// assert!(ex.initial_response().unwrap().is_empty());
+    /// ```
+    pub fn start(&self, server_host: &str) -> Result<Box<dyn SaslExchange>, SaslError> {
+        self.mechanism.start(server_host)
+    }
+
     /// See [`SaslMechanism::check`].
     pub(crate) fn check(&self) -> Result<(), crate::ConfigError> {
         self.mechanism.check()

@@ -33,6 +33,7 @@ macro_rules! checks {
 pub mod acl;
 pub mod four_letter;
 pub mod handshake;
+mod identity;
 pub mod limits;
 pub mod malformed;
 pub mod malformed_records;
@@ -44,4 +45,9 @@ pub mod ops_errors;
 pub mod ordering;
 pub mod ordering_ops;
 pub mod watch_triggers;
+pub mod read_only;
+pub mod reconfig;
+pub mod sasl;
+pub mod sessions;
 pub mod watches;
+pub mod x509;
