@@ -387,7 +387,7 @@ impl ClientBuilder {
     /// let client = Client::builder("zk1:2281,zk2:2281").tls(tls).connect().await?;
     /// # Ok(()) }
     /// ```
-    #[cfg(feature = "tls")]
+    #[cfg(any(feature = "tls", feature = "blocking-tls"))]
     pub fn tls(mut self, config: crate::TlsConfig) -> Self {
         self.security = Security::Tls(config);
         self

@@ -68,7 +68,7 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// A [`ReadFile`](Self::ReadFile) error for `path`.
-    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "tls", feature = "blocking-tls")), allow(dead_code))]
     pub(crate) fn read_file(path: impl Into<PathBuf>, error: io::Error) -> Self {
         ConfigError::ReadFile {
             path: path.into(),
@@ -77,7 +77,7 @@ impl ConfigError {
     }
 
     /// A [`Tls`](Self::Tls) error about `what`.
-    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "tls", feature = "blocking-tls")), allow(dead_code))]
     pub(crate) fn tls(what: &'static str, error: impl StdError + Send + Sync + 'static) -> Self {
         ConfigError::Tls {
             what,

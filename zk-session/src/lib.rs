@@ -134,7 +134,7 @@ mod slab;
 mod state;
 #[cfg(feature = "tokio")]
 mod state_watch;
-#[cfg(feature = "tls")]
+#[cfg(any(feature = "tls", feature = "blocking-tls"))]
 mod tls;
 mod tls_error;
 mod trace;
@@ -168,7 +168,7 @@ pub use session_id::SessionId;
 pub use state::{EndReason, SessionEvent, SessionState};
 #[cfg(feature = "tokio")]
 pub use state_watch::{SessionEvents, StateWatch};
-#[cfg(feature = "tls")]
+#[cfg(any(feature = "tls", feature = "blocking-tls"))]
 pub use tls::{ServerNameCheck, TlsConfig, TlsConfigBuilder};
 pub use tls_error::{CertProblem, Mismatch, TlsAlert, TlsError, TlsFailure};
 pub use version::Version;

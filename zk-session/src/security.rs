@@ -8,7 +8,7 @@ pub(crate) enum Security {
     #[default]
     Plain,
     /// TLS over TCP.
-    #[cfg(feature = "tls")]
+    #[cfg(any(feature = "tls", feature = "blocking-tls"))]
     Tls(crate::tls::TlsConfig),
 }
 

@@ -12,12 +12,12 @@ use rustls::{
     pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName, UnixTime},
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", feature = "tls"))]
 use tokio::net::TcpStream;
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", feature = "tls"))]
 use tokio_rustls::{client::TlsStream, TlsConnector};
 
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", feature = "tls"))]
 use crate::tls_error;
 use crate::{connect_error::ConnectFailure, ConfigError, Error, TlsFailure};
 
@@ -99,7 +99,7 @@ impl TlsConfig {
     }
 
     /// Opens TLS over `tcp` to the server written `host` in the connect string.
-    #[cfg(feature = "tokio")]
+    #[cfg(all(feature = "tokio", feature = "tls"))]
     pub(crate) async fn handshake(
         &self,
         host: &str,

@@ -234,7 +234,7 @@ impl TlsError {
 /// Classifies a failed handshake: rustls' error when there is one, otherwise the I/O error
 /// that ended it. `had_client_cert` tells a missing certificate from a refused one, as the
 /// server sends the same alerts for both.
-#[cfg(feature = "tls")]
+#[cfg(any(feature = "tls", feature = "blocking-tls"))]
 pub(crate) fn classify(e: &std::io::Error, had_client_cert: bool, name: &str) -> TlsFailure {
     use std::io::ErrorKind;
     if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
@@ -249,7 +249,7 @@ pub(crate) fn classify(e: &std::io::Error, had_client_cert: bool, name: &str) ->
 }
 
 /// See [`classify`].
-#[cfg(feature = "tls")]
+#[cfg(any(feature = "tls", feature = "blocking-tls"))]
 pub(crate) fn classify_rustls(e: &rustls::Error, had_client_cert: bool, name: &str) -> TlsFailure {
     use rustls::{AlertDescription as A, CertificateError as C, Error as E, PeerIncompatible as P};
     match e {
@@ -299,7 +299,7 @@ pub(crate) fn classify_rustls(e: &rustls::Error, had_client_cert: bool, name: &s
     }
 }
 
-#[cfg(all(test, feature = "tls"))]
+#[cfg(all(test, any(feature = "tls", feature = "blocking-tls")))]
 mod tests {
     use std::io;
 

@@ -67,7 +67,19 @@ pub(crate) async fn open(
             let shared = TlsShared::new(std::sync::Mutex::new(stream));
             Ok((ReadHalf::Tls(shared.clone()), WriteHalf::Tls(shared)))
         }
+        // `blocking-tls` without `tls`: `build` refuses such a configuration first.
+        #[cfg(all(feature = "blocking-tls", not(feature = "tls")))]
+        Security::Tls(_) => Err(ConnectFailure::Io(async_tls_missing())),
     }
+}
+
+/// The async client was given TLS settings in a build with `blocking-tls` but not `tls`.
+#[cfg(all(feature = "blocking-tls", not(feature = "tls")))]
+pub(crate) fn async_tls_missing() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the async client needs the `tls` feature (`blocking-tls` is the blocking client's)",
+    )
 }
 
 impl fmt::Debug for ReadHalf {

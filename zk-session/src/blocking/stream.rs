@@ -20,7 +20,7 @@ const READ_ROOM: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) enum Stream {
     Plain(TcpStream),
-    #[cfg(feature = "tls")]
+    #[cfg(any(feature = "tls", feature = "blocking-tls"))]
     Tls(Box<tls::TlsStream>),
 }
 
@@ -33,12 +33,15 @@ impl Stream {
         timeout: Duration,
     ) -> Result<Stream, ConnectFailure> {
         // The TLS handshake gets what the TCP connect left of the timeout.
-        #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
+        #[cfg_attr(
+            not(any(feature = "tls", feature = "blocking-tls")),
+            allow(unused_variables)
+        )]
         let until = Instant::now() + timeout;
         let tcp = open_tcp(host, port, timeout)?;
         match security {
             Security::Plain => Ok(Stream::Plain(tcp)),
-            #[cfg(feature = "tls")]
+            #[cfg(any(feature = "tls", feature = "blocking-tls"))]
             Security::Tls(config) => tls::TlsStream::handshake(tcp, config, host, until)
                 .map(|s| Stream::Tls(Box::new(s))),
         }
@@ -47,7 +50,7 @@ impl Stream {
     fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
-            #[cfg(feature = "tls")]
+            #[cfg(any(feature = "tls", feature = "blocking-tls"))]
             Stream::Tls(s) => &s.tcp,
         }
     }
@@ -71,7 +74,7 @@ impl Stream {
         }
         match self {
             Stream::Plain(s) => fill(rbuf, |b| (&*s).read(b)),
-            #[cfg(feature = "tls")]
+            #[cfg(any(feature = "tls", feature = "blocking-tls"))]
             Stream::Tls(s) => s.read(rbuf),
         }
     }
@@ -80,7 +83,7 @@ impl Stream {
     pub fn write_all(&self, bytes: &[u8]) -> io::Result<()> {
         match self {
             Stream::Plain(s) => (&*s).write_all(bytes),
-            #[cfg(feature = "tls")]
+            #[cfg(any(feature = "tls", feature = "blocking-tls"))]
             Stream::Tls(s) => s.write_all(bytes),
         }
     }
@@ -124,7 +127,7 @@ pub(crate) fn open_tcp(
     Err(ConnectFailure::Io(last))
 }
 
-#[cfg(feature = "tls")]
+#[cfg(any(feature = "tls", feature = "blocking-tls"))]
 mod tls {
     use std::sync::{Mutex, MutexGuard};
 

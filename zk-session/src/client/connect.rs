@@ -55,6 +55,11 @@ impl ClientBuilder {
             return Err(Error::NoRuntime);
         }
         let (cfg, opts) = self.into_config()?;
+        #[cfg(all(feature = "blocking-tls", not(feature = "tls")))]
+        if matches!(cfg.security, crate::security::Security::Tls(_)) {
+            let why = crate::transport::async_tls_missing();
+            return Err(crate::ConfigError::tls("TLS", why).into());
+        }
         let HandleOptions {
             operation_timeout,
             persistent_watch_buffer,
