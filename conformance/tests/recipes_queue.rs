@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use conformance::sweep::{poll_then_drop, settle, sweep, SweepPlan};
 use recipes_support::{children, client, expire_and_renew, proxied, shared, soon, unique};
-use zk_recipes::{DistributedQueue, QueueOrder, RecipeError};
+use zk_recipes::{DistributedQueue, LostReason, QueueOrder, RecipeError};
 use zk_session::{Client, OpCode};
 
 async fn queue(c: &Client, path: &str) -> DistributedQueue {
@@ -195,14 +195,26 @@ async fn a_consumer_whose_session_expires_mid_item_leaves_it_to_the_next() {
         qo.try_take().await.unwrap().is_none(),
         "locked by the victim"
     );
+    assert!(held.is_held());
     expire_and_renew(&proxy, &victim).await;
+    // The victim's item says its lock went with the session.
+    let why = soon("the victim's item lost", held.lost()).await;
+    assert!(
+        matches!(why, LostReason::Expired | LostReason::SessionLost),
+        "{why:?}"
+    );
+    assert!(!held.is_held());
     // The victim's lock went with its session: the item is the other consumer's now.
     let item = soon("the item after the expiry", qo.take()).await.unwrap();
     assert_eq!(&item.items()[0][..], b"work");
     assert_eq!(item.name(), held.name());
+    // The victim's late done removes nothing of what is the other's now.
+    assert!(matches!(
+        held.done().await,
+        Err(RecipeError::Lost(LostReason::Expired))
+    ));
+    assert_eq!(items_in(&admin, &path).await.len(), 1, "still the other's");
     item.done().await.unwrap();
-    // The victim's late done does not fail on what is gone, and takes nothing of another's.
-    held.done().await.unwrap();
     assert!(items_in(&admin, &path).await.is_empty());
 }
 
