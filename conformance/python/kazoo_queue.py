@@ -1,5 +1,6 @@
 """kazoo's Queue and LockingQueue, driven by conformance/tests/recipes_kazoo_queue.rs to show
-that zk-recipes' KazooQueue and KazooLockingQueue share their znodes with kazoo's. Items are UTF-8 text. Usage:
+that zk-recipes' KazooQueue and KazooLockingQueue share their znodes with kazoo's. Items
+are UTF-8 text. Usage:
 
     python3 kazoo_queue.py put CONNECT PATH P:TEXT...
         Queue.put(TEXT, priority=P) for each; prints PUT <n>.
