@@ -23,12 +23,30 @@ use super::{Env, SETTLE};
 /// in `locks`.
 struct Layout<'a> {
     env: &'a Env,
+    /// The queue type, naming the sweeps.
+    name: &'static str,
     dir: String,
     prefix: &'static str,
     locks: Option<String>,
 }
 
-impl Layout<'_> {
+impl<'a> Layout<'a> {
+    fn new(
+        env: &'a Env,
+        name: &'static str,
+        dir: String,
+        prefix: &'static str,
+        locks: Option<String>,
+    ) -> Self {
+        Layout {
+            env,
+            name,
+            dir,
+            prefix,
+            locks,
+        }
+    }
+
     async fn names(&self, dir: &str) -> Result<Vec<String>, String> {
         match self.env.observer.get_children(dir).await {
             Ok(names) => Ok(names),
@@ -85,251 +103,165 @@ impl Layout<'_> {
         })
         .await
     }
+
+    /// Sweeps `op`, given what `setup` made (after an empty queue) at each k: the queue holds
+    /// what `outcome` says; nothing else is left.
+    async fn sweep<V, T, S, SF, O, OF>(&self, what: &str, setup: S, op: O, outcome: Outcome)
+    where
+        S: Fn() -> SF,
+        SF: Future<Output = V>,
+        O: Fn(V) -> OF,
+        OF: Future<Output = Result<T, RecipeError>>,
+    {
+        let (setup, op) = (&setup, &op);
+        let plan = SweepPlan {
+            finish_within: Some(SETTLE),
+            ..self.env.plan.clone()
+        };
+        let report = sweep(&plan, |k| async move {
+            self.reset().await;
+            let input = setup().await;
+            let done = match poll_then_drop(op(input), k, self.env.plan.pause).await {
+                Some(Ok(out)) => {
+                    // A held item given back by its drop, in the background.
+                    drop(out);
+                    true
+                }
+                Some(Err(e)) => return Err(format!("{what}: {e}")),
+                None => false,
+            };
+            let want = if done {
+                &[outcome.completed][..]
+            } else {
+                outcome.dropped
+            };
+            self.check(want).await?;
+            Ok(done)
+        })
+        .await;
+        assert_swept(&format!("{} {what}", self.name), &report, true);
+    }
 }
 
-/// Sweeps `op`, given what `setup` made (after an empty queue) at each k: after a drop the
-/// queue holds one of `dropped` items, after completion `completed`; nothing else is left.
-async fn sweep_queue<V, T, S, SF, O, OF>(
-    layout: &Layout<'_>,
-    what: &str,
-    setup: S,
-    op: O,
-    dropped: &[usize],
+/// How many items an operation leaves in the queue (of one there, or to be put).
+#[derive(Clone, Copy)]
+struct Outcome {
+    dropped: &'static [usize],
     completed: usize,
-) where
-    S: Fn() -> SF,
-    SF: Future<Output = V>,
-    O: Fn(V) -> OF,
-    OF: Future<Output = Result<T, RecipeError>>,
-{
-    let (setup, op) = (&setup, &op);
-    let plan = SweepPlan {
-        finish_within: Some(SETTLE),
-        ..layout.env.plan.clone()
-    };
-    let report = sweep(&plan, |k| async move {
-        layout.reset().await;
-        let input = setup().await;
-        let done = match poll_then_drop(op(input), k, layout.env.plan.pause).await {
-            Some(Ok(out)) => {
-                // A held item given back by its drop, in the background.
-                drop(out);
-                true
-            }
-            Some(Err(e)) => return Err(format!("{what}: {e}")),
-            None => false,
-        };
-        let want = if done { &[completed][..] } else { dropped };
-        layout.check(want).await?;
-        Ok(done)
-    })
-    .await;
-    assert_swept(what, &report, true);
 }
+
+/// A put or a done: the item once or not at all when dropped.
+const PUT: Outcome = Outcome {
+    dropped: &[0, 1],
+    completed: 1,
+};
+const DONE: Outcome = Outcome {
+    dropped: &[0, 1],
+    completed: 0,
+};
+/// A take that removes the item: it stays, once, when dropped.
+const TAKE: Outcome = Outcome {
+    dropped: &[1],
+    completed: 0,
+};
+/// A lock-safe take, or a release: the item stays either way.
+const STAYS: Outcome = Outcome {
+    dropped: &[1],
+    completed: 1,
+};
+
+/// A queue of type `$queue` at `$path` on `$client`, started.
+macro_rules! start {
+    ($queue:ident, $client:expr, $path:expr) => {
+        $queue::builder($client.clone(), &$path)
+            .start()
+            .await
+            .unwrap()
+    };
+}
+
+/// Nothing to set up.
+async fn nothing() {}
 
 pub(super) async fn distributed_queue_operations(pause: Pause) {
     let env = Env::new("queue", pause).await;
     let env = &env;
     let (dir, locks) = (format!("{}/q", env.path), format!("{}/l", env.path));
-    let producer = DistributedQueue::builder(env.observer.clone(), &dir)
-        .start()
-        .await
-        .unwrap();
-    let layout = Layout {
+    let producer = start!(DistributedQueue, env.observer, dir);
+    let l = Layout::new(
         env,
-        dir: dir.clone(),
-        prefix: "queue-",
-        locks: Some(locks.clone()),
-    };
-    let plain = DistributedQueue::builder(env.c.clone(), &dir)
-        .start()
-        .await
-        .unwrap();
+        "DistributedQueue",
+        dir.clone(),
+        "queue-",
+        Some(locks.clone()),
+    );
+    let plain = start!(DistributedQueue, env.c, dir);
     let locked = DistributedQueue::builder(env.c.clone(), &dir)
         .lock_safe(&locks)
         .start()
         .await
         .unwrap();
     let one = || async { producer.put(b"x").await.unwrap() };
-    sweep_queue(
-        &layout,
-        "DistributedQueue put",
-        || async {},
-        |()| plain.put(b"x"),
-        &[0, 1],
-        1,
-    )
-    .await;
-    sweep_queue(
-        &layout,
-        "DistributedQueue take (plain)",
-        one,
-        |()| plain.take(),
-        &[1],
-        0,
-    )
-    .await;
-    sweep_queue(
-        &layout,
-        "DistributedQueue take (lock-safe)",
-        one,
-        |()| locked.take(),
-        &[1],
-        1,
-    )
-    .await;
+    l.sweep("put", nothing, |()| plain.put(b"x"), PUT).await;
+    l.sweep("take (plain)", one, |()| plain.take(), TAKE).await;
+    l.sweep("take (lock-safe)", one, |()| locked.take(), STAYS)
+        .await;
     let held = || async {
         producer.put(b"x").await.unwrap();
         locked.take().await.unwrap()
     };
-    sweep_queue(
-        &layout,
-        "QueueItem done",
-        held,
-        |item| item.done(),
-        &[0, 1],
-        0,
-    )
-    .await;
-    sweep_queue(
-        &layout,
-        "QueueItem release",
-        held,
-        |item| item.release(),
-        &[1],
-        1,
-    )
-    .await;
+    l.sweep("item done", held, |item| item.done(), DONE).await;
+    l.sweep("item release", held, |item| item.release(), STAYS)
+        .await;
 }
 
 pub(super) async fn simple_queue_operations(pause: Pause) {
     let env = Env::new("simple-queue", pause).await;
     let env = &env;
     let dir = format!("{}/q", env.path);
-    let producer = SimpleDistributedQueue::builder(env.observer.clone(), &dir)
-        .start()
-        .await
-        .unwrap();
-    let layout = Layout {
-        env,
-        dir: dir.clone(),
-        prefix: "qn-",
-        locks: None,
-    };
-    let ours = SimpleDistributedQueue::builder(env.c.clone(), &dir)
-        .start()
-        .await
-        .unwrap();
+    let producer = start!(SimpleDistributedQueue, env.observer, dir);
+    let l = Layout::new(env, "SimpleDistributedQueue", dir.clone(), "qn-", None);
+    let ours = start!(SimpleDistributedQueue, env.c, dir);
     let one = || async { producer.offer(b"x").await.unwrap() };
-    sweep_queue(
-        &layout,
-        "SimpleDistributedQueue offer",
-        || async {},
-        |()| ours.offer(b"x"),
-        &[0, 1],
-        1,
-    )
-    .await;
-    sweep_queue(
-        &layout,
-        "SimpleDistributedQueue take",
-        one,
-        |()| ours.take(),
-        &[1],
-        0,
-    )
-    .await;
+    l.sweep("offer", nothing, |()| ours.offer(b"x"), PUT).await;
+    l.sweep("take", one, |()| ours.take(), TAKE).await;
 }
 
 pub(super) async fn kazoo_queue_operations(pause: Pause) {
     let env = Env::new("kazoo-queue", pause).await;
     let env = &env;
     let dir = format!("{}/q", env.path);
-    let producer = KazooQueue::builder(env.observer.clone(), &dir)
-        .start()
-        .await
-        .unwrap();
-    let layout = Layout {
-        env,
-        dir: dir.clone(),
-        prefix: "entry-",
-        locks: None,
-    };
-    let ours = KazooQueue::builder(env.c.clone(), &dir)
-        .start()
-        .await
-        .unwrap();
+    let producer = start!(KazooQueue, env.observer, dir);
+    let l = Layout::new(env, "KazooQueue", dir.clone(), "entry-", None);
+    let ours = start!(KazooQueue, env.c, dir);
     let one = || async { producer.put(b"x").await.unwrap() };
-    sweep_queue(
-        &layout,
-        "KazooQueue put",
-        || async {},
-        |()| ours.put_with_priority(b"x", 3),
-        &[0, 1],
-        1,
-    )
-    .await;
-    sweep_queue(&layout, "KazooQueue get", one, |()| ours.get(), &[1], 0).await;
-    sweep_queue(&layout, "KazooQueue take", one, |()| ours.take(), &[1], 0).await;
+    l.sweep("put", nothing, |()| ours.put_with_priority(b"x", 3), PUT)
+        .await;
+    l.sweep("get", one, |()| ours.get(), TAKE).await;
+    l.sweep("take", one, |()| ours.take(), TAKE).await;
 }
 
 pub(super) async fn kazoo_locking_queue_operations(pause: Pause) {
     let env = Env::new("kazoo-locking", pause).await;
     let env = &env;
     let root = format!("{}/k", env.path);
-    let producer = KazooLockingQueue::builder(env.observer.clone(), &root)
-        .start()
-        .await
-        .unwrap();
-    let layout = Layout {
+    let producer = start!(KazooLockingQueue, env.observer, root);
+    let l = Layout::new(
         env,
-        dir: format!("{root}/entries"),
-        prefix: "entry-",
-        locks: Some(format!("{root}/taken")),
-    };
-    let ours = KazooLockingQueue::builder(env.c.clone(), &root)
-        .start()
-        .await
-        .unwrap();
+        "KazooLockingQueue",
+        format!("{root}/entries"),
+        "entry-",
+        Some(format!("{root}/taken")),
+    );
+    let ours = start!(KazooLockingQueue, env.c, root);
     let one = || async { producer.put(b"x").await.unwrap() };
-    sweep_queue(
-        &layout,
-        "KazooLockingQueue put_all",
-        || async {},
-        |()| ours.put_all([b"x"], 3),
-        &[0, 1],
-        1,
-    )
-    .await;
-    sweep_queue(
-        &layout,
-        "KazooLockingQueue get",
-        one,
-        |()| ours.get(),
-        &[1],
-        1,
-    )
-    .await;
+    l.sweep("put_all", nothing, |()| ours.put_all([b"x"], 3), PUT)
+        .await;
+    l.sweep("get", one, |()| ours.get(), STAYS).await;
     let held = || async {
         producer.put(b"x").await.unwrap();
         ours.get().await.unwrap()
     };
-    sweep_queue(
-        &layout,
-        "KazooLockedEntry consume",
-        held,
-        |e| e.consume(),
-        &[0, 1],
-        0,
-    )
-    .await;
-    sweep_queue(
-        &layout,
-        "KazooLockedEntry release",
-        held,
-        |e| e.release(),
-        &[1],
-        1,
-    )
-    .await;
+    l.sweep("entry consume", held, |e| e.consume(), DONE).await;
+    l.sweep("entry release", held, |e| e.release(), STAYS).await;
 }
