@@ -294,7 +294,17 @@ impl Shared {
 /// the lock deleted), after which a consume removes nothing and fails with
 /// [`RecipeError::Lost`].
 ///
-/// See the example on [`KazooLockingQueue`].
+/// ```no_run
+/// # async fn f(queue: zk_recipes::KazooLockingQueue) -> zk_recipes::Result<()> {
+/// let entry = queue.get().await?;
+/// println!("{} (priority {})", entry.name(), entry.priority());
+/// if entry.holds_lock().await? {
+///     entry.consume().await?;
+/// } else {
+///     println!("lost: {:?}", entry.lost_reason()); // another consumer gets it
+/// }
+/// # Ok(()) }
+/// ```
 #[must_use = "dropping the entry unlocks it for the next consumer"]
 pub struct KazooLockedEntry {
     shared: Arc<Shared>,
