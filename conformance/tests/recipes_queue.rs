@@ -351,3 +351,28 @@ async fn a_closed_queue_says_so_and_start_outside_a_runtime_is_an_error() {
     }
     q.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_consumer_wakes_when_any_lock_goes_not_only_the_first() {
+    let (a, b, c) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("queue-any-lock");
+    let (qa, qb) = (locked_queue(&a, &path).await, locked_queue(&b, &path).await);
+    let qc = locked_queue(&c, &path).await;
+    qa.put(b"first").await.unwrap();
+    qa.put(b"second").await.unwrap();
+    let first = qa.take().await.unwrap();
+    let second = qb.take().await.unwrap();
+    assert_eq!(&second.items()[0][..], b"second");
+    // Both items locked: the third consumer waits, then the second lock (not the first it
+    // skipped) goes, which changes no child of the queue.
+    let waiting = tokio::spawn(async move { take_text(&qc).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "took a locked item");
+    second.release().await.unwrap();
+    assert_eq!(soon("the released item", waiting).await.unwrap(), "second");
+    first.done().await.unwrap();
+}
