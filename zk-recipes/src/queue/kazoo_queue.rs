@@ -6,12 +6,12 @@ use bytes::Bytes;
 use zk_session::Client;
 
 use super::{
-    consumer::{Claim, Consumer, Source},
+    consumer::Consumer,
     distributed_queue::ensure_dir,
-    handle::{Base, Handle},
+    handle::Handle,
     kazoo_names::{entry_prefix, DEFAULT_PRIORITY, ENTRY_PREFIX},
-    order::{QueueOrder, SEQ_DIGITS},
-    raw_item::{DirKind, RawDir},
+    order::QueueOrder,
+    raw_item::{DirKind, RawDir, RawQueue},
     QueueStatus,
 };
 use crate::{counter::parent_of, plumbing::runtime, Result, ValueWatch};
@@ -32,16 +32,13 @@ impl KazooQueueBuilder {
         runtime::current()?;
         ensure_dir(&self.client, &self.path).await?;
         let raw = RawDir {
-            dir: self.path.clone(),
             // kazoo's Queue takes every child of the queue's znode as an entry: a marker
             // there would be taken, so it goes one level up, for the moment of a put or get.
             markers: parent_of(&self.path).to_owned(),
             kind: DirKind::Persistent,
+            dir: self.path,
         };
-        let inner = Inner {
-            base: Base::new(self.client, self.path),
-            raw,
-        };
+        let inner = RawQueue::new(self.client, raw);
         let consumer = Consumer::new(QueueOrder::Priority, ENTRY_PREFIX, 16);
         Ok(KazooQueue {
             core: Handle::start(inner, consumer)?,
@@ -91,13 +88,7 @@ impl KazooQueueBuilder {
 /// [`SimpleDistributedQueue`]: crate::SimpleDistributedQueue
 #[derive(Debug)]
 pub struct KazooQueue {
-    core: Handle<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    base: Base,
-    raw: RawDir,
+    core: Handle<RawQueue>,
 }
 
 impl KazooQueue {
@@ -121,9 +112,7 @@ impl KazooQueue {
     pub async fn put_with_priority(&self, item: &[u8], priority: u16) -> Result<()> {
         let prefix = entry_prefix(priority)?;
         self.core.serving()?;
-        let inner = &self.core.inner;
-        let item = Bytes::copy_from_slice(item);
-        inner.raw.put(&inner.base.client, &prefix, vec![item]).await
+        self.core.inner.put(&prefix, item).await
     }
 
     /// Takes the next entry if there is one (kazoo's `get()`): `None` when the queue is
@@ -153,24 +142,5 @@ impl KazooQueue {
     pub async fn close(self) -> Result<()> {
         self.core.close();
         Ok(())
-    }
-}
-
-impl Source for Inner {
-    type Item = Bytes;
-
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    async fn claim(&self, name: &str) -> Result<Claim<Bytes>> {
-        // Back under its own priority, with a new sequence.
-        let prefix = &name[..name.len().saturating_sub(SEQ_DIGITS)];
-        let taken = self.raw.take(&self.base.client, name, prefix).await?;
-        Ok(taken.map_or(Claim::Gone, Claim::Taken))
-    }
-
-    async fn make_dir(&self) -> Result<()> {
-        self.raw.make(&self.base.client).await
     }
 }

@@ -6,7 +6,10 @@ use bytes::Bytes;
 use zk_session::{Client, CreateOptions, ErrorCode, Op};
 
 use super::{
+    consumer::{Claim, Source},
     distributed_queue::{ensure_dir, remove_item},
+    handle::Base,
+    order::SEQ_DIGITS,
     outcome,
 };
 use crate::{
@@ -84,5 +87,49 @@ impl RawDir {
             DirKind::Container => create_parents(client, &self.dir).await,
             DirKind::Persistent => ensure_dir(client, &self.dir).await,
         }
+    }
+}
+
+/// A queue of raw items as the take loop sees it (the `qn-` queue, kazoo's `Queue`).
+#[derive(Debug)]
+pub(crate) struct RawQueue {
+    pub(crate) base: Base,
+    pub(crate) raw: RawDir,
+}
+
+impl RawQueue {
+    /// The queue at `raw.dir` on `client`.
+    pub(crate) fn new(client: Client, raw: RawDir) -> Self {
+        RawQueue {
+            base: Base::new(client, raw.dir.clone()),
+            raw,
+        }
+    }
+
+    /// Puts `item` as `dir/<prefix><seq>` (see [`RawDir::put`]).
+    pub(crate) async fn put(&self, prefix: &str, item: &[u8]) -> Result<()> {
+        let item = Bytes::copy_from_slice(item);
+        self.raw.put(&self.base.client, prefix, vec![item]).await
+    }
+}
+
+impl Source for RawQueue {
+    type Item = Bytes;
+
+    fn base(&self) -> &Base {
+        &self.base
+    }
+
+    /// Removes item `name`; its bytes, or `None` when another consumer took it first. An
+    /// item removed for a caller who is gone goes back under its own name without the
+    /// sequence (its priority, for kazoo's), at the end.
+    async fn claim(&self, name: &str) -> Result<Claim<Bytes>> {
+        let prefix = &name[..name.len().saturating_sub(SEQ_DIGITS)];
+        let taken = self.raw.take(&self.base.client, name, prefix).await?;
+        Ok(taken.map_or(Claim::Gone, Claim::Taken))
+    }
+
+    async fn make_dir(&self) -> Result<()> {
+        self.raw.make(&self.base.client).await
     }
 }

@@ -7,10 +7,10 @@ use bytes::Bytes;
 use zk_session::{Client, Error, ErrorCode};
 
 use super::{
-    consumer::{Claim, Consumer, Source},
-    handle::{Base, Handle},
+    consumer::Consumer,
+    handle::Handle,
     order::{sorted_items, QueueOrder},
-    raw_item::{DirKind, RawDir},
+    raw_item::{DirKind, RawDir, RawQueue},
     QueueStatus,
 };
 use crate::{
@@ -44,13 +44,10 @@ impl SimpleDistributedQueueBuilder {
         }
         let raw = RawDir {
             dir: self.path.clone(),
-            markers: self.path.clone(),
+            markers: self.path,
             kind: DirKind::Container,
         };
-        let inner = Inner {
-            base: Base::new(self.client, self.path),
-            raw,
-        };
+        let inner = RawQueue::new(self.client, raw);
         let consumer = Consumer::new(QueueOrder::Fifo, ITEM_PREFIX, 1);
         Ok(SimpleDistributedQueue {
             core: Handle::start(inner, consumer)?,
@@ -84,13 +81,7 @@ impl SimpleDistributedQueueBuilder {
 /// Dropping the queue without [`close`](Self::close) stops it the same way.
 #[derive(Debug)]
 pub struct SimpleDistributedQueue {
-    core: Handle<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    base: Base,
-    raw: RawDir,
+    core: Handle<RawQueue>,
 }
 
 impl SimpleDistributedQueue {
@@ -106,12 +97,7 @@ impl SimpleDistributedQueue {
     /// cancel-safe in that a dropped offer either happened once or not at all.
     pub async fn offer(&self, item: &[u8]) -> Result<()> {
         self.core.serving()?;
-        let inner = &self.core.inner;
-        let item = Bytes::copy_from_slice(item);
-        inner
-            .raw
-            .put(&inner.base.client, ITEM_PREFIX, vec![item])
-            .await
+        self.core.inner.put(ITEM_PREFIX, item).await
     }
 
     /// The oldest item, left in the queue (Curator's `peek`); `None` when the queue is empty.
@@ -174,23 +160,5 @@ impl SimpleDistributedQueue {
     pub async fn close(self) -> Result<()> {
         self.core.close();
         Ok(())
-    }
-}
-
-impl Source for Inner {
-    type Item = Bytes;
-
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    /// Removes item `name`; its bytes, or `None` when another consumer took it first.
-    async fn claim(&self, name: &str) -> Result<Claim<Bytes>> {
-        let taken = self.raw.take(&self.base.client, name, ITEM_PREFIX).await?;
-        Ok(taken.map_or(Claim::Gone, Claim::Taken))
-    }
-
-    async fn make_dir(&self) -> Result<()> {
-        self.raw.make(&self.base.client).await
     }
 }
