@@ -10,6 +10,9 @@
 //                                                   REMOVED <count>
 //   CuratorQueue consume CONNECT PATH LOCKPATH      consumes (lock-safe) until killed, printing
 //                                                   TOOK <item> for each; READY once started
+//   CuratorQueue hold CONNECT PATH LOCKPATH         takes one item (lock-safe), prints HELD <item>
+//                                                   and never returns from consumeMessage, until
+//                                                   killed; READY once started
 // Every line is flushed at once so the test can follow along.
 
 import java.nio.charset.StandardCharsets;
@@ -42,8 +45,20 @@ public final class CuratorQueue {
         public void stateChanged(CuratorFramework client, ConnectionState state) {}
     };
 
+    static final QueueConsumer<String> HOLD = new QueueConsumer<String>() {
+        public void consumeMessage(String item) throws Exception {
+            CuratorPeers.say("HELD " + item);
+            Thread.sleep(Long.MAX_VALUE);
+        }
+
+        public void stateChanged(CuratorFramework client, ConnectionState state) {}
+    };
+
     public static void main(String[] args) throws Exception {
-        CuratorFramework client = CuratorPeers.connect(args[1]);
+        // A consumer that is killed mid-item gets a short session, so that its lock goes soon.
+        CuratorFramework client = args[0].equals("hold")
+            ? CuratorPeers.connect(args[1], 2000)
+            : CuratorPeers.connect(args[1]);
         String path = args[2];
         switch (args[0]) {
             case "produce": {
@@ -92,9 +107,11 @@ public final class CuratorQueue {
                 q.close();
                 break;
             }
-            case "consume": {
+            case "consume":
+            case "hold": {
+                QueueConsumer<String> consumer = args[0].equals("hold") ? HOLD : PRINT;
                 DistributedQueue<String> q =
-                    QueueBuilder.builder(client, PRINT, TEXT, path).lockPath(args[3]).buildQueue();
+                    QueueBuilder.builder(client, consumer, TEXT, path).lockPath(args[3]).buildQueue();
                 q.start();
                 CuratorPeers.say("READY");
                 Thread.sleep(Long.MAX_VALUE);

@@ -20,6 +20,8 @@ mod recipes_support;
 mod coordination;
 #[path = "cancellation_sweep/holds.rs"]
 mod holds;
+#[path = "cancellation_sweep/queues.rs"]
+mod queues;
 
 use conformance::ephemeral_owner;
 use std::{any::Any, cell::RefCell, net::SocketAddr, time::Duration};
@@ -35,6 +37,10 @@ use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acqu
 use holds::{
     distributed_barrier_operations, multi_lock_acquire_and_release,
     semaphore_tries_and_semaphore_mutex,
+};
+use queues::{
+    distributed_queue_operations, kazoo_locking_queue_operations, kazoo_queue_operations,
+    simple_queue_operations,
 };
 use recipes_support::{client, shared, unique};
 use zk_recipes::Cache;
@@ -646,5 +652,9 @@ with_both_pauses!(
     semaphore_tries_and_semaphore_mutex,
     multi_lock_acquire_and_release,
     distributed_barrier_operations,
-    server_list_and_config_watch
+    server_list_and_config_watch,
+    distributed_queue_operations,
+    simple_queue_operations,
+    kazoo_queue_operations,
+    kazoo_locking_queue_operations
 );

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use conformance::sweep::{poll_then_drop, settle, sweep, SweepPlan};
 use recipes_support::{children, client, expire_and_renew, proxied, shared, soon, unique};
-use zk_recipes::{DistributedQueue, QueueOrder, RecipeError};
+use zk_recipes::{DistributedQueue, LostReason, QueueOrder, RecipeError};
 use zk_session::{Client, OpCode};
 
 async fn queue(c: &Client, path: &str) -> DistributedQueue {
@@ -195,14 +195,26 @@ async fn a_consumer_whose_session_expires_mid_item_leaves_it_to_the_next() {
         qo.try_take().await.unwrap().is_none(),
         "locked by the victim"
     );
+    assert!(held.is_held());
     expire_and_renew(&proxy, &victim).await;
+    // The victim's item says its lock went with the session.
+    let why = soon("the victim's item lost", held.lost()).await;
+    assert!(
+        matches!(why, LostReason::Expired | LostReason::SessionLost),
+        "{why:?}"
+    );
+    assert!(!held.is_held());
     // The victim's lock went with its session: the item is the other consumer's now.
     let item = soon("the item after the expiry", qo.take()).await.unwrap();
     assert_eq!(&item.items()[0][..], b"work");
     assert_eq!(item.name(), held.name());
+    // The victim's late done removes nothing of what is the other's now.
+    assert!(matches!(
+        held.done().await,
+        Err(RecipeError::Lost(LostReason::Expired))
+    ));
+    assert_eq!(items_in(&admin, &path).await.len(), 1, "still the other's");
     item.done().await.unwrap();
-    // The victim's late done does not fail on what is gone, and takes nothing of another's.
-    held.done().await.unwrap();
     assert!(items_in(&admin, &path).await.is_empty());
 }
 
@@ -338,4 +350,29 @@ async fn a_closed_queue_says_so_and_start_outside_a_runtime_is_an_error() {
         other => panic!("{other:?}"),
     }
     q.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_consumer_wakes_when_any_lock_goes_not_only_the_first() {
+    let (a, b, c) = (
+        client(&shared()).await,
+        client(&shared()).await,
+        client(&shared()).await,
+    );
+    let path = unique("queue-any-lock");
+    let (qa, qb) = (locked_queue(&a, &path).await, locked_queue(&b, &path).await);
+    let qc = locked_queue(&c, &path).await;
+    qa.put(b"first").await.unwrap();
+    qa.put(b"second").await.unwrap();
+    let first = qa.take().await.unwrap();
+    let second = qb.take().await.unwrap();
+    assert_eq!(&second.items()[0][..], b"second");
+    // Both items locked: the third consumer waits, then the second lock (not the first it
+    // skipped) goes, which changes no child of the queue.
+    let waiting = tokio::spawn(async move { take_text(&qc).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "took a locked item");
+    second.release().await.unwrap();
+    assert_eq!(soon("the released item", waiting).await.unwrap(), "second");
+    first.done().await.unwrap();
 }

@@ -142,7 +142,8 @@ pub use plumbing::{
     },
 };
 pub use queue::{
-    DistributedQueue, DistributedQueueBuilder, QueueItem, QueueOrder, QueueStatus,
+    DistributedQueue, DistributedQueueBuilder, KazooLockedEntry, KazooLockingQueue,
+    KazooLockingQueueBuilder, KazooQueue, KazooQueueBuilder, QueueItem, QueueOrder, QueueStatus,
     SimpleDistributedQueue, SimpleDistributedQueueBuilder,
 };
 pub use rw_lock::{ReadWriteLock, ReadWriteLockBuilder};

@@ -4,7 +4,7 @@
 // count, and the monitor that ends the holding's trust.
 mod holding;
 mod holds;
-mod monitor;
+pub(crate) mod monitor;
 
 use std::sync::Arc;
 

@@ -17,7 +17,7 @@ use crate::plumbing::{
 
 /// Resolves when the node is deleted, keeping a data watch on it (re-armed after data
 /// changes; re-registered by the client after reconnects).
-pub(super) async fn own_node_gone(
+pub(crate) async fn own_node_gone(
     client: &Client,
     path: &str,
     first: Option<OneshotWatch>,
@@ -52,7 +52,7 @@ pub(super) async fn own_node_gone(
 /// Resolves when the session state says the lock cannot be trusted. The session of the
 /// node (`owner`) being replaced by a new one counts as its expiry: the client carries on
 /// after an expiry, but the lock stays lost (the node went with the old session).
-pub(super) async fn session_gone(
+pub(crate) async fn session_gone(
     client: &Client,
     owner: i64,
     mut events: SessionEvents,

@@ -15,9 +15,10 @@ use super::{
     QueueStatus,
 };
 use crate::{
+    counter::parent_of,
     plumbing::{
         retry::{may_retry, Pauses},
-        watches::{children_watch, exists_watch},
+        watches::children_watch,
     },
     Result,
 };
@@ -55,9 +56,10 @@ pub(crate) struct Consumer {
     prefix: &'static str,
     batch: Batch,
     watch: Option<OneshotWatch>,
-    /// The lock of the first item skipped as locked since the last listing: its release
-    /// changes no child of the queue, so a waiting consumer watches it too.
-    blocked_by: Option<String>,
+    /// The locks of the items skipped as locked since the last listing: their release
+    /// changes no child of the queue, so a waiting consumer watches their directory too
+    /// (kazoo's LockingQueue watches its `taken` directory the same way).
+    blocked_by: Vec<String>,
 }
 
 impl Consumer {
@@ -68,7 +70,7 @@ impl Consumer {
             prefix,
             batch: Batch::new(order, refresh_after),
             watch: None,
-            blocked_by: None,
+            blocked_by: Vec::new(),
         }
     }
 
@@ -89,7 +91,7 @@ impl Consumer {
                 Next::Take(name) => match source.claim(&name).await {
                     Ok(Claim::Taken(item)) => return Ok(Some(item)),
                     Ok(Claim::Locked(lock)) => {
-                        self.blocked_by.get_or_insert(lock);
+                        self.blocked_by.push(lock);
                     }
                     Ok(Claim::Gone) => {}
                     Err(e) if retryable(client, &e) => {
@@ -104,7 +106,7 @@ impl Consumer {
                         self.batch
                             .listed(sorted_items(self.order, children, self.prefix));
                         self.watch = Some(w);
-                        self.blocked_by = None;
+                        self.blocked_by.clear();
                         pauses.reset();
                     }
                     // Reaped (or never made): made again, so that the watch can be set.
@@ -132,10 +134,12 @@ impl Consumer {
     async fn wait_for_change<S: Source>(&mut self, source: &S, until: Option<u64>, now: u64) {
         let sleep = until.map(|t| Duration::from_millis(t.saturating_sub(now)));
         let mut status = source.base().status.subscribe();
-        let unlocked = match self.blocked_by.take() {
-            Some(lock) => match exists_watch(&source.base().client, &lock).await {
-                Ok((Some(_), w)) => Some(w),
-                // Already released (or unreadable): look again at once.
+        let blocked = std::mem::take(&mut self.blocked_by);
+        let unlocked = match blocked.first() {
+            Some(lock) => match children_watch(&source.base().client, parent_of(lock)).await {
+                // Still locked, every one: wait for a lock to go (or come).
+                Ok((locks, w)) if all_still_locked(&blocked, &locks) => Some(w),
+                // One already released (or unreadable): look again at once.
                 _ => {
                     self.batch.invalidate();
                     return;
@@ -180,8 +184,39 @@ impl Consumer {
     }
 }
 
+/// Whether every lock in `blocked` (full paths) is among `locks` (the names in their
+/// directory).
+fn all_still_locked(blocked: &[String], locks: &[String]) -> bool {
+    let held: std::collections::HashSet<&str> = locks.iter().map(String::as_str).collect();
+    blocked
+        .iter()
+        .all(|b| held.contains(b.rsplit('/').next().unwrap_or_default()))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::all_still_locked;
+
+    #[test]
+    fn a_wait_on_locks_starts_only_while_every_lock_seen_is_held() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let blocked = s(&[
+            "/q/taken/entry-100-0000000001",
+            "/q/taken/entry-100-0000000004",
+        ]);
+        let held = s(&[
+            "entry-100-0000000004",
+            "entry-100-0000000001",
+            "entry-100-0000000009",
+        ]);
+        assert!(all_still_locked(&blocked, &held));
+        assert!(
+            !all_still_locked(&blocked, &held[1..]),
+            "one went meanwhile"
+        );
+        assert!(all_still_locked(&[], &[]));
+    }
+
     fn is_send<T: Send>(_: &T) {}
 
     // Users spawn takes: the shared loop must keep them Send.

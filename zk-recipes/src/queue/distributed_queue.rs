@@ -14,12 +14,13 @@ use super::{
     consumer::{Claim, Consumer, Source},
     envelope,
     handle::{Base, Handle},
+    held_lock::LockGuard,
     order::{
         delay_prefix, fix_id, id_prefix, priority_prefix, split_id, QueueOrder, QUEUE_PREFIX,
         SEQ_DIGITS,
     },
     outcome,
-    taken::{claim_locked, LockGuard, QueueItem},
+    taken::{claim_locked, QueueItem},
 };
 use crate::{
     counter::parent_of,
@@ -312,7 +313,8 @@ impl Source for Inner {
         let item_path = child_path(&inner.base.path, name);
         match &inner.lock_path {
             Some(lock_dir) => {
-                let guard = LockGuard::new(&inner.base.client, child_path(lock_dir, name));
+                let lock = child_path(lock_dir, name);
+                let guard = LockGuard::new(&inner.base.client, lock, Bytes::new());
                 claim_locked(&inner.base.client, item_path, guard).await
             }
             None => {
@@ -403,7 +405,7 @@ pub(super) async fn remove_item(client: &Client, dir: &str, path: &str) -> Resul
 }
 
 /// Makes `path` PERSISTENT (its parents containers) unless it exists.
-async fn ensure_dir(client: &Client, path: &str) -> Result<()> {
+pub(super) async fn ensure_dir(client: &Client, path: &str) -> Result<()> {
     let mut pauses = Pauses::default();
     loop {
         let parents = match parent_of(path) {

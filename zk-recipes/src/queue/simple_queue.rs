@@ -4,19 +4,19 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use zk_session::{Client, CreateOptions, Error, ErrorCode, Op};
+use zk_session::{Client, Error, ErrorCode};
 
 use super::{
-    consumer::{Claim, Consumer, Source},
-    distributed_queue::remove_item,
-    handle::{Base, Handle},
+    consumer::Consumer,
+    handle::Handle,
     order::{sorted_items, QueueOrder},
-    outcome, QueueStatus,
+    raw_item::{DirKind, RawDir, RawQueue},
+    QueueStatus,
 };
 use crate::{
     plumbing::{
         liveness::client_over,
-        protected::{child_path, create_parents},
+        protected::child_path,
         retry::{may_retry, Pauses},
         runtime,
     },
@@ -42,9 +42,12 @@ impl SimpleDistributedQueueBuilder {
         if let Some(why) = client_over(&self.client).filter(|_| self.client.has_ended()) {
             return Err(RecipeError::Lost(why));
         }
-        let inner = Inner {
-            base: Base::new(self.client, self.path),
+        let raw = RawDir {
+            dir: self.path.clone(),
+            markers: self.path,
+            kind: DirKind::Container,
         };
+        let inner = RawQueue::new(self.client, raw);
         let consumer = Consumer::new(QueueOrder::Fifo, ITEM_PREFIX, 1);
         Ok(SimpleDistributedQueue {
             core: Handle::start(inner, consumer)?,
@@ -78,12 +81,7 @@ impl SimpleDistributedQueueBuilder {
 /// Dropping the queue without [`close`](Self::close) stops it the same way.
 #[derive(Debug)]
 pub struct SimpleDistributedQueue {
-    core: Handle<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    base: Base,
+    core: Handle<RawQueue>,
 }
 
 impl SimpleDistributedQueue {
@@ -99,12 +97,7 @@ impl SimpleDistributedQueue {
     /// cancel-safe in that a dropped offer either happened once or not at all.
     pub async fn offer(&self, item: &[u8]) -> Result<()> {
         self.core.serving()?;
-        let inner = self.core.inner.clone();
-        let data = item.to_vec();
-        // In a task of its own: a dropped offer still learns whether it happened.
-        tokio::spawn(async move { put(&inner.base.client, &inner.base.path, &data).await })
-            .await
-            .unwrap_or(Err(RecipeError::Closed))
+        self.core.inner.put(ITEM_PREFIX, item).await
     }
 
     /// The oldest item, left in the queue (Curator's `peek`); `None` when the queue is empty.
@@ -167,52 +160,5 @@ impl SimpleDistributedQueue {
     pub async fn close(self) -> Result<()> {
         self.core.close();
         Ok(())
-    }
-}
-
-impl Source for Inner {
-    type Item = Bytes;
-
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    /// Removes item `name`; its bytes, or `None` when another consumer took it first.
-    async fn claim(&self, name: &str) -> Result<Claim<Bytes>> {
-        let (client, dir) = (self.base.client.clone(), self.base.path.clone());
-        let path = child_path(&dir, name);
-        // A task of its own: an item removed for a caller who is gone goes back in.
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            let taken = remove_item(&client, &dir, &path).await;
-            if let Err(Ok(Some(item))) = tx.send(taken) {
-                let _ = put(&client, &dir, &item).await;
-            }
-        });
-        Ok(match rx.await.unwrap_or(Err(RecipeError::Closed))? {
-            Some(item) => Claim::Taken(item),
-            None => Claim::Gone,
-        })
-    }
-
-    async fn make_dir(&self) -> Result<()> {
-        create_parents(&self.base.client, &self.base.path).await
-    }
-}
-
-/// Creates `dir/qn-<seq>` holding `data`, exactly once; `dir` is made (a container) when
-/// missing.
-async fn put(client: &Client, dir: &str, data: &[u8]) -> Result<()> {
-    let op = Op::create(
-        child_path(dir, ITEM_PREFIX),
-        data,
-        CreateOptions::persistent_sequential(),
-    );
-    loop {
-        match outcome::apply(client, dir, vec![op.clone()]).await {
-            Ok(_) => return Ok(()),
-            Err(e) if e.code() == Some(ErrorCode::NoNode) => create_parents(client, dir).await?,
-            Err(e) => return Err(e.into()),
-        }
     }
 }

@@ -4,16 +4,15 @@
 use std::fmt;
 
 use bytes::Bytes;
-use zk_session::{Client, CreateOptions, Error, ErrorCode, Op, Version};
 
-use super::{consumer::Claim, envelope};
-use crate::{
-    plumbing::{
-        liveness::raw_session_id,
-        retry::{may_retry, Pauses},
-    },
-    RecipeError, Result,
+use super::{
+    consumer::Claim,
+    envelope,
+    held_lock::{read_item, take_lock, HeldLock, LockGuard, Locking},
+    lock_watch::LockWatch,
 };
+use crate::{LostReason, Result};
+use zk_session::{Op, Version};
 
 /// An item taken from a [`DistributedQueue`](crate::DistributedQueue).
 ///
@@ -21,12 +20,25 @@ use crate::{
 /// removes it, [`release`](Self::release) (or dropping it) unlocks it for the next consumer,
 /// in its place. In plain mode it was removed when taken.
 ///
-/// See the example on [`DistributedQueue`](crate::DistributedQueue).
+/// A lock-safe item is held like a lock: [`is_held`](Self::is_held) and
+/// [`lost`](Self::lost) say when its lock went (its session expired or was presumed lost,
+/// the client ended, or the lock znode was deleted), after which another consumer may take
+/// the item, and this one's [`done`](Self::done) removes nothing.
+///
+/// ```no_run
+/// # async fn work(_: &[bytes::Bytes]) {}
+/// # async fn f(queue: zk_recipes::DistributedQueue) -> zk_recipes::Result<()> {
+/// let item = queue.take().await?;
+/// tokio::select! {
+///     _ = work(item.items()) => item.done().await?,
+///     why = item.lost() => eprintln!("{}: lock {why}; another consumer gets it", item.name()),
+/// }
+/// # Ok(()) }
+/// ```
 pub struct QueueItem {
     name: String,
     items: Vec<Bytes>,
-    lock: Option<LockGuard>,
-    item_path: String,
+    lock: Option<(HeldLock, LockWatch)>,
 }
 
 impl fmt::Debug for QueueItem {
@@ -45,7 +57,6 @@ impl QueueItem {
             name,
             items,
             lock: None,
-            item_path: String::new(),
         }
     }
 
@@ -59,179 +70,91 @@ impl QueueItem {
         &self.items
     }
 
+    /// True while the item is this consumer's alone: in lock-safe mode, while its lock
+    /// stands; a plain item, removed from the queue when taken, always is.
+    ///
+    /// See the example on [`QueueItem`].
+    pub fn is_held(&self) -> bool {
+        self.lost_reason().is_none()
+    }
+
+    /// Why a lock-safe item's lock no longer stands, if it does not.
+    ///
+    /// See the example on [`QueueItem`].
+    pub fn lost_reason(&self) -> Option<LostReason> {
+        self.lock.as_ref().and_then(|(_, w)| w.lost_reason())
+    }
+
+    /// Completes when a lock-safe item's lock no longer stands (at once if it already does
+    /// not); never for a plain item. Cancel-safe; may be awaited from several places.
+    ///
+    /// See the example on [`QueueItem`].
+    pub async fn lost(&self) -> LostReason {
+        match &self.lock {
+            Some((_, watch)) => watch.lost().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Done with it: in lock-safe mode removes the item and its lock in one transaction.
+    /// When the lock went meanwhile (see [`lost`](Self::lost)), removes nothing and fails
+    /// with [`RecipeError::Lost`](crate::RecipeError::Lost): the item is another
+    /// consumer's now.
     pub async fn done(mut self) -> Result<()> {
-        let Some(mut lock) = self.lock.take() else {
-            return Ok(());
-        };
-        let client = lock.client.clone();
-        let ops = vec![
-            Op::delete(self.item_path.clone(), Version::Any),
-            Op::delete(lock.path.clone(), Version::Any),
-        ];
-        let mut pauses = Pauses::default();
-        loop {
-            match client.multi(ops.clone()).await {
-                Ok(_) => {
-                    lock.disarm();
-                    return Ok(());
-                }
-                // A repeat after a lost reply, or the item removed by a consumer that takes
-                // no locks: what is left is our lock, which the guard removes.
-                Err(e) if e.code() == Some(ErrorCode::NoNode) => {
-                    let _ = client.delete(&self.item_path, Version::Any).await;
-                    return Ok(());
-                }
-                Err(e) if e.is_retryable() && may_retry(&client) => pauses.pause().await,
-                Err(e) => return Err(e.into()),
+        match self.lock.take() {
+            Some((lock, watch)) => {
+                watch.mark_released();
+                lock.remove_item().await
             }
+            None => Ok(()),
         }
     }
 
     /// Gives the item back: in lock-safe mode unlocks it, in its place, for the next
-    /// consumer; in plain mode puts it back at the end of the queue.
+    /// consumer; a plain item, already removed, is dropped.
     pub async fn release(mut self) -> Result<()> {
         match self.lock.take() {
-            Some(mut lock) => {
-                let done = delete_if_ours(&lock.client, &lock.path, lock.session).await;
-                lock.disarm();
-                done.map_err(RecipeError::from)
+            Some((lock, watch)) => {
+                watch.mark_released();
+                lock.unlock().await
             }
             None => Ok(()),
         }
     }
 }
 
-/// The lock `lock_dir/<item>` of a lock-safe take, from its create on: removed when dropped
-/// unless disarmed (handed over to a [`QueueItem`], then removed with it).
-pub(crate) struct LockGuard {
-    client: Client,
-    path: String,
-    session: i64,
-    armed: bool,
-}
-
-impl LockGuard {
-    pub(crate) fn new(client: &Client, path: String) -> Self {
-        LockGuard {
-            client: client.clone(),
-            path,
-            session: raw_session_id(client),
-            armed: false,
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for LockGuard {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let (client, path, session) = (self.client.clone(), self.path.clone(), self.session);
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let _ = delete_if_ours(&client, &path, session).await;
-            });
-        }
-    }
-}
-
 /// Takes the lock of `item_path`, then reads the item.
 pub(crate) async fn claim_locked(
-    client: &Client,
+    client: &zk_session::Client,
     item_path: String,
     mut lock: LockGuard,
 ) -> Result<Claim<QueueItem>> {
-    let mut pauses = Pauses::default();
-    // From here a dropped future must remove what the create may have made.
-    lock.armed = true;
-    let mut resent = false;
-    loop {
-        match client
-            .create(&lock.path, b"", CreateOptions::ephemeral())
-            .await
-        {
-            Ok(_) => break,
-            Err(Error::Code(ErrorCode::NodeExists)) => {
-                // After a lost reply, ours if that create went through; otherwise (and on a
-                // first try, when the lock may be this session's other item) someone else's.
-                match client.exists(&lock.path).await {
-                    Ok(Some(stat)) if resent && stat.ephemeral_owner == lock.session => break,
-                    Ok(_) => {
-                        lock.disarm();
-                        return Ok(Claim::Locked(lock.path.clone()));
-                    }
-                    Err(e) if e.is_retryable() && may_retry(client) => pauses.pause().await,
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            // The lock directory went away (deleted by hand): nothing to take here.
-            Err(Error::Code(ErrorCode::NoNode)) => {
-                lock.disarm();
-                return Ok(Claim::Gone);
-            }
-            Err(e) if e.is_retryable() && may_retry(client) => {
-                resent = true;
-                pauses.pause().await
-            }
-            Err(e) => return Err(e.into()),
-        }
+    match take_lock(client, &mut lock).await? {
+        Locking::Held => {}
+        Locking::Locked(path) => return Ok(Claim::Locked(path)),
+        Locking::Gone => return Ok(Claim::Gone),
     }
-    loop {
-        match client.get_data(&item_path).await {
-            Ok((data, _)) => {
-                let name = item_path.rsplit('/').next().unwrap_or_default().to_owned();
-                let Some(items) = envelope::decode(&data) else {
-                    // Not Curator's envelope: Curator deletes such an item as corrupt.
-                    let ops = [
-                        Op::delete(item_path.clone(), Version::Any),
-                        Op::delete(lock.path.clone(), Version::Any),
-                    ];
-                    if client.multi(ops).await.is_ok() {
-                        lock.disarm();
-                    }
-                    return Ok(Claim::Gone);
-                };
-                return Ok(Claim::Taken(QueueItem {
-                    name,
-                    items,
-                    lock: Some(lock),
-                    item_path,
-                }));
-            }
-            Err(Error::Code(ErrorCode::NoNode)) => return Ok(Claim::Gone), // the guard unlocks
-            Err(e) if e.is_retryable() && may_retry(client) => pauses.pause().await,
-            Err(e) => return Err(e.into()),
+    // Gone: consumed before we locked it; the guard unlocks.
+    let Some(data) = read_item(client, &item_path).await? else {
+        return Ok(Claim::Gone);
+    };
+    let name = item_path.rsplit('/').next().unwrap_or_default().to_owned();
+    let Some(items) = envelope::decode(&data) else {
+        // Not Curator's envelope: Curator deletes such an item as corrupt.
+        let ops = [
+            Op::delete(item_path.clone(), Version::Any),
+            Op::delete(lock.path().to_owned(), Version::Any),
+        ];
+        if client.multi(ops).await.is_ok() {
+            lock.disarm();
         }
-    }
-}
-
-/// Deletes the lock at `path` if the session `session` owns it.
-async fn delete_if_ours(client: &Client, path: &str, session: i64) -> Result<(), Error> {
-    let mut pauses = Pauses::default();
-    loop {
-        let attempt = async {
-            match client.exists(path).await? {
-                Some(stat) if stat.ephemeral_owner == session => {
-                    client.delete(path, Version::Exact(stat.version)).await
-                }
-                _ => Ok(()),
-            }
-        };
-        match attempt.await {
-            Ok(()) | Err(Error::Code(ErrorCode::NoNode | ErrorCode::BadVersion)) => return Ok(()),
-            Err(e)
-                if e.is_retryable() && may_retry(client) && raw_session_id(client) == session =>
-            {
-                pauses.pause().await
-            }
-            // Another session now: the ephemeral lock went with ours.
-            Err(_) if raw_session_id(client) != session => return Ok(()),
-            Err(e) => return Err(e),
-        }
-    }
+        return Ok(Claim::Gone);
+    };
+    let held = HeldLock::new(lock, item_path);
+    let watch = held.watch();
+    Ok(Claim::Taken(QueueItem {
+        name,
+        items,
+        lock: Some((held, watch)),
+    }))
 }
