@@ -2,37 +2,7 @@
 //! their repetitions.
 
 use conformance::bench::Throughput;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Kind {
-    /// getData of the 100-byte znode.
-    Get,
-    /// create + delete of a node; one op is the pair.
-    CreateDelete,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Workload {
-    pub(crate) kind: Kind,
-    pub(crate) window: usize,
-}
-
-impl Workload {
-    /// The spec the Java and Python programs take.
-    pub(crate) fn spec(self) -> String {
-        match self.kind {
-            Kind::Get => format!("get:{}", self.window),
-            Kind::CreateDelete => format!("cd:{}", self.window),
-        }
-    }
-
-    pub(crate) fn label(self) -> &'static str {
-        match self.kind {
-            Kind::Get => "getData 100 B",
-            Kind::CreateDelete => "create+delete pair",
-        }
-    }
-}
+pub(crate) use conformance::workload::{Kind, Workload};
 
 pub(crate) const WORKLOADS: [Workload; 4] = [
     Workload {
