@@ -445,6 +445,27 @@ impl ClientBuilder {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(Error::NoRuntime);
         }
+        let (cfg, rest) = self.into_config()?;
+        let cs_chroot = cfg.chroot.clone();
+        let shared = Arc::new(Shared::new());
+        let (tx, rx) = mpsc::unbounded_channel();
+        driver::spawn(cfg, shared.clone(), rx);
+        let client = Client::new(
+            tx,
+            shared,
+            cs_chroot,
+            rest.operation_timeout,
+            rest.persistent_watch_buffer,
+        );
+        if rest.server_list == ServerList::FollowEnsemble {
+            client.follow_ensemble_config();
+        }
+        Ok(client)
+    }
+
+    /// Checks the settings and splits them into what the session core takes and what the
+    /// handle keeps; both drivers (tokio's and the blocking one) start from here.
+    pub(crate) fn into_config(self) -> Result<(Config, HandleOptions), Error> {
         let cs = ConnectString::parse(&self.connect_string)?;
         #[cfg(feature = "sasl")]
         if let Some(sasl) = &self.sasl {
@@ -457,9 +478,17 @@ impl ClientBuilder {
             let timeout = self.session_timeout;
             return Err(ConfigError::SessionTimeout { timeout }.into());
         }
+        let rest = HandleOptions {
+            operation_timeout: self.operation_timeout,
+            persistent_watch_buffer: self.persistent_watch_buffer,
+            server_list: self.server_list,
+            first_connection_wait: self
+                .first_connection_timeout
+                .unwrap_or(self.session_timeout),
+        };
         let cfg = Config {
             hosts: cs.hosts,
-            chroot: cs.chroot.clone(),
+            chroot: cs.chroot,
             session_timeout: self.session_timeout,
             connect_timeout: self.connect_attempt_timeout,
             read_only: self.read_only == ReadOnly::Allowed,
@@ -473,20 +502,7 @@ impl ClientBuilder {
             sasl: self.sasl,
             security: self.security,
         };
-        let shared = Arc::new(Shared::new());
-        let (tx, rx) = mpsc::unbounded_channel();
-        driver::spawn(cfg, shared.clone(), rx);
-        let client = Client::new(
-            tx,
-            shared,
-            cs.chroot,
-            self.operation_timeout,
-            self.persistent_watch_buffer,
-        );
-        if self.server_list == ServerList::FollowEnsemble {
-            client.follow_ensemble_config();
-        }
-        Ok(client)
+        Ok((cfg, rest))
     }
 
     /// Starts the session and waits until it is connected.
@@ -547,30 +563,48 @@ impl ClientBuilder {
             Ok(Ok(s)) => Ok(s),
             Err(elapsed) => Err(elapsed),
         };
-        match reached {
-            // Suspended and Lost come only after a connection: one that dropped right after
-            // its handshake still leaves a live session, which the client takes back.
-            Ok(s)
-                if s.is_connected()
-                    || matches!(s, SessionState::Suspended | SessionState::Lost) =>
-            {
-                Ok(client)
-            }
-            Ok(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
-            // SASL failed: with its reason. An `auth` packet the server refused has none.
-            Ok(SessionState::Ended(EndReason::AuthFailed)) => {
-                Err(match client.last_connect_error() {
-                    Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
-                    _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
-                })
-            }
-            Ok(_) => Err(Error::Closed),
-            Err(_) => Err(Error::ConnectTimeout {
-                waited: wait,
-                last_error: client.last_connect_error(),
-            }),
-        }
+        first_connection_outcome(reached.ok(), wait, || client.last_connect_error())?;
+        Ok(client)
     }
+}
+
+/// What a first connection came to: the state it reached (`None`: still connecting after
+/// `waited`), as an error unless the client may be used; for both drivers' `connect`.
+pub(crate) fn first_connection_outcome(
+    reached: Option<SessionState>,
+    waited: Duration,
+    last_error: impl FnOnce() -> Option<crate::ConnectError>,
+) -> Result<(), Error> {
+    match reached {
+        // Suspended and Lost come only after a connection: one that dropped right after
+        // its handshake still leaves a live session, which the client takes back.
+        Some(s)
+            if s.is_connected() || matches!(s, SessionState::Suspended | SessionState::Lost) =>
+        {
+            Ok(())
+        }
+        Some(SessionState::Ended(EndReason::SessionExpired)) => Err(Error::session_expired()),
+        // SASL failed: with its reason. An `auth` packet the server refused has none.
+        Some(SessionState::Ended(EndReason::AuthFailed)) => Err(match last_error() {
+            Some(e @ crate::ConnectError::AuthFailed { .. }) => Error::AuthFailed(e),
+            _ => Error::Code(zk_proto::ErrorCode::AuthFailed),
+        }),
+        Some(_) => Err(Error::Closed),
+        None => Err(Error::ConnectTimeout {
+            waited,
+            last_error: last_error(),
+        }),
+    }
+}
+
+/// What a client handle keeps of its builder's settings (the rest goes to the core).
+pub(crate) struct HandleOptions {
+    pub operation_timeout: Option<Duration>,
+    pub persistent_watch_buffer: usize,
+    pub server_list: ServerList,
+    /// How long `connect` waits for the first connection.
+    #[cfg_attr(not(feature = "blocking"), allow(dead_code))]
+    pub first_connection_wait: Duration,
 }
 
 /// Credentials print as `<redacted>` (see redact.rs).

@@ -87,6 +87,8 @@
 
 mod argument_error;
 mod backoff;
+#[cfg(feature = "blocking")]
+pub mod blocking;
 mod builder;
 mod callers;
 mod chroot;
@@ -112,6 +114,7 @@ pub mod sasl;
 mod session;
 mod session_id;
 mod shared;
+mod slab;
 mod state;
 #[cfg(feature = "tls")]
 mod tls;

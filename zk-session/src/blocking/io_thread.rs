@@ -1,0 +1,347 @@
+//! The session's one I/O thread (`zk-session-io`): it reads the connection's stream with a
+//! read timeout set to the core's next deadline, feeds the bytes to the core, runs the
+//! core's actions (connect, disconnect, probes, SASL) and handles its timers. Callers write
+//! their own requests (see [`session`](super::session)); this thread writes only what its
+//! own inputs make (handshake, pings, re-registrations).
+
+use std::{
+    io::{self, Read, Write},
+    net::{Shutdown, TcpStream, ToSocketAddrs},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, MutexGuard, Weak,
+    },
+    time::Duration,
+};
+
+use bytes::BytesMut;
+
+use super::session::{now, CoreInstant, Locked, Session};
+use crate::{connection::ConnectFailure, session::Action};
+
+/// Read room the thread keeps for the next read.
+const READ_ROOM: usize = 64 * 1024;
+
+/// Starts the I/O thread of `session`; it ends once the session has ended.
+pub(crate) fn spawn(session: Arc<Session>, hosts: Vec<(String, u16)>) -> io::Result<()> {
+    let io = IoThread {
+        hosts,
+        rbuf: BytesMut::new(),
+        probe_stop: None,
+    };
+    std::thread::Builder::new()
+        .name("zk-session-io".into())
+        .spawn(move || io.run(&session))
+        .map(drop)
+}
+
+struct IoThread {
+    hosts: Vec<(String, u16)>,
+    rbuf: BytesMut,
+    /// Stops the read-write probe under way, if any.
+    probe_stop: Option<Arc<AtomicBool>>,
+}
+
+impl IoThread {
+    fn run(mut self, s: &Arc<Session>) {
+        let mut g = s.lock();
+        loop {
+            g = self.run_actions(s, g);
+            if g.core.is_ended() {
+                break;
+            }
+            let deadline = g.core.poll_timeout();
+            g = match g.stream.clone() {
+                Some(stream) => self.read(s, g, stream, deadline),
+                None => sleep(s, g, deadline),
+            };
+            if g.core.poll_timeout().is_some_and(|d| d <= now()) {
+                g.core.handle_timeout(now());
+            }
+            g = settled(s, g);
+        }
+        drop(g);
+        self.stop_probe();
+    }
+
+    /// One read of the stream, up to `deadline`, outside the lock; its bytes (or its end)
+    /// go to the core unless the stream was dropped meanwhile.
+    fn read<'s>(
+        &mut self,
+        s: &'s Session,
+        g: MutexGuard<'s, Locked>,
+        stream: Arc<TcpStream>,
+        deadline: Option<CoreInstant>,
+    ) -> MutexGuard<'s, Locked> {
+        let gen = g.conn_gen;
+        drop(g);
+        let wait = deadline.map(|d| d.saturating_duration_since(now()));
+        let r = if wait.is_some_and(|w| w.is_zero()) {
+            Err(io::ErrorKind::TimedOut.into())
+        } else {
+            // A zero timeout is refused: at least a millisecond.
+            let _ = stream.set_read_timeout(wait.map(|w| w.max(Duration::from_millis(1))));
+            if self.rbuf.capacity() - self.rbuf.len() < READ_ROOM / 8 {
+                self.rbuf.reserve(READ_ROOM);
+            }
+            read_into(&stream, &mut self.rbuf)
+        };
+        let mut g = s.lock();
+        if g.conn_gen != gen {
+            self.rbuf.clear();
+            return g;
+        }
+        let now = now();
+        match r {
+            Ok(0) => g.core.handle_disconnected(now),
+            Ok(_) => {
+                s.prune_if_handshaking(&mut g);
+                g.core.handle_input(&mut self.rbuf, now);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => g.core.handle_io_error(e, now),
+        }
+        g
+    }
+
+    /// Runs the actions queued, in order; a connect runs outside the lock.
+    fn run_actions<'s>(
+        &mut self,
+        s: &'s Arc<Session>,
+        mut g: MutexGuard<'s, Locked>,
+    ) -> MutexGuard<'s, Locked> {
+        while let Some(action) = g.actions.pop_front() {
+            g = match action {
+                Action::Connect { host, timeout, .. } => self.connect(s, g, host, timeout),
+                Action::Disconnect => {
+                    // The stream was dropped when the action was taken.
+                    self.rbuf.clear();
+                    self.stop_probe();
+                    g
+                }
+                Action::ServerList(hosts) => {
+                    self.hosts = hosts;
+                    g
+                }
+                Action::ProbeTls { host } => {
+                    let (h, p) = self.hosts[host].clone();
+                    drop(g);
+                    let plain = answers_plain(&h, p);
+                    let mut g = s.lock();
+                    g.core.handle_tls_probe(host, plain, now());
+                    settled(s, g)
+                }
+                Action::ProbeReadWrite { skip } => {
+                    self.start_probe(s, skip);
+                    g
+                }
+                #[cfg(feature = "sasl")]
+                Action::Sasl { attempt, work } => {
+                    // Kerberos may ask the KDC: outside the lock, so that callers go on.
+                    drop(g);
+                    let done = work.run();
+                    let mut g = s.lock();
+                    g.core.handle_sasl_done(attempt, done, now());
+                    settled(s, g)
+                }
+            };
+        }
+        g
+    }
+
+    /// Opens a stream to `hosts[host]` outside the lock, and tells the core how it went,
+    /// unless the attempt was given up meanwhile.
+    fn connect<'s>(
+        &mut self,
+        s: &'s Session,
+        g: MutexGuard<'s, Locked>,
+        host: usize,
+        timeout: Duration,
+    ) -> MutexGuard<'s, Locked> {
+        let gen = g.conn_gen;
+        drop(g);
+        let (h, p) = self.hosts[host].clone();
+        let r = open(&h, p, timeout);
+        let mut g = s.lock();
+        if g.conn_gen != gen {
+            // Given up meanwhile (a close, an end): the stream goes unused.
+            return g;
+        }
+        match r {
+            Ok(stream) => {
+                g.conn_gen += 1;
+                self.rbuf.clear();
+                g.stream = Some(Arc::new(stream));
+                g.core.handle_stream_opened(host, now());
+            }
+            Err(f) => g.core.handle_connect_failed(host, f, now()),
+        }
+        settled(s, g)
+    }
+
+    fn start_probe(&mut self, s: &Arc<Session>, skip: usize) {
+        self.stop_probe();
+        let stop = Arc::new(AtomicBool::new(false));
+        self.probe_stop = Some(stop.clone());
+        let (hosts, weak) = (self.hosts.clone(), Arc::downgrade(s));
+        let _ = std::thread::Builder::new()
+            .name("zk-session-probe".into())
+            .spawn(move || probe_read_write(hosts, skip, stop, weak));
+    }
+
+    fn stop_probe(&mut self) {
+        if let Some(s) = self.probe_stop.take() {
+            s.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// No stream: waits for the deadline, or for a caller's command or action.
+fn sleep<'s>(
+    s: &'s Session,
+    mut g: MutexGuard<'s, Locked>,
+    deadline: Option<CoreInstant>,
+) -> MutexGuard<'s, Locked> {
+    if !g.actions.is_empty() {
+        return g;
+    }
+    g.io_sleeping = true;
+    let wait = deadline.map(|d| d.saturating_duration_since(now()));
+    let mut g = match wait {
+        Some(w) if w.is_zero() => g,
+        Some(w) => match s.wake.wait_timeout(g, w) {
+            Ok((g, _)) => g,
+            Err(e) => e.into_inner().0,
+        },
+        None => s.wake.wait(g).unwrap_or_else(|e| e.into_inner()),
+    };
+    g.io_sleeping = false;
+    g
+}
+
+/// Settles `g` and takes the lock again (the settle may have written outside it).
+fn settled<'s>(s: &'s Session, g: MutexGuard<'s, Locked>) -> MutexGuard<'s, Locked> {
+    s.settle(g);
+    s.lock()
+}
+
+/// Reads once into the spare room of `rbuf`.
+fn read_into(mut stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<usize> {
+    let len = rbuf.len();
+    rbuf.resize(rbuf.capacity(), 0);
+    let r = stream.read(&mut rbuf[len..]);
+    rbuf.truncate(len + *r.as_ref().unwrap_or(&0));
+    r
+}
+
+/// A TCP stream to `host:port`, each address tried within `timeout` in all.
+fn open(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, ConnectFailure> {
+    let until = std::time::Instant::now() + timeout;
+    let addrs = (host, port).to_socket_addrs().map_err(ConnectFailure::Io)?;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address for the host");
+    for addr in addrs {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(ConnectFailure::Timeout);
+        }
+        match TcpStream::connect_timeout(&addr, left) {
+            Ok(s) => {
+                s.set_nodelay(true).map_err(ConnectFailure::Io)?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(ConnectFailure::Timeout),
+            Err(e) => last = e,
+        }
+    }
+    Err(ConnectFailure::Io(last))
+}
+
+/// Whether `host:port` answers a four-letter word in plain (`None`: no answer in time).
+fn answers_plain(host: &str, port: u16) -> Option<bool> {
+    let wait = Duration::from_secs(1);
+    let mut s = open(host, port, wait).ok()?;
+    s.set_read_timeout(Some(wait)).ok()?;
+    // Five bytes: a TLS port needs a whole record header before it gives up on us.
+    s.write_all(b"srvr\n").ok()?;
+    let mut byte = [0u8; 1];
+    let r = match s.read(&mut byte) {
+        Ok(n) => Some(n > 0),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Some(false),
+        Err(_) => None,
+    };
+    let _ = s.shutdown(Shutdown::Both);
+    r
+}
+
+/// Looks for a read-write server other than `skip` until one answers "rw" or `stop` is set,
+/// then tells the core.
+fn probe_read_write(
+    hosts: Vec<(String, u16)>,
+    skip: usize,
+    stop: Arc<AtomicBool>,
+    session: Weak<Session>,
+) {
+    let mut pause = Duration::from_millis(200);
+    while !stop.load(Ordering::Acquire) {
+        for (i, (h, p)) in hosts.iter().enumerate() {
+            if (i == skip && hosts.len() > 1) || !is_read_write(h, *p) {
+                continue;
+            }
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            let mut g = session.lock();
+            if !stop.load(Ordering::Acquire) {
+                g.core.handle_read_write_found(i, now());
+            }
+            return session.settle(g);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_secs(10));
+    }
+}
+
+fn is_read_write(host: &str, port: u16) -> bool {
+    let wait = Duration::from_secs(2);
+    let Ok(mut s) = open(host, port, wait) else {
+        return false;
+    };
+    let mut answer = Vec::with_capacity(2);
+    let ok = s.set_read_timeout(Some(wait)).is_ok()
+        && s.write_all(b"isro").is_ok()
+        && (&mut s).take(2).read_to_end(&mut answer).is_ok();
+    ok && answer.starts_with(b"rw")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_fills_the_spare_room_only() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut client = TcpStream::connect(addr).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        client.write_all(b"abc").unwrap();
+        let mut rbuf = BytesMut::from(&b"xy"[..]);
+        rbuf.reserve(16);
+        let n = read_into(&server, &mut rbuf).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(&rbuf[..], b"xyabc");
+    }
+
+    #[test]
+    fn a_refused_port_is_an_io_refusal() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let r = open("127.0.0.1", port, Duration::from_secs(5));
+        assert!(matches!(r, Err(f) if f.is_refusal()));
+    }
+}

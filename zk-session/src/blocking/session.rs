@@ -1,0 +1,351 @@
+//! The session shared by the blocking handle's callers and its I/O thread: the core behind
+//! one Mutex, the callers' reply slots by the keys the core knows, and the write path.
+//!
+//! Every thread that gives the core an input (a caller's command, the I/O thread's bytes or
+//! timer) then settles: applies the outputs (filling reply slots), hands the actions to the
+//! I/O thread, and writes what the core has to send. Writes are combined: one thread at a
+//! time writes, outside the lock, everything queued until then; whoever queues bytes while a
+//! write is under way leaves them to that writer, which looks again before it stops. So the
+//! bytes go out in xid order, a caller's request goes out without waiting for the I/O thread
+//! to wake, and no thread holds the lock while it blocks on the socket.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    io::Write,
+    net::{Shutdown, TcpStream},
+    sync::{Arc, Condvar, Mutex, MutexGuard},
+};
+
+use bytes::Bytes;
+
+use super::{
+    board::Board,
+    slot::SlotTx,
+    watch::{OneshotTx, StreamTx},
+};
+use crate::{
+    command::{self, Keys, WatchReg},
+    session::{Action, Key, Output, SessionCore, WatchId},
+    slab::Slab,
+    Error,
+};
+use zk_proto::Response;
+
+/// The core's clock. TOKIO-INSTANT: the core still takes tokio's Instant; converted here
+/// only, from std's.
+pub(crate) type CoreInstant = tokio::time::Instant;
+
+/// The time now, as the core takes it.
+pub(crate) fn now() -> CoreInstant {
+    // TOKIO-INSTANT
+    CoreInstant::from_std(std::time::Instant::now())
+}
+
+/// A request's reply slot.
+pub(crate) type ReplyTx = SlotTx<Result<Response, Error>>;
+
+/// A command as the blocking handle gives it: slots instead of keys.
+#[derive(Debug)]
+pub(crate) enum Slots {}
+
+impl command::Callers for Slots {
+    type Reply = ReplyTx;
+    type Auth = SlotTx<Result<(), Error>>;
+    type Oneshot = OneshotTx;
+    type Stream = StreamTx;
+    type Done = SlotTx<()>;
+}
+
+/// A command of the blocking handle.
+pub(crate) type Command = command::Command<Slots>;
+
+/// One session: see the module documentation.
+pub(crate) struct Session {
+    locked: Mutex<Locked>,
+    /// Wakes the I/O thread when it waits without a connection to read.
+    pub wake: Condvar,
+    pub board: Board,
+    next_watch_id: std::sync::atomic::AtomicU64,
+}
+
+/// What the Mutex guards.
+pub(crate) struct Locked {
+    pub core: SessionCore,
+    callers: Callers,
+    /// Actions taken from the core, for the I/O thread, in order.
+    pub actions: VecDeque<Action>,
+    /// The stream of the current connection (the I/O thread reads it, writers write it).
+    pub stream: Option<Arc<TcpStream>>,
+    /// Counts streams opened and dropped: an I/O result for an older one is stale.
+    pub conn_gen: u64,
+    /// A thread is writing (outside the lock): others leave their bytes to it.
+    writing: bool,
+    /// The I/O thread waits on [`Session::wake`] (it reads nothing).
+    pub io_sleeping: bool,
+    /// Every handle is gone.
+    pub handles_gone: bool,
+}
+
+/// The callers' slots by the keys the core names them by.
+#[derive(Debug, Default)]
+struct Callers {
+    replies: Slab<ReplyTx>,
+    auths: Slab<SlotTx<Result<(), Error>>>,
+    done: Slab<SlotTx<()>>,
+    oneshots: HashMap<WatchId, OneshotTx>,
+    streams: HashMap<WatchId, StreamTx>,
+}
+
+impl Session {
+    pub fn new(core: SessionCore) -> Self {
+        Session {
+            locked: Mutex::new(Locked {
+                core,
+                callers: Callers::default(),
+                actions: VecDeque::new(),
+                stream: None,
+                conn_gen: 0,
+                writing: false,
+                io_sleeping: false,
+                handles_gone: false,
+            }),
+            wake: Condvar::new(),
+            board: Board::new(),
+            next_watch_id: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, Locked> {
+        self.locked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new watch's id.
+    pub fn watch_id(&self) -> WatchId {
+        WatchId(
+            self.next_watch_id
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// Gives the core one command from a handle, then settles.
+    pub fn submit(&self, cmd: Command) {
+        let mut g = self.lock();
+        let cmd = g.callers.take(cmd);
+        let now = now();
+        g.core.handle_command(cmd, now);
+        if g.core.wants_prune() {
+            let Locked { core, callers, .. } = &mut *g;
+            core.prune_waiting(|k| callers.take_if_gone(k));
+        }
+        self.settle(g);
+    }
+
+    /// Every handle is gone: the core closes the session.
+    pub fn handles_gone(&self) {
+        let mut g = self.lock();
+        g.handles_gone = true;
+        g.core.handle_handles_gone(now());
+        self.settle(g);
+    }
+
+    /// After an input: applies the outputs, hands the actions to the I/O thread, and writes
+    /// what the core has to send (see the module documentation).
+    pub fn settle<'s>(&'s self, mut g: MutexGuard<'s, Locked>) {
+        loop {
+            g.apply_outputs(&self.board);
+            if g.take_actions() || g.io_sleeping {
+                self.wake.notify_one();
+            }
+            if g.writing || g.core.transmit().is_empty() {
+                return;
+            }
+            let Some(stream) = g.stream.clone() else {
+                return;
+            };
+            // Between handshake and connected the core may hold bytes for a stream not open
+            // yet; `stream` is only set once it is.
+            let bytes = g.core.transmit().split().freeze();
+            let (gen, t) = (g.conn_gen, now());
+            g.core.handle_written(t);
+            g.writing = true;
+            drop(g);
+            let r = write(&stream, bytes);
+            g = self.lock();
+            g.writing = false;
+            if let Err(e) = r {
+                if g.conn_gen == gen {
+                    g.core.handle_io_error(e, now());
+                }
+            }
+        }
+    }
+
+    /// Before a handshake's input: drops the waiting requests whose callers gave up.
+    pub fn prune_if_handshaking(&self, g: &mut Locked) {
+        use crate::session::Phase;
+        if matches!(g.core.phase(), Phase::Handshaking { .. }) && g.core.has_waiting() {
+            // The end of the handshake sends the waiting requests: not those of callers who
+            // gave up meanwhile.
+            let Locked { core, callers, .. } = g;
+            core.prune_waiting(|k| callers.take_if_gone(k));
+        }
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("state", &self.board.read().state)
+            .finish_non_exhaustive()
+    }
+}
+
+fn write(stream: &TcpStream, bytes: Bytes) -> std::io::Result<()> {
+    let mut s = stream;
+    s.write_all(&bytes)
+}
+
+impl Locked {
+    fn apply_outputs(&mut self, board: &Board) {
+        while let Some(o) = self.core.poll_output() {
+            self.callers.apply(o, board);
+        }
+        board.zxid_seen(self.core.last_zxid());
+    }
+
+    /// Moves the core's actions to the I/O thread's queue; a disconnect drops the stream
+    /// at once (shut down, so that a read under way on the I/O thread returns). Whether
+    /// there were any.
+    fn take_actions(&mut self) -> bool {
+        let mut any = false;
+        while let Some(a) = self.core.poll_action() {
+            if a == Action::Disconnect {
+                self.drop_stream();
+            }
+            self.actions.push_back(a);
+            any = true;
+        }
+        any
+    }
+
+    /// Drops the current stream, if any: older I/O results are stale from now on.
+    pub fn drop_stream(&mut self) {
+        self.conn_gen += 1;
+        if let Some(s) = self.stream.take() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Callers {
+    /// Keeps the slots of `cmd` and gives the core the command with their keys.
+    fn take(&mut self, cmd: Command) -> command::Command<Keys> {
+        use command::{AddAuthCmd, Command as C, RequestCmd};
+        match cmd {
+            C::Request(rc) => {
+                let RequestCmd {
+                    request,
+                    reply,
+                    watch,
+                } = *rc;
+                let watch = watch.map(|w| self.take_watch(w));
+                C::Request(Box::new(RequestCmd {
+                    request,
+                    reply: (!reply.is_closed()).then(|| self.replies.insert(reply)),
+                    watch,
+                }))
+            }
+            C::AddAuth(a) => {
+                let AddAuthCmd {
+                    scheme,
+                    auth,
+                    reply,
+                } = *a;
+                let reply = self.auths.insert(reply);
+                C::AddAuth(Box::new(AddAuthCmd {
+                    scheme,
+                    auth,
+                    reply,
+                }))
+            }
+            C::WatchDropped { path, kind, id } => {
+                self.oneshots.remove(&id);
+                self.streams.remove(&id);
+                C::WatchDropped { path, kind, id }
+            }
+            C::Close { reply } => C::Close {
+                reply: self.done.insert(reply),
+            },
+            C::ServerList { hosts, reply } => C::ServerList {
+                hosts,
+                reply: self.done.insert(reply),
+            },
+        }
+    }
+
+    fn take_watch(&mut self, w: WatchReg<Slots>) -> WatchReg<Keys> {
+        match w {
+            WatchReg::Oneshot { path, id, tx } => {
+                self.oneshots.insert(id, tx);
+                WatchReg::Oneshot { path, id, tx: () }
+            }
+            WatchReg::Stream { path, kind, id, tx } => {
+                self.streams.insert(id, tx);
+                WatchReg::Stream {
+                    path,
+                    kind,
+                    id,
+                    tx: (),
+                }
+            }
+            WatchReg::Remove { path, watcher_type } => WatchReg::Remove { path, watcher_type },
+        }
+    }
+
+    /// Whether the caller of request `key` gave up; if so its slot is dropped.
+    fn take_if_gone(&mut self, key: Key) -> bool {
+        let gone = self.replies.get(key).is_none_or(|r| r.is_closed());
+        if gone {
+            self.replies.take(key);
+        }
+        gone
+    }
+
+    fn apply(&mut self, output: Output, board: &Board) {
+        match output {
+            Output::Reply { to, result } => {
+                if let Some(tx) = self.replies.take(to) {
+                    tx.send(result);
+                }
+            }
+            Output::Auth { to, result } => {
+                if let Some(tx) = self.auths.take(to) {
+                    tx.send(result);
+                }
+            }
+            Output::Watch { to, result } => {
+                if let Some(tx) = self.oneshots.remove(&to) {
+                    tx.send(result);
+                }
+            }
+            Output::Stream { to, event } => {
+                if let Some(tx) = self.streams.get(&to) {
+                    tx.send(&event);
+                }
+            }
+            Output::WatchEnded { to } => {
+                self.oneshots.remove(&to);
+                self.streams.remove(&to);
+            }
+            Output::Done { to } => {
+                if let Some(tx) = self.done.take(to) {
+                    tx.send(());
+                }
+            }
+            Output::Publish(view) => board.publish(view),
+            Output::Established { .. } => {}
+            Output::AttemptFailed(why) => board.attempt_failed(why),
+            Output::Hopeless(e) => board.hopeless(e),
+        }
+    }
+}
