@@ -5,7 +5,7 @@
 //! its first user. What only this crate needs lives here:
 //!
 //! - [`bench`](mod@bench) holds what the benchmark programs share; [`workload`],
-//!   [`raw_session`], [`counters`] and [`cpu`] what the request-path benchmarks
+//!   [`raw_session`], [`counters`], [`cpu`] and [`outcome`] what the request-path benchmarks
 //!   (`session_bench`, `blocking_bench`) share;
 //! - [`peers`] compiles and runs the other clients the tests and benchmarks compare with
 //!   (Curator and the ZooKeeper Java client, kazoo);
@@ -27,6 +27,7 @@ pub mod counters;
 pub mod cpu;
 pub mod ephemeral_owner;
 pub mod load_average;
+pub mod outcome;
 pub mod peers;
 pub mod raw_session;
 pub mod sweep;

@@ -1,7 +1,7 @@
 //! The workloads (getData, create+delete at a window), the clients measured and the best of
 //! their repetitions.
 
-use conformance::bench::Throughput;
+pub(crate) use conformance::outcome::{best, Outcome};
 pub(crate) use conformance::workload::{Kind, Workload};
 
 pub(crate) const WORKLOADS: [Workload; 4] = [
@@ -68,14 +68,4 @@ impl Peer {
             Peer::Kazoo => "kazoo",
         }
     }
-}
-
-/// The best repetition, or why there is none.
-pub(crate) type Outcome = Result<Throughput, String>;
-
-pub(crate) fn best(reps: &[Throughput]) -> Outcome {
-    reps.iter()
-        .copied()
-        .max_by(|a, b| a.ops_per_sec().total_cmp(&b.ops_per_sec()))
-        .ok_or_else(|| "no repetition finished".to_owned())
 }
