@@ -1,7 +1,7 @@
 // The ZooKeeper Java client (3.8, synchronous API, callers on threads) side of the blocking
 // client's benchmark.
 //
-// Compiled with BenchArgs.java (the command line) and run by
+// Compiled with BenchArgs.java (the command line) and JavaClientBench.java (the connect), run by
 // conformance/src/bin/blocking_bench with the machine's javac and Debian's jars; see
 // BENCHMARKS.md. Usage:
 //
@@ -21,12 +21,9 @@
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 
@@ -45,7 +42,7 @@ public final class JavaBlockingBench {
         String dataPath = a.text("DATA_PATH");
         String cdBase = a.text("CD_BASE");
         double jitWarmup = a.seconds("JIT_WARMUP_S");
-        ZooKeeper zk = connected(a.text("CONNECT"));
+        ZooKeeper zk = JavaClientBench.connected(a.text("CONNECT"));
 
         // JIT warm-up: both kinds of workload, unmeasured.
         if (jitWarmup > 0) {
@@ -58,21 +55,6 @@ public final class JavaBlockingBench {
                     a.seconds("MEASURE_S"), a.number("REPS"), spec);
         }
         zk.close();
-    }
-
-    // A client of `connect` (30 s sessions), once connected; exits when it is not within 30 s.
-    private static ZooKeeper connected(String connect) throws Exception {
-        CountDownLatch connected = new CountDownLatch(1);
-        ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
-            if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-                connected.countDown();
-            }
-        });
-        if (!connected.await(30, TimeUnit.SECONDS)) {
-            System.err.println("no connection to " + connect);
-            System.exit(1);
-        }
-        return zk;
     }
 
     // One caller: synchronous ops until told to stop.

@@ -18,6 +18,8 @@ use crate::{
 };
 
 const JAVA_SOURCE: &str = include_str!("../../../java/JavaBlockingBench.java");
+/// The session benchmark's Java peer, whose connect the blocking one uses.
+const JAVA_CONNECT: &str = include_str!("../../../java/JavaClientBench.java");
 
 /// One round of `row` on every workload: its repetitions, by workload.
 pub(crate) type RowResults = Result<HashMap<Workload, Vec<Throughput>>, String>;
@@ -37,7 +39,11 @@ impl Launcher {
             return Launcher::Child;
         }
         Launcher::Java(JavaProgram::compile_embedded(
-            &[("JavaBlockingBench.java", JAVA_SOURCE), peers::BENCH_ARGS],
+            &[
+                ("JavaBlockingBench.java", JAVA_SOURCE),
+                ("JavaClientBench.java", JAVA_CONNECT),
+                peers::BENCH_ARGS,
+            ],
             tmp,
             peers::ZOOKEEPER_CLIENT_JARS,
             "libzookeeper-java libslf4j-java",

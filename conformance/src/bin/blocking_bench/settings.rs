@@ -154,3 +154,45 @@ fn windows(list: &str) -> Result<Vec<usize>, String> {
 fn at_windows(kind: Kind, windows: &[usize]) -> impl Iterator<Item = Workload> + '_ {
     windows.iter().map(move |&window| Workload { kind, window })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_listed_or_none() {
+        assert_eq!(windows("1,64,512"), Ok(vec![1, 64, 512]));
+        assert_eq!(windows("none"), Ok(Vec::new()));
+        for bad in ["0", "513", "x", "1,,2"] {
+            assert!(windows(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_row_process_is_told_every_workload_and_the_timing() {
+        let set = Settings {
+            timing: Timing {
+                secs: 2.5,
+                warmup: 1.0,
+                jit_warmup: 4.0,
+                rounds: 3,
+            },
+            reps: 2,
+            rows: Row::ALL.to_vec(),
+            workloads: at_windows(Kind::Get, &[1, 64])
+                .chain(at_windows(Kind::CreateDelete, &[64]))
+                .collect(),
+            child: Child::default(),
+        };
+        let args = set.child_args(Row::RawThreads, "127.0.0.1:2181", "/b");
+        let value = |flag: &str| {
+            let i = args.iter().position(|a| a == flag).expect(flag);
+            args[i + 1].clone()
+        };
+        assert_eq!(value("--child"), "raw-threads");
+        assert_eq!(value("--workloads"), "get:1,get:64,cd:64");
+        assert_eq!(value("--secs"), "2.5");
+        assert_eq!(value("--reps"), "2");
+        assert_eq!(value("--base"), "/b");
+    }
+}
