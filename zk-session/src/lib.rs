@@ -90,6 +90,7 @@ mod backoff;
 #[cfg(feature = "blocking")]
 pub mod blocking;
 mod builder;
+mod caller_table;
 mod callers;
 mod chroot;
 mod client;
@@ -103,6 +104,7 @@ mod deadline_grid;
 mod driver;
 mod ensemble_config;
 mod error;
+mod first_connection;
 mod jitter;
 mod multi;
 mod on_refusal;

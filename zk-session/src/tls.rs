@@ -104,6 +104,16 @@ impl TlsConfig {
         host: &str,
         tcp: TcpStream,
     ) -> Result<TlsStream<TcpStream>, ConnectFailure> {
+        let c = self.client_for(host)?;
+        TlsConnector::from(c.config)
+            .connect(c.server_name, tcp)
+            .await
+            .map_err(|e| ConnectFailure::Tls(tls_error::classify(&e, c.had_client_cert, &c.name)))
+    }
+
+    /// What a handshake with the server written `host` in the connect string starts from
+    /// (for both drivers): the configuration now (files read again) and the name checked.
+    pub(crate) fn client_for(&self, host: &str) -> Result<TlsClient, ConnectFailure> {
         let name = match &self.server_name {
             ServerNameCheck::Name(n) => n.as_str(),
             ServerNameCheck::ConnectHost | ServerNameCheck::DangerousAnyName => host,
@@ -113,13 +123,24 @@ impl TlsConfig {
                 name: e.to_string(),
             })
         })?;
-        let client = reload::current(&self.current, &self.server_name);
-        let had_client_cert = client.client_auth_cert_resolver.has_certs();
-        TlsConnector::from(client)
-            .connect(server_name, tcp)
-            .await
-            .map_err(|e| ConnectFailure::Tls(tls_error::classify(&e, had_client_cert, name)))
+        let config = reload::current(&self.current, &self.server_name);
+        Ok(TlsClient {
+            had_client_cert: config.client_auth_cert_resolver.has_certs(),
+            config,
+            server_name,
+            name: name.to_owned(),
+        })
     }
+}
+
+/// See [`TlsConfig::client_for`].
+pub(crate) struct TlsClient {
+    pub config: Arc<ClientConfig>,
+    pub server_name: ServerName<'static>,
+    /// A client certificate was offered (for telling why a handshake failed).
+    pub had_client_cert: bool,
+    /// The name the server's certificate must be valid for.
+    pub name: String,
 }
 
 impl TlsConfigBuilder {

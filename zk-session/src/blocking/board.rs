@@ -37,6 +37,20 @@ pub(crate) struct Published {
     subscribers: Vec<mpsc::Sender<SessionEvent>>,
 }
 
+impl crate::caller_table::Published for Board {
+    fn publish(&self, view: View) {
+        Board::publish(self, view)
+    }
+
+    fn attempt_failed(&self, why: ConnectError) {
+        Board::attempt_failed(self, why)
+    }
+
+    fn hopeless(&self, e: Error) {
+        Board::hopeless(self, e)
+    }
+}
+
 impl Board {
     pub fn new() -> Self {
         Board {

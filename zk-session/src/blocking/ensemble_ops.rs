@@ -157,8 +157,13 @@ impl Client {
             let servers = servers.to_owned();
             return Err(ArgumentError::OtherChroot { servers }.into());
         }
+        self.set_server_list(cs.hosts)
+    }
+
+    /// Replaces the server list with `hosts` (not empty).
+    pub(super) fn set_server_list(&self, hosts: Vec<(String, u16)>) -> Result<(), Error> {
         let (reply, rx) = slot();
-        let hosts = cs.hosts.into_boxed_slice();
+        let hosts = hosts.into_boxed_slice();
         self.handle
             .session
             .submit(Command::ServerList { hosts, reply });

@@ -6,7 +6,7 @@
 
 use std::{
     io::{self, Read, Write},
-    net::{Shutdown, TcpStream, ToSocketAddrs},
+    net::Shutdown,
     sync::{
         atomic::{AtomicBool, Ordering},
         Arc, MutexGuard, Weak,
@@ -16,17 +16,23 @@ use std::{
 
 use bytes::BytesMut;
 
-use super::session::{now, CoreInstant, Locked, Session};
-use crate::{connection::ConnectFailure, session::Action};
-
-/// Read room the thread keeps for the next read.
-const READ_ROOM: usize = 64 * 1024;
+use super::{
+    session::{now, CoreInstant, Locked, Session},
+    stream::{open_tcp, Stream},
+};
+use crate::{session::Action, transport::Security};
 
 /// Starts the I/O thread of `session`; it ends once the session has ended.
-pub(crate) fn spawn(session: Arc<Session>, hosts: Vec<(String, u16)>) -> io::Result<()> {
+pub(crate) fn spawn(
+    session: Arc<Session>,
+    hosts: Vec<(String, u16)>,
+    security: Security,
+) -> io::Result<()> {
     let io = IoThread {
         hosts,
+        security,
         rbuf: BytesMut::new(),
+        armed: None,
         probe_stop: None,
     };
     std::thread::Builder::new()
@@ -37,7 +43,11 @@ pub(crate) fn spawn(session: Arc<Session>, hosts: Vec<(String, u16)>) -> io::Res
 
 struct IoThread {
     hosts: Vec<(String, u16)>,
+    /// Plain TCP or TLS, for every server and every reconnect.
+    security: Security,
     rbuf: BytesMut,
+    /// The read timeout set on the stream of this generation (`None` inside: none).
+    armed: Option<(u64, Option<Duration>)>,
     /// Stops the read-write probe under way, if any.
     probe_stop: Option<Arc<AtomicBool>>,
 }
@@ -70,7 +80,7 @@ impl IoThread {
         &mut self,
         s: &'s Session,
         g: MutexGuard<'s, Locked>,
-        stream: Arc<TcpStream>,
+        stream: Arc<Stream>,
         deadline: Option<CoreInstant>,
     ) -> MutexGuard<'s, Locked> {
         let gen = g.conn_gen;
@@ -79,12 +89,12 @@ impl IoThread {
         let r = if wait.is_some_and(|w| w.is_zero()) {
             Err(io::ErrorKind::TimedOut.into())
         } else {
-            // A zero timeout is refused: at least a millisecond.
-            let _ = stream.set_read_timeout(wait.map(|w| w.max(Duration::from_millis(1))));
-            if self.rbuf.capacity() - self.rbuf.len() < READ_ROOM / 8 {
-                self.rbuf.reserve(READ_ROOM);
+            let armed = self.armed.filter(|a| a.0 == gen).map(|a| a.1);
+            if rearm(armed, wait) {
+                stream.set_read_timeout(wait);
+                self.armed = Some((gen, wait));
             }
-            read_into(&stream, &mut self.rbuf)
+            stream.read(&mut self.rbuf)
         };
         let mut g = s.lock();
         if g.conn_gen != gen {
@@ -166,7 +176,7 @@ impl IoThread {
         let gen = g.conn_gen;
         drop(g);
         let (h, p) = self.hosts[host].clone();
-        let r = open(&h, p, timeout);
+        let r = Stream::open(&h, p, &self.security, timeout);
         let mut g = s.lock();
         if g.conn_gen != gen {
             // Given up meanwhile (a close, an end): the stream goes unused.
@@ -189,9 +199,10 @@ impl IoThread {
         let stop = Arc::new(AtomicBool::new(false));
         self.probe_stop = Some(stop.clone());
         let (hosts, weak) = (self.hosts.clone(), Arc::downgrade(s));
+        let security = self.security.clone();
         let _ = std::thread::Builder::new()
             .name("zk-session-probe".into())
-            .spawn(move || probe_read_write(hosts, skip, stop, weak));
+            .spawn(move || probe_read_write(hosts, &security, skip, stop, weak));
     }
 
     fn stop_probe(&mut self) {
@@ -224,47 +235,29 @@ fn sleep<'s>(
     g
 }
 
+/// Whether a read that may wait `wait` needs the socket's read timeout set again, given
+/// the one `armed` on it (`None`: never set). A shorter timeout only makes the thread wake
+/// early, which the core ignores, so it stays unless it is much shorter than needed: under
+/// load the deadline moves with every reply, and a setsockopt per read would cost a syscall
+/// per request.
+fn rearm(armed: Option<Option<Duration>>, wait: Option<Duration>) -> bool {
+    match (armed, wait) {
+        (None, _) | (Some(None), Some(_)) | (Some(Some(_)), None) => true,
+        (Some(None), None) => false,
+        (Some(Some(a)), Some(w)) => w < a || w > a.saturating_mul(2),
+    }
+}
+
 /// Settles `g` and takes the lock again (the settle may have written outside it).
 fn settled<'s>(s: &'s Session, g: MutexGuard<'s, Locked>) -> MutexGuard<'s, Locked> {
     s.settle(g);
     s.lock()
 }
 
-/// Reads once into the spare room of `rbuf`.
-fn read_into(mut stream: &TcpStream, rbuf: &mut BytesMut) -> io::Result<usize> {
-    let len = rbuf.len();
-    rbuf.resize(rbuf.capacity(), 0);
-    let r = stream.read(&mut rbuf[len..]);
-    rbuf.truncate(len + *r.as_ref().unwrap_or(&0));
-    r
-}
-
-/// A TCP stream to `host:port`, each address tried within `timeout` in all.
-fn open(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, ConnectFailure> {
-    let until = std::time::Instant::now() + timeout;
-    let addrs = (host, port).to_socket_addrs().map_err(ConnectFailure::Io)?;
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address for the host");
-    for addr in addrs {
-        let left = until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return Err(ConnectFailure::Timeout);
-        }
-        match TcpStream::connect_timeout(&addr, left) {
-            Ok(s) => {
-                s.set_nodelay(true).map_err(ConnectFailure::Io)?;
-                return Ok(s);
-            }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(ConnectFailure::Timeout),
-            Err(e) => last = e,
-        }
-    }
-    Err(ConnectFailure::Io(last))
-}
-
 /// Whether `host:port` answers a four-letter word in plain (`None`: no answer in time).
 fn answers_plain(host: &str, port: u16) -> Option<bool> {
     let wait = Duration::from_secs(1);
-    let mut s = open(host, port, wait).ok()?;
+    let mut s = open_tcp(host, port, wait).ok()?;
     s.set_read_timeout(Some(wait)).ok()?;
     // Five bytes: a TLS port needs a whole record header before it gives up on us.
     s.write_all(b"srvr\n").ok()?;
@@ -282,6 +275,7 @@ fn answers_plain(host: &str, port: u16) -> Option<bool> {
 /// then tells the core.
 fn probe_read_write(
     hosts: Vec<(String, u16)>,
+    security: &Security,
     skip: usize,
     stop: Arc<AtomicBool>,
     session: Weak<Session>,
@@ -289,7 +283,7 @@ fn probe_read_write(
     let mut pause = Duration::from_millis(200);
     while !stop.load(Ordering::Acquire) {
         for (i, (h, p)) in hosts.iter().enumerate() {
-            if (i == skip && hosts.len() > 1) || !is_read_write(h, *p) {
+            if (i == skip && hosts.len() > 1) || !is_read_write(h, *p, security) {
                 continue;
             }
             let Some(session) = session.upgrade() else {
@@ -306,16 +300,23 @@ fn probe_read_write(
     }
 }
 
-fn is_read_write(host: &str, port: u16) -> bool {
+fn is_read_write(host: &str, port: u16, security: &Security) -> bool {
     let wait = Duration::from_secs(2);
-    let Ok(mut s) = open(host, port, wait) else {
+    let Ok(s) = Stream::open(host, port, security, wait) else {
         return false;
     };
-    let mut answer = Vec::with_capacity(2);
-    let ok = s.set_read_timeout(Some(wait)).is_ok()
-        && s.write_all(b"isro").is_ok()
-        && (&mut s).take(2).read_to_end(&mut answer).is_ok();
-    ok && answer.starts_with(b"rw")
+    s.set_read_timeout(Some(wait));
+    let mut answer = BytesMut::with_capacity(2);
+    // The answer is "rw" or "ro": two bytes, whatever else the peer sends.
+    let ok = s.write_all(b"isro").is_ok();
+    while ok && answer.len() < 2 {
+        match s.read(&mut answer) {
+            Ok(n) if n > 0 => {}
+            _ => break,
+        }
+    }
+    s.shutdown();
+    answer.starts_with(b"rw")
 }
 
 #[cfg(test)]
@@ -323,25 +324,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_read_fills_the_spare_room_only() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut client = TcpStream::connect(addr).unwrap();
-        let (server, _) = listener.accept().unwrap();
-        client.write_all(b"abc").unwrap();
-        let mut rbuf = BytesMut::from(&b"xy"[..]);
-        rbuf.reserve(16);
-        let n = read_into(&server, &mut rbuf).unwrap();
-        assert_eq!(n, 3);
-        assert_eq!(&rbuf[..], b"xyabc");
-    }
-
-    #[test]
-    fn a_refused_port_is_an_io_refusal() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
-        let r = open("127.0.0.1", port, Duration::from_secs(5));
-        assert!(matches!(r, Err(f) if f.is_refusal()));
+    fn the_read_timeout_is_set_again_only_when_it_would_wake_late_or_far_too_early() {
+        let s = Duration::from_secs;
+        assert!(rearm(None, Some(s(5))), "never set");
+        assert!(rearm(Some(Some(s(5))), Some(s(4))), "would wake late");
+        assert!(!rearm(Some(Some(s(5))), Some(s(5))));
+        assert!(!rearm(Some(Some(s(5))), Some(s(9))), "wakes a little early");
+        assert!(
+            rearm(Some(Some(s(5))), Some(s(11))),
+            "would wake far too often"
+        );
+        assert!(rearm(Some(None), Some(s(5))), "no timeout would wake late");
+        assert!(!rearm(Some(None), None));
+        assert!(rearm(Some(Some(s(1))), None));
     }
 }

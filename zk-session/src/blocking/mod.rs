@@ -14,10 +14,9 @@
 //! core's next deadline (pings, read timeout), hands replies to their callers, and runs
 //! reconnects, probes and SASL. An idle session wakes once per ping interval.
 //!
-//! Not yet: TLS (a client configured with [`ClientBuilder::tls`] fails to connect with
-//! [`Error::Config`]) and [`ServerList::FollowEnsemble`](crate::ServerList::FollowEnsemble)
-//! (the server list stays the connect string's and what
-//! [`Client::update_server_list`] sets).
+//! TLS (feature `tls`) is rustls over the std socket. With
+//! [`ServerList::FollowEnsemble`] a second thread
+//! (`zk-session-ensemble`) follows the ensemble's configuration.
 //!
 //! ```no_run
 //! # fn f() -> zk_session::Result<()> {
@@ -34,10 +33,12 @@
 mod board;
 mod client;
 mod ensemble_ops;
+mod follow;
 mod io_thread;
 mod node_ops;
 mod session;
 mod slot;
+mod stream;
 mod transactions;
 mod watch;
 
@@ -49,14 +50,13 @@ pub use self::client::{Client, SessionEvents};
 pub use self::watch::{Events, OneshotWatch, PersistentWatch};
 use self::{client::Handle, session::Session};
 use crate::{
-    builder::first_connection_outcome, jitter, session::SessionCore, ClientBuilder, ConfigError,
-    Error, SessionState,
+    first_connection, jitter, session::SessionCore, ClientBuilder, Error, ServerList, SessionState,
 };
 
 impl ClientBuilder {
     /// Starts a blocking client's session (its I/O thread) and waits until it is connected,
     /// up to the first connection timeout (default: the session timeout). Every option of
-    /// the builder applies as it does to [`connect`](Self::connect), except TLS (not yet).
+    /// the builder applies as it does to [`connect`](Self::connect).
     ///
     /// ```no_run
     /// # fn f() -> zk_session::Result<()> {
@@ -75,16 +75,9 @@ impl ClientBuilder {
     /// ```
     pub fn connect_blocking(self) -> Result<Client, Error> {
         let (mut cfg, opts) = self.into_config()?;
-        if !matches!(cfg.security, crate::transport::Security::Plain) {
-            let why = std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "the blocking client does not speak TLS yet",
-            );
-            return Err(ConfigError::tls("TLS", why).into());
-        }
         // Shuffled, as the reference client does, so that clients spread over the ensemble.
         cfg.hosts.shuffle(&mut jitter::rng());
-        let hosts = cfg.hosts.clone();
+        let (hosts, security) = (cfg.hosts.clone(), cfg.security.clone());
         let chroot = cfg.chroot.clone();
         let seed = jitter::random_range(0..=u64::MAX);
         let session = Arc::new(Session::new(SessionCore::new(cfg, seed, session::now())));
@@ -100,7 +93,7 @@ impl ClientBuilder {
         // The core's first actions (a connect) wait for the thread.
         session.settle(session.lock());
         // No thread, no session: the handle's drop ends it.
-        io_thread::spawn(session.clone(), hosts).map_err(|_| Error::Closed)?;
+        io_thread::spawn(session.clone(), hosts, security).map_err(|_| Error::Closed)?;
         let wait = opts.first_connection_wait;
         let p = session.board.wait_until(wait, |p| {
             p.state != SessionState::Connecting || p.hopeless.is_some()
@@ -111,7 +104,10 @@ impl ClientBuilder {
         let reached = (p.state != SessionState::Connecting).then_some(p.state);
         let last_error = p.last_connect_error.clone();
         drop(p);
-        first_connection_outcome(reached, wait, || last_error)?;
+        first_connection::outcome(reached, wait, || last_error)?;
+        if opts.server_list == ServerList::FollowEnsemble {
+            follow::spawn(&client);
+        }
         Ok(client)
     }
 }

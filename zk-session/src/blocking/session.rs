@@ -10,23 +10,20 @@
 //! to wake, and no thread holds the lock while it blocks on the socket.
 
 use std::{
-    collections::{HashMap, VecDeque},
-    io::Write,
-    net::{Shutdown, TcpStream},
+    collections::VecDeque,
     sync::{Arc, Condvar, Mutex, MutexGuard},
 };
-
-use bytes::Bytes;
 
 use super::{
     board::Board,
     slot::SlotTx,
+    stream::Stream,
     watch::{OneshotTx, StreamTx},
 };
 use crate::{
-    command::{self, Keys, WatchReg},
-    session::{Action, Key, Output, SessionCore, WatchId},
-    slab::Slab,
+    caller_table::CallerTable,
+    command,
+    session::{Action, SessionCore, WatchId},
     Error,
 };
 use zk_proto::Response;
@@ -75,7 +72,7 @@ pub(crate) struct Locked {
     /// Actions taken from the core, for the I/O thread, in order.
     pub actions: VecDeque<Action>,
     /// The stream of the current connection (the I/O thread reads it, writers write it).
-    pub stream: Option<Arc<TcpStream>>,
+    pub stream: Option<Arc<Stream>>,
     /// Counts streams opened and dropped: an I/O result for an older one is stale.
     pub conn_gen: u64,
     /// A thread is writing (outside the lock): others leave their bytes to it.
@@ -87,14 +84,7 @@ pub(crate) struct Locked {
 }
 
 /// The callers' slots by the keys the core names them by.
-#[derive(Debug, Default)]
-struct Callers {
-    replies: Slab<ReplyTx>,
-    auths: Slab<SlotTx<Result<(), Error>>>,
-    done: Slab<SlotTx<()>>,
-    oneshots: HashMap<WatchId, OneshotTx>,
-    streams: HashMap<WatchId, StreamTx>,
-}
+type Callers = CallerTable<Slots>;
 
 impl Session {
     pub fn new(core: SessionCore) -> Self {
@@ -169,7 +159,7 @@ impl Session {
             g.core.handle_written(t);
             g.writing = true;
             drop(g);
-            let r = write(&stream, bytes);
+            let r = stream.write_all(&bytes);
             g = self.lock();
             g.writing = false;
             if let Err(e) = r {
@@ -200,11 +190,6 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn write(stream: &TcpStream, bytes: Bytes) -> std::io::Result<()> {
-    let mut s = stream;
-    s.write_all(&bytes)
-}
-
 impl Locked {
     fn apply_outputs(&mut self, board: &Board) {
         while let Some(o) = self.core.poll_output() {
@@ -232,120 +217,7 @@ impl Locked {
     pub fn drop_stream(&mut self) {
         self.conn_gen += 1;
         if let Some(s) = self.stream.take() {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-    }
-}
-
-impl Callers {
-    /// Keeps the slots of `cmd` and gives the core the command with their keys.
-    fn take(&mut self, cmd: Command) -> command::Command<Keys> {
-        use command::{AddAuthCmd, Command as C, RequestCmd};
-        match cmd {
-            C::Request(rc) => {
-                let RequestCmd {
-                    request,
-                    reply,
-                    watch,
-                } = *rc;
-                let watch = watch.map(|w| self.take_watch(w));
-                C::Request(Box::new(RequestCmd {
-                    request,
-                    reply: (!reply.is_closed()).then(|| self.replies.insert(reply)),
-                    watch,
-                }))
-            }
-            C::AddAuth(a) => {
-                let AddAuthCmd {
-                    scheme,
-                    auth,
-                    reply,
-                } = *a;
-                let reply = self.auths.insert(reply);
-                C::AddAuth(Box::new(AddAuthCmd {
-                    scheme,
-                    auth,
-                    reply,
-                }))
-            }
-            C::WatchDropped { path, kind, id } => {
-                self.oneshots.remove(&id);
-                self.streams.remove(&id);
-                C::WatchDropped { path, kind, id }
-            }
-            C::Close { reply } => C::Close {
-                reply: self.done.insert(reply),
-            },
-            C::ServerList { hosts, reply } => C::ServerList {
-                hosts,
-                reply: self.done.insert(reply),
-            },
-        }
-    }
-
-    fn take_watch(&mut self, w: WatchReg<Slots>) -> WatchReg<Keys> {
-        match w {
-            WatchReg::Oneshot { path, id, tx } => {
-                self.oneshots.insert(id, tx);
-                WatchReg::Oneshot { path, id, tx: () }
-            }
-            WatchReg::Stream { path, kind, id, tx } => {
-                self.streams.insert(id, tx);
-                WatchReg::Stream {
-                    path,
-                    kind,
-                    id,
-                    tx: (),
-                }
-            }
-            WatchReg::Remove { path, watcher_type } => WatchReg::Remove { path, watcher_type },
-        }
-    }
-
-    /// Whether the caller of request `key` gave up; if so its slot is dropped.
-    fn take_if_gone(&mut self, key: Key) -> bool {
-        let gone = self.replies.get(key).is_none_or(|r| r.is_closed());
-        if gone {
-            self.replies.take(key);
-        }
-        gone
-    }
-
-    fn apply(&mut self, output: Output, board: &Board) {
-        match output {
-            Output::Reply { to, result } => {
-                if let Some(tx) = self.replies.take(to) {
-                    tx.send(result);
-                }
-            }
-            Output::Auth { to, result } => {
-                if let Some(tx) = self.auths.take(to) {
-                    tx.send(result);
-                }
-            }
-            Output::Watch { to, result } => {
-                if let Some(tx) = self.oneshots.remove(&to) {
-                    tx.send(result);
-                }
-            }
-            Output::Stream { to, event } => {
-                if let Some(tx) = self.streams.get(&to) {
-                    tx.send(&event);
-                }
-            }
-            Output::WatchEnded { to } => {
-                self.oneshots.remove(&to);
-                self.streams.remove(&to);
-            }
-            Output::Done { to } => {
-                if let Some(tx) = self.done.take(to) {
-                    tx.send(());
-                }
-            }
-            Output::Publish(view) => board.publish(view),
-            Output::Established { .. } => {}
-            Output::AttemptFailed(why) => board.attempt_failed(why),
-            Output::Hopeless(e) => board.hopeless(e),
+            s.shutdown();
         }
     }
 }

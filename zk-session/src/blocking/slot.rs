@@ -58,6 +58,16 @@ impl<T> SlotTx<T> {
     }
 }
 
+impl<T> crate::caller_table::Answer<T> for SlotTx<T> {
+    fn answer(self, value: T) {
+        self.send(value)
+    }
+
+    fn gone(&self) -> bool {
+        self.is_closed()
+    }
+}
+
 impl<T> Drop for SlotTx<T> {
     fn drop(&mut self) {
         let mut s = lock(&self.0.state);

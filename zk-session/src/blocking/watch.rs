@@ -181,6 +181,12 @@ impl StreamTx {
     }
 }
 
+impl crate::caller_table::EventSink for StreamTx {
+    fn event(&self, event: &WatchedEvent) {
+        self.send(event)
+    }
+}
+
 impl Drop for StreamTx {
     fn drop(&mut self) {
         self.shared.lock().closed = true;
