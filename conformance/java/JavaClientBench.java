@@ -66,7 +66,8 @@ public final class JavaClientBench {
     }
 
     // A client of `connect` (30 s sessions), once connected; exits when it is not within 30 s.
-    private static ZooKeeper connected(String connect) throws Exception {
+    // (JavaBlockingBench connects with it too.)
+    static ZooKeeper connected(String connect) throws Exception {
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
             if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {

@@ -4,7 +4,9 @@
 //! say `conformance::Standalone`, `conformance::fault_proxy::FaultProxy` and so on, and are
 //! its first user. What only this crate needs lives here:
 //!
-//! - [`bench`](mod@bench) holds what the benchmark programs share;
+//! - [`bench`](mod@bench) holds what the benchmark programs share; [`workload`],
+//!   [`raw_session`], [`counters`], [`cpu`] and [`outcome`] what the request-path benchmarks
+//!   (`session_bench`, `blocking_bench`) share;
 //! - [`peers`] compiles and runs the other clients the tests and benchmarks compare with
 //!   (Curator and the ZooKeeper Java client, kazoo);
 //! - [`sweep`] drives the cancellation sweep, and [`connect_sweep`] sweeps `connect` with it.
@@ -21,10 +23,15 @@
 
 pub mod bench;
 pub mod connect_sweep;
+pub mod counters;
+pub mod cpu;
 pub mod ephemeral_owner;
 pub mod load_average;
+pub mod outcome;
 pub mod peers;
+pub mod raw_session;
 pub mod sweep;
+pub mod workload;
 
 pub use ephemeral_owner::ephemeral_owner;
 pub use load_average::load_average;

@@ -11,7 +11,7 @@ use std::{
 };
 
 use bytes::BytesMut;
-use conformance::bench::Throughput;
+use conformance::{bench::Throughput, raw_session::close_frame};
 use tokio::{
     net::TcpStream,
     sync::{oneshot, Notify},
@@ -19,7 +19,6 @@ use tokio::{
 
 use crate::{
     mux::{answer, run_callers},
-    raw::close_frame,
     settings::{Paths, Settings},
     tokio_raw::tokio_handshake,
     workloads::Workload,

@@ -45,13 +45,11 @@
 //! Targets (printed, not asserted): ours >= 90% of raw, >= 1.5x Java, >= 3x kazoo, and at
 //! most half of Java's CPU time per op.
 
-mod cpu;
 mod direct;
 mod mux;
 mod one_task;
 mod ours;
 mod peer_runs;
-mod raw;
 mod report;
 mod settings;
 mod tokio_raw;
@@ -61,7 +59,10 @@ use std::{collections::HashMap, env, fs, thread, time::Duration};
 
 use conformance::{
     bench::{self, RunStart, Throughput, Timing},
-    peers, ServerTls, Standalone, TestCerts,
+    peers,
+    raw_session::{raw_run, SESSION_TIMEOUT},
+    workload::DATA_LEN,
+    ServerTls, Standalone, TestCerts,
 };
 use zk_session::{Client, CreateOptions};
 
@@ -71,7 +72,6 @@ use crate::{
     one_task::ours_one_task_run,
     ours::{ours_run, tls_connect},
     peer_runs::{java_run, kazoo_run, PeerRun},
-    raw::raw_run,
     report::{report, report_runtime, report_tls},
     settings::{Paths, Settings},
     tokio_raw::tokio_raw_run,
@@ -80,12 +80,6 @@ use crate::{
 
 const JAVA_SOURCE: &str = include_str!("../../../java/JavaClientBench.java");
 const KAZOO_SOURCE: &str = include_str!("../../../python/kazoo_bench.py");
-
-/// Size of the znode read by getData, and of the data of each create.
-const DATA_LEN: usize = 100;
-/// Frames in the raw loop's ring of pre-encoded requests (at least twice the largest window).
-const RING_FRAMES: usize = 1024;
-const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 
 // ----- main -----
 
@@ -111,11 +105,7 @@ fn main() {
     .build()
     .expect("tokio runtime");
     let base = format!("/session-bench-{}", std::process::id());
-    let paths = Paths {
-        data: format!("{base}/data"),
-        cd_base: format!("{base}/cd"),
-        base,
-    };
+    let paths = Paths::under(base);
     let client = rt.block_on(async {
         let client = Client::builder(&connect)
             .session_timeout(SESSION_TIMEOUT)
@@ -159,7 +149,7 @@ fn main() {
             ..set.clone()
         };
         for w in [WORKLOADS[1], WORKLOADS[3]] {
-            if let Err(e) = raw_run(addr, w, &paths, &warm) {
+            if let Err(e) = raw_run(addr, w, &paths, warm.schedule()) {
                 eprintln!("server warm-up: {e}");
             }
         }
@@ -182,7 +172,7 @@ fn main() {
                     w.window
                 );
                 keep(&mut reps, (w, peer), || match peer {
-                    Peer::Raw => raw_run(addr, w, &paths, &set),
+                    Peer::Raw => raw_run(addr, w, &paths, set.schedule()),
                     Peer::Tokio => rt.block_on(tokio_raw_run(addr, w, &paths, &set)),
                     Peer::Mux => rt.block_on(mux_run(addr, w, &paths, &set)),
                     Peer::Direct => rt.block_on(direct_run(addr, w, &paths, &set)),

@@ -7,23 +7,21 @@
 
 use std::{collections::VecDeque, io, net::SocketAddr};
 
-use bytes::{Bytes, BytesMut};
-use conformance::bench::Throughput;
+use bytes::{Buf, Bytes, BytesMut};
+use conformance::{
+    bench::Throughput,
+    counters::Counters,
+    raw_session::{caller_frames, close_frame, next_reply},
+};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     sync::{mpsc, oneshot},
 };
-use zk_proto::{
-    Acl, CreateMode, CreateRequest, DeleteRequest, FrameCodec, GetDataRequest, Request,
-};
 
 use crate::{
-    ours::Counters,
-    raw::close_frame,
     settings::{Paths, Settings},
     tokio_raw::tokio_handshake,
-    workloads::{Kind, Workload},
-    DATA_LEN,
+    workloads::Workload,
 };
 
 /// A frame to send, and where its reply's error flag goes (true: the reply is an error).
@@ -64,7 +62,7 @@ where
     let mut callers = tokio::task::JoinSet::new();
     for i in 0..w.window {
         let (send, counters) = (send.clone(), counters.clone());
-        let frames = caller_frames(w.kind, paths, i);
+        let frames = caller_frames(w.kind, paths, "mux", i);
         callers.spawn(async move {
             while !counters.stopped() {
                 let mut failed = false;
@@ -80,40 +78,9 @@ where
         });
     }
     drop(send);
-    let out = counters.measure(set).await;
+    let out = counters.measure(set.schedule()).await;
     while callers.join_next().await.is_some() {}
     out
-}
-
-/// The frames one caller sends for an op: a getData, or its own node's create then delete.
-fn caller_frames(kind: Kind, paths: &Paths, i: usize) -> Vec<Bytes> {
-    let reqs = match kind {
-        Kind::Get => vec![Request::GetData(GetDataRequest {
-            path: paths.data.clone(),
-            watch: false,
-        })],
-        Kind::CreateDelete => {
-            let path = format!("{}/mux-{i}", paths.cd_base);
-            vec![
-                Request::Create(CreateRequest {
-                    path: path.clone(),
-                    data: Some(Bytes::from(vec![0u8; DATA_LEN])),
-                    acl: Acl::open_unsafe(),
-                    mode: CreateMode::Persistent,
-                }),
-                Request::Delete(DeleteRequest { path, version: -1 }),
-            ]
-        }
-    };
-    reqs.iter()
-        .map(|r| {
-            let mut b = BytesMut::new();
-            FrameCodec::new()
-                .encode_with(&mut b, |b| r.encode(i as i32 + 1, b))
-                .expect("small frame");
-            b.freeze()
-        })
-        .collect()
 }
 
 /// Writes what the callers queued (all of it, in one write), reads replies and answers the
@@ -158,14 +125,8 @@ async fn io_loop(
 
 /// Answers the callers waiting, in order, for each complete reply frame in `inbuf`.
 pub(crate) fn answer(inbuf: &mut BytesMut, waiting: &mut VecDeque<oneshot::Sender<bool>>) {
-    while inbuf.len() >= 4 {
-        let len = i32::from_be_bytes(inbuf[..4].try_into().unwrap()) as usize;
-        if inbuf.len() < 4 + len {
-            break;
-        }
-        let frame = inbuf.split_to(4 + len);
-        // Reply header: xid (4), zxid (8), err (4).
-        let failed = len < 16 || frame[16..20] != [0; 4];
+    while let Some((len, failed)) = next_reply(inbuf) {
+        inbuf.advance(len);
         if let Some(reply) = waiting.pop_front() {
             let _ = reply.send(failed);
         }

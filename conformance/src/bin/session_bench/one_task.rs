@@ -10,11 +10,11 @@ use std::{
     task::{Context, Poll, Wake, Waker},
 };
 
-use conformance::bench::Throughput;
+use conformance::{bench::Throughput, counters::Counters};
 use zk_session::Client;
 
 use crate::{
-    ours::{one_op, Counters},
+    ours::one_op,
     settings::{Paths, Settings},
     workloads::Workload,
 };
@@ -41,7 +41,7 @@ pub(crate) async fn ours_one_task_run(
         })
     };
     let task = tokio::spawn(InFlight::new(w.window, new_op, counters.clone()));
-    let out = counters.measure(set).await;
+    let out = counters.measure(set.schedule()).await;
     let _ = task.await;
     out
 }

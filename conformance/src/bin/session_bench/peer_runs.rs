@@ -5,39 +5,14 @@ use std::{collections::HashMap, path::Path, time::Duration};
 use conformance::{
     bench::Throughput,
     peers::{self, run_child, JavaProgram, KazooProgram},
+    workload::parse_results,
 };
 
 use crate::{
     settings::{Paths, Settings},
-    workloads::{Workload, WORKLOADS},
+    workloads::Workload,
     JAVA_SOURCE, KAZOO_SOURCE,
 };
-
-/// `RESULT SPEC REP OPS NANOS CPU_NANOS ERRORS` lines, per workload.
-pub(crate) fn parse_results(stdout: &str) -> HashMap<Workload, Vec<Throughput>> {
-    let mut map: HashMap<Workload, Vec<Throughput>> = HashMap::new();
-    for line in stdout.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() != 7 || f[0] != "RESULT" {
-            continue;
-        }
-        let Some(w) = WORKLOADS.iter().copied().find(|w| w.spec() == f[1]) else {
-            continue;
-        };
-        let num = |s: &str| s.parse::<u64>().ok();
-        if let (Some(ops), Some(ns), Some(cpu), Some(errors)) =
-            (num(f[3]), num(f[4]), num(f[5]), num(f[6]))
-        {
-            map.entry(w).or_default().push(Throughput {
-                ops,
-                elapsed: Duration::from_nanos(ns),
-                cpu: Duration::from_nanos(cpu),
-                errors,
-            });
-        }
-    }
-    map
-}
 
 pub(crate) fn child_limit(set: &Settings, extra: f64) -> Duration {
     set.per_workload() * set.workloads.len() as u32 + Duration::from_secs_f64(extra + 60.0)

@@ -1,47 +1,13 @@
 //! The tables: throughput and CPU per op side by side, ratios and the targets met or missed.
 
-use std::{collections::HashMap, fmt};
+use std::collections::HashMap;
 
-use conformance::bench::Throughput;
+use conformance::{
+    bench::Throughput,
+    outcome::{best, cpu_cell, ratio, show, verdict, Cell, Outcome},
+};
 
-use crate::workloads::{best, Outcome, Peer, Workload};
-
-pub(crate) struct Cell<'a>(&'a Outcome);
-
-impl fmt::Display for Cell<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Ok(m) => write!(f, "{:.0}", m.ops_per_sec()),
-            Err(_) => f.write_str("n/a"),
-        }
-    }
-}
-
-pub(crate) fn ratio(a: &Outcome, b: &Outcome, value: fn(&Throughput) -> f64) -> Option<f64> {
-    match (a, b) {
-        (Ok(a), Ok(b)) => Some(value(a) / value(b)),
-        _ => None,
-    }
-}
-
-pub(crate) fn show(r: Option<f64>) -> String {
-    r.map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}"))
-}
-
-pub(crate) fn cpu_cell(o: &Outcome) -> String {
-    o.as_ref().map_or_else(
-        |_| "n/a".to_owned(),
-        |m| format!("{:.1}", m.cpu_us_per_op()),
-    )
-}
-
-pub(crate) fn verdict(r: Option<f64>, ok: impl Fn(f64) -> bool) -> String {
-    match r {
-        Some(r) if ok(r) => format!("yes ({r:.2})"),
-        Some(r) => format!("NO ({r:.2})"),
-        None => "n/a".to_owned(),
-    }
-}
+use crate::workloads::{Peer, Workload};
 
 /// One client's outcome on one workload ("not run" if it was not).
 fn outcome(results: &HashMap<(Workload, Peer), Outcome>, w: Workload, p: Peer) -> Outcome {

@@ -3,7 +3,12 @@
 
 use std::time::Duration;
 
-use conformance::bench::{self, Timing};
+pub(crate) use conformance::workload::Paths;
+
+use conformance::{
+    bench::{self, Timing},
+    workload::Schedule,
+};
 
 use crate::workloads::{Peer, Workload, WORKLOADS};
 
@@ -60,18 +65,15 @@ impl Settings {
         Ok(s)
     }
 
+    /// How each in-process client measures a workload in a round.
+    pub(crate) fn schedule(&self) -> Schedule {
+        Schedule::new(&self.timing, self.reps)
+    }
+
     /// Wall-clock time one workload takes in a peer (all its repetitions).
     pub(crate) fn per_workload(&self) -> Duration {
         Duration::from_secs_f64(
             self.timing.warmup + self.timing.secs * (self.reps * self.timing.rounds) as f64,
         )
     }
-}
-
-/// Paths on the server, under a base of this run's own.
-#[derive(Debug, Clone)]
-pub(crate) struct Paths {
-    pub(crate) base: String,
-    pub(crate) data: String,
-    pub(crate) cd_base: String,
 }

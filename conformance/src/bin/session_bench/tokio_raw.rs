@@ -5,11 +5,13 @@
 
 use std::{io, net::SocketAddr};
 
-use conformance::bench::Throughput;
+use conformance::{
+    bench::Throughput,
+    raw_session::{close_frame, raw_handshake, Next, RawLoop},
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{
-    raw::{close_frame, raw_handshake, Next, RawLoop},
     settings::{Paths, Settings},
     workloads::Workload,
 };
@@ -23,9 +25,9 @@ pub(crate) async fn tokio_raw_run(
     set: &Settings,
 ) -> io::Result<Vec<Throughput>> {
     let mut s = tokio_handshake(addr)?;
-    let (paths, set) = (paths.clone(), set.clone());
+    let (paths, schedule) = (paths.clone(), set.schedule());
     let task = tokio::spawn(async move {
-        let mut run = RawLoop::new(w, &paths, &set);
+        let mut run = RawLoop::new(w, &paths, schedule);
         s.write_all(run.frames(run.first())).await?;
         loop {
             let n = s.read(run.space()).await?;

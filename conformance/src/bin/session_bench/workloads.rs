@@ -1,38 +1,8 @@
 //! The workloads (getData, create+delete at a window), the clients measured and the best of
 //! their repetitions.
 
-use conformance::bench::Throughput;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Kind {
-    /// getData of the 100-byte znode.
-    Get,
-    /// create + delete of a node; one op is the pair.
-    CreateDelete,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Workload {
-    pub(crate) kind: Kind,
-    pub(crate) window: usize,
-}
-
-impl Workload {
-    /// The spec the Java and Python programs take.
-    pub(crate) fn spec(self) -> String {
-        match self.kind {
-            Kind::Get => format!("get:{}", self.window),
-            Kind::CreateDelete => format!("cd:{}", self.window),
-        }
-    }
-
-    pub(crate) fn label(self) -> &'static str {
-        match self.kind {
-            Kind::Get => "getData 100 B",
-            Kind::CreateDelete => "create+delete pair",
-        }
-    }
-}
+pub(crate) use conformance::outcome::{best, Outcome};
+pub(crate) use conformance::workload::{Kind, Workload};
 
 pub(crate) const WORKLOADS: [Workload; 4] = [
     Workload {
@@ -98,14 +68,4 @@ impl Peer {
             Peer::Kazoo => "kazoo",
         }
     }
-}
-
-/// The best repetition, or why there is none.
-pub(crate) type Outcome = Result<Throughput, String>;
-
-pub(crate) fn best(reps: &[Throughput]) -> Outcome {
-    reps.iter()
-        .copied()
-        .max_by(|a, b| a.ops_per_sec().total_cmp(&b.ops_per_sec()))
-        .ok_or_else(|| "no repetition finished".to_owned())
 }

@@ -1,5 +1,19 @@
 //! The server-bound limit: a session made by hand on one `TcpStream`, `window` pre-encoded
-//! frames kept in flight, replies counted by their length prefix.
+//! frames kept in flight, replies counted by their length prefix. Also the pieces of it that
+//! the benchmarks' other hand-made clients use: the handshake, the pre-encoded frames, and
+//! the reply frames told apart by their length prefix and error field.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use conformance::{raw_session::raw_run, workload::{Paths, Schedule, Workload}};
+//!
+//! # let addr = "127.0.0.1:2181".parse().unwrap();
+//! let paths = Paths::under("/bench".to_owned());
+//! let s = Duration::from_secs(1);
+//! let reps = raw_run(addr, Workload::from_spec("get:64").unwrap(), &paths,
+//!     Schedule { warmup: s, secs: s, reps: 2 }).unwrap();
+//! println!("{:.0} ops/s", reps[0].ops_per_sec());
+//! ```
 
 use std::{
     io::{self, Read, Write},
@@ -9,7 +23,6 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use conformance::bench::Throughput;
 use tokio_util::codec::Decoder;
 use zk_proto::{
     jute::Record, Acl, ConnectRequest, ConnectResponse, CreateMode, CreateRequest, DeleteRequest,
@@ -17,49 +30,36 @@ use zk_proto::{
 };
 
 use crate::{
+    bench::Throughput,
     cpu::process_cpu,
-    settings::{Paths, Settings},
-    workloads::{Kind, Workload},
-    DATA_LEN, RING_FRAMES, SESSION_TIMEOUT,
+    workload::{Kind, Paths, Schedule, Workload, DATA_LEN},
 };
+
+/// Frames in the raw loop's ring of pre-encoded requests (at least twice the largest window).
+pub const RING_FRAMES: usize = 1024;
+/// The session timeout the hand-made sessions ask for.
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Pre-encoded request frames, laid out twice in a row so that any run of up to
 /// `RING_FRAMES` frames from any position is one contiguous slice.
-pub(crate) struct Ring {
-    pub(crate) bytes: Vec<u8>,
+pub struct Ring {
+    pub bytes: Vec<u8>,
     /// Start of each frame in `bytes`, plus the end: `2 * RING_FRAMES + 1` entries.
-    pub(crate) offsets: Vec<usize>,
+    pub offsets: Vec<usize>,
 }
 
 impl Ring {
-    pub(crate) fn new(kind: Kind, paths: &Paths) -> Ring {
+    pub fn new(kind: Kind, paths: &Paths) -> Ring {
         let codec = FrameCodec::new();
         let mut one = BytesMut::new();
         let mut offsets = vec![0];
+        let per_op = Workload { kind, window: 1 }.frames_per_op();
         for i in 0..RING_FRAMES {
+            // Pairs in order on one session: the delete always follows its create.
+            let reqs = op_requests(kind, paths, &format!("raw-{}", i / per_op));
             let xid = i as i32 + 1;
-            let req = match kind {
-                Kind::Get => Request::GetData(GetDataRequest {
-                    path: paths.data.clone(),
-                    watch: false,
-                }),
-                // Pairs in order on one session: the delete always follows its create.
-                Kind::CreateDelete => {
-                    let path = format!("{}/raw-{}", paths.cd_base, i / 2);
-                    if i % 2 == 0 {
-                        Request::Create(CreateRequest {
-                            path,
-                            data: Some(Bytes::from(vec![0u8; DATA_LEN])),
-                            acl: Acl::open_unsafe(),
-                            mode: CreateMode::Persistent,
-                        })
-                    } else {
-                        Request::Delete(DeleteRequest { path, version: -1 })
-                    }
-                }
-            };
             codec
-                .encode_with(&mut one, |b| req.encode(xid, b))
+                .encode_with(&mut one, |b| reqs[i % per_op].encode(xid, b))
                 .expect("small frame");
             offsets.push(one.len());
         }
@@ -74,12 +74,63 @@ impl Ring {
 
     /// Where `n` frames from frame `at` lie in `bytes` (`at < RING_FRAMES`,
     /// `n <= RING_FRAMES`).
-    pub(crate) fn range(&self, at: usize, n: usize) -> Range<usize> {
+    pub fn range(&self, at: usize, n: usize) -> Range<usize> {
         self.offsets[at]..self.offsets[at + n]
     }
 }
 
-pub(crate) fn raw_handshake(addr: SocketAddr) -> io::Result<TcpStream> {
+/// The requests of one op: a getData of the data znode, or the create then the delete of
+/// the node `node` under the create + delete parent.
+pub fn op_requests(kind: Kind, paths: &Paths, node: &str) -> Vec<Request> {
+    match kind {
+        Kind::Get => vec![Request::GetData(GetDataRequest {
+            path: paths.data.clone(),
+            watch: false,
+        })],
+        Kind::CreateDelete => {
+            let path = format!("{}/{node}", paths.cd_base);
+            vec![
+                Request::Create(CreateRequest {
+                    path: path.clone(),
+                    data: Some(Bytes::from(vec![0u8; DATA_LEN])),
+                    acl: Acl::open_unsafe(),
+                    mode: CreateMode::Persistent,
+                }),
+                Request::Delete(DeleteRequest { path, version: -1 }),
+            ]
+        }
+    }
+}
+
+/// The frames caller `i` of a multiplexed client sends for an op (xid `i + 1`, which no
+/// reply is matched by: replies come in order), its create + delete node named `{tag}-{i}`.
+pub fn caller_frames(kind: Kind, paths: &Paths, tag: &str, i: usize) -> Vec<Bytes> {
+    let codec = FrameCodec::new();
+    op_requests(kind, paths, &format!("{tag}-{i}"))
+        .iter()
+        .map(|r| {
+            let mut b = BytesMut::new();
+            codec
+                .encode_with(&mut b, |b| r.encode(i as i32 + 1, b))
+                .expect("small frame");
+            b.freeze()
+        })
+        .collect()
+}
+
+/// The first complete reply frame in `buf`: its length with the length prefix, and whether
+/// it failed (an error in its header, or too short to have a header). `None` until a whole
+/// frame is in.
+pub fn next_reply(buf: &[u8]) -> Option<(usize, bool)> {
+    let len = u32::from_be_bytes(buf.get(..4)?.try_into().ok()?) as usize;
+    let frame = buf.get(..len.checked_add(4)?)?;
+    // Reply header: xid (4), zxid (8), err (4).
+    let failed = frame.get(16..20).is_none_or(|err| err != [0; 4]);
+    Some((frame.len(), failed))
+}
+
+/// Makes a session by hand: connects, sends a ConnectRequest and reads its response.
+pub fn raw_handshake(addr: SocketAddr) -> io::Result<TcpStream> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -120,9 +171,9 @@ pub(crate) fn raw_handshake(addr: SocketAddr) -> io::Result<TcpStream> {
 /// with as many frames as replies came in each read, repetitions timed by the reads' clock.
 /// Shared by the blocking loop and the one on a tokio socket, so that the two differ only in
 /// how they wait.
-pub(crate) struct RawLoop<'a> {
+pub struct RawLoop {
     ring: Ring,
-    set: &'a Settings,
+    schedule: Schedule,
     frames_per_op: u64,
     buf: Vec<u8>,
     filled: usize,
@@ -138,7 +189,7 @@ pub(crate) struct RawLoop<'a> {
 }
 
 /// What the loop does after a read.
-pub(crate) enum Next {
+pub enum Next {
     Read,
     /// Write these frames of the ring (`RawLoop::frames`), then read.
     Write(Range<usize>),
@@ -146,15 +197,12 @@ pub(crate) enum Next {
     Close,
 }
 
-impl<'a> RawLoop<'a> {
-    pub(crate) fn new(w: Workload, paths: &Paths, set: &'a Settings) -> RawLoop<'a> {
+impl RawLoop {
+    pub fn new(w: Workload, paths: &Paths, schedule: Schedule) -> RawLoop {
         RawLoop {
             ring: Ring::new(w.kind, paths),
-            set,
-            frames_per_op: match w.kind {
-                Kind::Get => 1,
-                Kind::CreateDelete => 2,
-            },
+            schedule,
+            frames_per_op: w.frames_per_op() as u64,
             buf: vec![0u8; 4 << 20],
             filled: 0,
             cursor: w.window % RING_FRAMES,
@@ -163,28 +211,28 @@ impl<'a> RawLoop<'a> {
             errors: 0,
             stopping: false,
             rep: -1,
-            phase_end: Instant::now() + Duration::from_secs_f64(set.timing.warmup),
+            phase_end: Instant::now() + schedule.warmup,
             mark: (0, 0, Instant::now(), process_cpu()),
             out: Vec::new(),
         }
     }
 
     /// The first `window` frames, written before the first read.
-    pub(crate) fn first(&self) -> Range<usize> {
+    pub fn first(&self) -> Range<usize> {
         self.ring.range(0, self.in_flight)
     }
 
-    pub(crate) fn frames(&self, r: Range<usize>) -> &[u8] {
+    pub fn frames(&self, r: Range<usize>) -> &[u8] {
         &self.ring.bytes[r]
     }
 
     /// Where the next read goes.
-    pub(crate) fn space(&mut self) -> &mut [u8] {
+    pub fn space(&mut self) -> &mut [u8] {
         &mut self.buf[self.filled..]
     }
 
     /// `n` more bytes were read (0: the server hung up).
-    pub(crate) fn read(&mut self, n: usize) -> io::Result<Next> {
+    pub fn read(&mut self, n: usize) -> io::Result<Next> {
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
@@ -209,25 +257,18 @@ impl<'a> RawLoop<'a> {
     }
 
     /// The measured repetitions.
-    pub(crate) fn into_results(self) -> Vec<Throughput> {
+    pub fn into_results(self) -> Vec<Throughput> {
         self.out
     }
 
     /// Counts the complete reply frames in the buffer and drops them.
     fn count_replies(&mut self) -> usize {
-        let (buf, filled) = (&self.buf, self.filled);
+        let filled = self.filled;
         let mut pos = 0;
         let mut got = 0;
-        while filled - pos >= 4 {
-            let len = i32::from_be_bytes(buf[pos..pos + 4].try_into().unwrap()) as usize;
-            if filled - pos < 4 + len {
-                break;
-            }
-            // Reply header: xid (4), zxid (8), err (4).
-            if len < 16 || buf[pos + 16..pos + 20] != [0; 4] {
-                self.errors += 1;
-            }
-            pos += 4 + len;
+        while let Some((len, failed)) = next_reply(&self.buf[pos..filled]) {
+            self.errors += u64::from(failed);
+            pos += len;
             got += 1;
         }
         self.buf.copy_within(pos..filled, 0);
@@ -248,7 +289,7 @@ impl<'a> RawLoop<'a> {
             });
         }
         self.rep += 1;
-        if self.rep as usize == self.set.reps {
+        if self.rep as usize == self.schedule.reps {
             self.stopping = true;
             // End on a whole pair, so no node is left behind.
             if self.cursor % self.frames_per_op as usize != 0 {
@@ -256,7 +297,7 @@ impl<'a> RawLoop<'a> {
             }
         } else {
             self.mark = (self.replies, self.errors, now, process_cpu());
-            self.phase_end = now + Duration::from_secs_f64(self.set.timing.secs);
+            self.phase_end = now + self.schedule.secs;
         }
         Next::Read
     }
@@ -271,7 +312,7 @@ impl<'a> RawLoop<'a> {
 }
 
 /// The closeSession frame the loops end with, rather than leave the session to expire.
-pub(crate) fn close_frame() -> BytesMut {
+pub fn close_frame() -> BytesMut {
     let mut close = BytesMut::new();
     FrameCodec::new()
         .encode_with(&mut close, |b| Request::CloseSession.encode(2_000_000, b))
@@ -280,14 +321,14 @@ pub(crate) fn close_frame() -> BytesMut {
 }
 
 /// The raw loop on a blocking socket.
-pub(crate) fn raw_run(
+pub fn raw_run(
     addr: SocketAddr,
     w: Workload,
     paths: &Paths,
-    set: &Settings,
+    schedule: Schedule,
 ) -> io::Result<Vec<Throughput>> {
     let mut s = raw_handshake(addr)?;
-    let mut run = RawLoop::new(w, paths, set);
+    let mut run = RawLoop::new(w, paths, schedule);
     s.write_all(run.frames(run.first()))?;
     loop {
         let n = s.read(run.space())?;

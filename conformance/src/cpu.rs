@@ -1,4 +1,4 @@
-//! This process's CPU time (all threads), for the CPU cost per op of raw and ours.
+//! This process's CPU time (all threads): what a benchmark client costs per op.
 
 use std::time::Duration;
 
@@ -7,7 +7,7 @@ const TICKS_PER_SECOND: u64 = 100;
 
 /// CPU time used so far by every thread of this process (user + system), from
 /// `/proc/self/stat`: 10 ms resolution, plenty for runs of seconds, and no `unsafe` call.
-pub(crate) fn process_cpu() -> Duration {
+pub fn process_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
     let ticks = cpu_ticks(&stat).expect("utime and stime in /proc/self/stat");
     Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND)
