@@ -14,7 +14,8 @@
 //! core's next deadline (pings, read timeout), hands replies to their callers, and runs
 //! reconnects, probes and SASL. An idle session wakes once per ping interval.
 //!
-//! TLS (feature `tls`) is rustls over the std socket. With
+//! TLS (feature `tls`, or `blocking-tls` in a build without the default `tokio` feature) is
+//! rustls over the std socket. With
 //! [`ServerList::FollowEnsemble`] a second thread
 //! (`zk-session-ensemble`) follows the ensemble's configuration.
 //!
