@@ -123,10 +123,7 @@ fn mntr(ctx: &mut Ctx) -> CheckResult {
 
 fn conf(ctx: &mut Ctx) -> CheckResult {
     let text = ask(ctx, "conf")?;
-    let bad: Vec<_> = text
-        .lines()
-        .filter(|l| !l.is_empty() && !l.contains('='))
-        .collect();
+    let bad = conf_odd_lines(&text);
     ensure(bad.is_empty(), "only key=value lines", || {
         format!("{bad:?}")
     })?;
@@ -136,6 +133,30 @@ fn conf(ctx: &mut Ctx) -> CheckResult {
         format!("clientPort={}", ctx.addr().port()),
         || format!("clientPort={port:?}"),
     )
+}
+
+/// The lines of a conf answer that are not key=value. A quorum member (3.5 and later) ends
+/// its answer with its dynamic configuration under a `membership:` heading: only `server.N=`
+/// lines and `version=` may follow it.
+fn conf_odd_lines(text: &str) -> Vec<&str> {
+    let mut membership = false;
+    let mut bad = Vec::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let ok = match membership {
+            false if line.trim_end() == "membership:" => {
+                membership = true;
+                true
+            }
+            false => line.contains('='),
+            true => {
+                line.contains('=') && (line.starts_with("server.") || line.starts_with("version="))
+            }
+        };
+        if !ok {
+            bad.push(line);
+        }
+    }
+    bad
 }
 
 fn envi(ctx: &mut Ctx) -> CheckResult {
@@ -238,6 +259,22 @@ mod tests {
         assert_eq!(section(text, "0x1"), vec!["/a", "/b"]);
         assert_eq!(section(text, "0x2"), vec!["/c"]);
         assert!(section(text, "0x3").is_empty());
+    }
+
+    #[test]
+    fn conf_lines_are_key_value_or_an_ensembles_membership() {
+        let standalone = "clientPort=2181\ndataDir=/d\n";
+        assert!(conf_odd_lines(standalone).is_empty());
+        let member = "clientPort=2181\npeerType=0\nmembership: \n\
+server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nversion=0\n";
+        assert!(conf_odd_lines(member).is_empty());
+        assert_eq!(
+            conf_odd_lines("clientPort=2181\nnot a setting\n"),
+            vec!["not a setting"]
+        );
+        // Only the dynamic configuration follows the heading.
+        let odd = "membership: \nserver.1=h:1:2\ntickTime=200\nmembership: \n";
+        assert_eq!(conf_odd_lines(odd), vec!["tickTime=200", "membership: "]);
     }
 
     #[test]

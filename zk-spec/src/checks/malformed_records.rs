@@ -21,6 +21,17 @@ use crate::{
 };
 
 const CONNECT: &str = "zookeeper.jute: ConnectRequest";
+const BUG_RECONFIG_WEDGE: &str =
+    "ZooKeeper, seen on 3.8.0 (we know of no JIRA issue): the leader's \
+PrepRequestProcessor reads a ReconfigRequest before it gives the request a transaction header, so \
+a reconfig it cannot read goes on without one: as a read, never committed. A follower that \
+forwarded it waits for its commit forever, and its commit processor serves no write and no new \
+session after it until the member restarts. Reproduce: on a follower's client port, a session \
+sends reconfig (16) cut inside curConfigId: no answer, and no later connect to that member gets a \
+session (the leader logs EOFException in ReconfigRequest.deserialize)";
+const DANGER_RECONFIG_WEDGE: &str =
+    "on a follower of a ZooKeeper 3.8 ensemble it stops that member \
+from serving any write or new session until it restarts (and every check after it fails)";
 const LENGTHS: &str = "jute: ustring, buffer and vector lengths (-1 is null, nothing lower)";
 
 /// The checks of this part of the area.
@@ -66,7 +77,7 @@ pub const CHECKS: &[Check] = checks!(Area::Malformed, "malformed";
     "truncated.multi.op", "multi cut inside an operation's record is refused", "zookeeper.jute: MultiHeader", t_multi_op;
     "truncated.multi.end", "multi cut inside its end marker is refused", "zookeeper.jute: MultiHeader", t_multi_end;
     "truncated.multi-read.op", "multiRead cut inside an operation's record is refused", "zookeeper.jute: MultiHeader", t_multi_read_op;
-    "truncated.reconfig.config-id", "reconfig cut inside its curConfigId is refused", "zookeeper.jute: ReconfigRequest", t_reconfig_config_id;
+    "truncated.reconfig.config-id", "reconfig cut inside its curConfigId is refused", "zookeeper.jute: ReconfigRequest", t_reconfig_config_id, bug = BUG_RECONFIG_WEDGE, danger = DANGER_RECONFIG_WEDGE;
     "truncated.connect.protocol-version", "a ConnectRequest cut inside protocolVersion gets no session", CONNECT, t_connect_protocol;
     "truncated.connect.last-zxid", "a ConnectRequest cut inside lastZxidSeen gets no session", CONNECT, t_connect_last_zxid;
     "truncated.connect.timeout", "a ConnectRequest cut after timeOut gets no session", CONNECT, t_connect_timeout;

@@ -18,7 +18,8 @@ UNIMPLEMENTED). Reproduce: RequestHeader{xid 1, type 13} + CheckVersionRequest{/
 no reply until the client times out";
 const DANGER_2623: &str =
     "on a server with ZOOKEEPER-2623 it writes a check transaction to the log \
-that the server cannot read back when it restarts";
+that the server cannot read back when it restarts; on an ensemble at once: the followers cannot \
+read the proposal and leave the leader, which then cannot reload its log (quorum lost for good)";
 const GUIDE_OPS: &str = "Programmer's Guide: ZooKeeper Data Model";
 
 /// The checks of this area.

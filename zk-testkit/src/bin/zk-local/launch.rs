@@ -39,8 +39,10 @@ impl Local {
         let certs = args.tls.then(TestCerts::generate).transpose()?;
         let sasl_password = args.sasl.then(password);
         // The tests' settings: 200 ms ticks, so sessions may be as short as 0.4 s (and up to
-        // 60 s), no fsync, a small JVM.
-        let mut opts = ServerOptions::default();
+        // 60 s), no fsync, a small JVM. Empty containers (and expired TTL nodes) go within
+        // 100 ms rather than a minute, so that what uses them can be seen to work at once.
+        let mut opts =
+            ServerOptions::default().system_property("znode.container.checkIntervalMs", "100");
         if let Some(certs) = &certs {
             opts = opts.tls(ServerTls::from_certs(certs));
         }
