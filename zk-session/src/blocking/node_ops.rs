@@ -20,12 +20,8 @@ impl Client {
         data: &[u8],
         options: CreateOptions,
     ) -> Result<(String, Stat), Error> {
-        self.run(ops::create_with_stat(
-            &self.handle.chroot,
-            path,
-            data,
-            &options,
-        )?)
+        let call = ops::create_with_stat(&self.handle.chroot, path, data, &options)?;
+        self.run(call)
     }
 
     /// Deletes a znode (at `version`, or any).

@@ -47,13 +47,8 @@ impl Client {
         data: &[u8],
         options: CreateOptions,
     ) -> Result<(String, Stat), Error> {
-        self.run(ops::create_with_stat(
-            &self.inner.chroot,
-            path,
-            data,
-            &options,
-        )?)
-        .await
+        let call = ops::create_with_stat(&self.inner.chroot, path, data, &options)?;
+        self.run(call).await
     }
 
     /// Deletes a znode if its version matches.
