@@ -2,7 +2,7 @@
 
 use zk_proto::{validate_path, PathKind};
 
-use crate::Error;
+use crate::{ArgumentError, Error};
 
 /// A chroot prefix such as `/app`; paths the caller sees are relative to it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,6 +27,20 @@ impl Chroot {
     /// True when there is no chroot (the caller sees the server's whole tree).
     pub fn is_root(&self) -> bool {
         self.0.is_none()
+    }
+
+    /// The server's path for a caller's `path`, once `path` is valid for `kind`.
+    pub fn server_path(&self, path: &str, kind: PathKind) -> Result<String, Error> {
+        validate_path(path, kind).map_err(|reason| Error::InvalidPath {
+            path: path.to_owned(),
+            reason,
+        })?;
+        // The server appends the sequence to "/app" itself: "/app0000000001" is a sibling of
+        // the chroot, outside it (the Java client lets this through).
+        if path == "/" && matches!(kind, PathKind::Sequential) && !self.is_root() {
+            return Err(ArgumentError::SequentialAtChroot.into());
+        }
+        Ok(self.to_server(path))
     }
 
     /// The server's path for a caller's path.
@@ -69,5 +83,14 @@ mod tests {
         assert_eq!(c.to_client("/app/a"), "/a");
         assert_eq!(c.to_client("/apple"), "/apple");
         assert_eq!(Chroot::none().to_client("/x"), "/x");
+        assert_eq!(c.server_path("/a", PathKind::Plain).unwrap(), "/app/a");
+        assert!(matches!(
+            c.server_path("/", PathKind::Sequential),
+            Err(Error::InvalidArgument(ArgumentError::SequentialAtChroot))
+        ));
+        assert!(matches!(
+            c.server_path("a", PathKind::Plain),
+            Err(Error::InvalidPath { .. })
+        ));
     }
 }

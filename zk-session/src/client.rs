@@ -1,6 +1,5 @@
 //! The `Client` handle: one `async fn` per ZooKeeper operation.
 
-use crate::{ArgumentError, ProtocolViolation};
 use std::{
     sync::{atomic::Ordering, Arc},
     time::Duration,
@@ -8,35 +7,21 @@ use std::{
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
-use zk_proto::{
-    validate_path, Acl, AddWatchMode, AddWatchRequest, CheckVersionRequest, ClientInfo, CreateMode,
-    CreateRequest, CreateTtlRequest, DeleteRequest, ErrorCode, ExistsRequest, GetAclRequest,
-    GetAllChildrenNumberRequest, GetChildrenRequest, GetDataRequest, GetEphemeralsRequest, MultiOp,
-    MultiRequest, MultiResult, PathKind, ReconfigRequest, RemoveWatchesRequest, Request, Response,
-    SetAclRequest, SetDataRequest, Stat, SyncRequest, WatcherType,
-};
-use zk_proto::{
-    Create2Response, CreateResponse, ErrorResponse, GetAclResponse, GetAllChildrenNumberResponse,
-    GetChildren2Response, GetChildrenResponse, GetDataResponse, GetEphemeralsResponse,
-    MultiResponse, ReplyBody, WhoAmIResponse,
-};
+use zk_proto::{Acl, AddWatchMode, ClientInfo, ErrorCode, Request, Response, Stat, WatcherType};
 
 use crate::{
     builder::ClientBuilder,
     chroot::Chroot,
+    ops::{self, Call, Decode},
     redact::Redacted,
     senders::{Command, RequestCmd, WatchReg},
     shared::Shared,
     state::SessionState,
     state_watch::{SessionEvents, StateWatch},
     watch::{stream_channel, DropNotice},
-    watched_event::WatchKind,
     CreateOptions, Error, OneshotWatch, Op, OpResult, PersistentWatch, ReadOp, ReadResult,
     SessionId, Version,
 };
-
-/// The znode holding the ensemble's dynamic configuration (never under the chroot).
-const CONFIG_NODE: &str = "/zookeeper/config";
 
 /// A handle on one ZooKeeper session. Cheap to clone; every clone shares the session.
 ///
@@ -108,21 +93,19 @@ impl Client {
 
     // ----- plumbing -----
 
-    fn server_path(&self, path: &str, kind: PathKind) -> Result<String, Error> {
-        validate_path(path, kind).map_err(|reason| Error::InvalidPath {
-            path: path.to_owned(),
-            reason,
-        })?;
-        // The server appends the sequence to "/app" itself: "/app0000000001" is a sibling of
-        // the chroot, outside it (the Java client lets this through).
-        if path == "/" && matches!(kind, PathKind::Sequential) && !self.inner.chroot.is_root() {
-            return Err(ArgumentError::SequentialAtChroot.into());
-        }
-        Ok(self.inner.chroot.to_server(path))
+    /// Sends the operation's request and decodes its reply.
+    async fn run<T>(&self, call: Call<impl Decode<T>>) -> Result<T, Error> {
+        (call.decode)(self.call(call.request, None).await)
     }
 
-    fn client_path(&self, server_path: &str) -> String {
-        self.inner.chroot.to_client(server_path)
+    /// Like [`run`](Self::run), with the one-shot watch the operation leaves.
+    async fn run_watched<T>(
+        &self,
+        call: Call<impl Decode<T>, ops::Oneshot>,
+    ) -> Result<(T, OneshotWatch), Error> {
+        let (reg, watch) = self.oneshot_watch(call.watch);
+        let value = (call.decode)(self.call(call.request, Some(reg)).await)?;
+        Ok((value, watch))
     }
 
     async fn call(&self, request: Request, watch: Option<WatchReg>) -> Result<Response, Error> {
@@ -149,53 +132,23 @@ impl Client {
         }
     }
 
-    /// A one-shot watch of `kind`: Data for getData and exists (the session treats a data
-    /// and an exist watch alike when one is dropped), Child for getChildren.
-    fn oneshot_watch(&self, path: &str, kind: WatchKind) -> (WatchReg, OneshotWatch) {
+    /// The handle and registration of a one-shot watch (the session treats a data and an
+    /// exist watch alike when one is dropped).
+    fn oneshot_watch(&self, watch: ops::Oneshot) -> (WatchReg, OneshotWatch) {
         let (tx, rx) = oneshot::channel();
         let id = self.inner.shared.watch_id();
+        let ops::Oneshot { path, kind } = watch;
         let notice = DropNotice {
             tx: Some(self.inner.tx.downgrade()),
-            path: path.to_owned(),
+            path: path.clone(),
             kind,
             id,
         };
         (
-            WatchReg::Oneshot {
-                path: path.to_owned(),
-                id,
-                tx,
-            },
+            WatchReg::Oneshot { path, id, tx },
             OneshotWatch::new(rx, notice),
         )
     }
-}
-
-/// Narrows a reply to the record its request expects; zk-proto's [`ReplyBody`] says which
-/// variant holds which record.
-fn narrow<R: ReplyBody>(resp: Response) -> Result<R, Error> {
-    R::from_response(resp).map_err(|got| {
-        Error::ProtocolViolation(ProtocolViolation::WrongReply {
-            expected: R::RECORD,
-            got: got.record_name(),
-        })
-    })
-}
-
-/// exists: NoNode is an answer, not an error.
-fn exists_result(r: Result<Response, Error>) -> Result<Option<Stat>, Error> {
-    match r {
-        Err(Error::Code(ErrorCode::NoNode)) => Ok(None),
-        r => narrow(r?).map(Some),
-    }
-}
-
-fn data_result(r: Response) -> Result<(Bytes, Stat), Error> {
-    narrow::<GetDataResponse>(r).map(|d| (d.data.unwrap_or_default(), d.stat))
-}
-
-fn children2_result(r: Response) -> Result<(Vec<String>, Stat), Error> {
-    narrow::<GetChildren2Response>(r).map(|c| (c.children, c.stat))
 }
 
 mod acl_ops;
@@ -207,27 +160,3 @@ mod server_list_ops;
 mod session_ops;
 mod transactions;
 mod watch_ops;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_reply_of_another_record_is_a_protocol_violation_naming_both() {
-        match narrow::<Stat>(Response::Empty) {
-            Err(Error::ProtocolViolation(ProtocolViolation::WrongReply { expected, got })) => {
-                assert_eq!((expected, got), ("Stat", "Empty"))
-            }
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(
-            exists_result(Err(Error::Code(ErrorCode::NoNode))).unwrap(),
-            None
-        );
-        let stat = Stat {
-            version: 3,
-            ..Stat::default()
-        };
-        assert_eq!(exists_result(Ok(Response::Stat(stat))).unwrap(), Some(stat));
-    }
-}

@@ -118,6 +118,7 @@ mod first_connection;
 mod jitter;
 mod multi;
 mod on_refusal;
+mod ops;
 mod protocol_violation;
 mod redact;
 mod retry;

@@ -4,7 +4,7 @@
 use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
-use zk_proto::{validate_path, ErrorCode, PathKind, ReplyBody, Request, Response, Stat};
+use zk_proto::{ErrorCode, Request, Response};
 
 use super::{
     session::{Command, Session, Slots},
@@ -14,8 +14,8 @@ use super::{
 use crate::{
     chroot::Chroot,
     command::{RequestCmd, WatchReg},
-    watched_event::WatchKind,
-    ArgumentError, ClientBuilder, Error, ProtocolViolation, SessionEvent, SessionId, SessionState,
+    ops::{self, Call, Decode},
+    ClientBuilder, Error, SessionEvent, SessionId, SessionState,
 };
 
 /// A blocking handle on one ZooKeeper session, for code that is not async. Cheap to clone;
@@ -85,21 +85,19 @@ impl Client {
         ClientBuilder::new(connect_string)
     }
 
-    pub(super) fn server_path(&self, path: &str, kind: PathKind) -> Result<String, Error> {
-        validate_path(path, kind).map_err(|reason| Error::InvalidPath {
-            path: path.to_owned(),
-            reason,
-        })?;
-        // The server would append the sequence to the chroot itself, outside it.
-        let chroot = &self.handle.chroot;
-        if path == "/" && matches!(kind, PathKind::Sequential) && !chroot.is_root() {
-            return Err(ArgumentError::SequentialAtChroot.into());
-        }
-        Ok(chroot.to_server(path))
+    /// Sends the operation's request and decodes its reply.
+    pub(super) fn run<T>(&self, call: Call<impl Decode<T>>) -> Result<T, Error> {
+        (call.decode)(self.call(call.request, None))
     }
 
-    pub(super) fn client_path(&self, server_path: &str) -> String {
-        self.handle.chroot.to_client(server_path)
+    /// Like [`run`](Self::run), with the one-shot watch the operation leaves.
+    pub(super) fn run_watched<T>(
+        &self,
+        call: Call<impl Decode<T>, ops::Oneshot>,
+    ) -> Result<(T, OneshotWatch), Error> {
+        let (reg, watch) = self.oneshot_watch(call.watch);
+        let value = (call.decode)(self.call(call.request, Some(reg)))?;
+        Ok((value, watch))
     }
 
     /// Sends `request` and blocks for its reply, up to the operation timeout.
@@ -129,27 +127,22 @@ impl Client {
         }
     }
 
-    /// A one-shot watch of `kind` on the server path `path`.
-    pub(super) fn oneshot_watch(
-        &self,
-        path: &str,
-        kind: WatchKind,
-    ) -> (WatchReg<Slots>, OneshotWatch) {
+    /// The handle and registration of a one-shot watch.
+    fn oneshot_watch(&self, watch: ops::Oneshot) -> (WatchReg<Slots>, OneshotWatch) {
         let (tx, rx) = slot();
         let session = &self.handle.session;
         let id = session.watch_id();
+        let ops::Oneshot { path, kind } = watch;
         let notice = DropNotice {
             session: Some(Arc::downgrade(session)),
-            path: path.to_owned(),
+            path: path.clone(),
             kind,
             id,
         };
-        let reg = WatchReg::Oneshot {
-            path: path.to_owned(),
-            id,
-            tx,
-        };
-        (reg, OneshotWatch::new(rx, notice))
+        (
+            WatchReg::Oneshot { path, id, tx },
+            OneshotWatch::new(rx, notice),
+        )
     }
 
     // ----- the session -----
@@ -234,21 +227,4 @@ impl Client {
         let _ = rx.wait();
         Ok(())
     }
-}
-
-/// Narrows a reply to the record its request expects.
-pub(super) fn narrow<R: ReplyBody>(resp: Response) -> Result<R, Error> {
-    R::from_response(resp).map_err(|got| {
-        let got = got.record_name();
-        Error::ProtocolViolation(ProtocolViolation::WrongReply {
-            expected: R::RECORD,
-            got,
-        })
-    })
-}
-
-/// getData's reply, and getConfig's.
-pub(super) fn data_of(r: Response) -> Result<(Bytes, Stat), Error> {
-    let d: zk_proto::GetDataResponse = narrow(r)?;
-    Ok((d.data.unwrap_or_default(), d.stat))
 }

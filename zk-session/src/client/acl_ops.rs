@@ -18,12 +18,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let r: GetAclResponse = narrow(
-            self.call(Request::GetAcl(GetAclRequest { path }), None)
-                .await?,
-        )?;
-        Ok((r.acl, r.stat))
+        self.run(ops::get_acl(&self.inner.chroot, path)?).await
     }
 
     /// Replaces the znode's ACL if its ACL version matches; returns the new Stat.
@@ -39,12 +34,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn set_acl(&self, path: &str, acl: &[Acl], version: Version) -> Result<Stat, Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::SetAcl(SetAclRequest {
-            path,
-            acl: acl.to_vec(),
-            version: version.as_i32(),
-        });
-        narrow(self.call(req, None).await?)
+        self.run(ops::set_acl(&self.inner.chroot, path, acl, version)?)
+            .await
     }
 }

@@ -15,10 +15,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_children(&self, path: &str) -> Result<Vec<String>, Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::GetChildren(GetChildrenRequest { path, watch: false });
-        let r: GetChildrenResponse = narrow(self.call(req, None).await?)?;
-        Ok(r.children)
+        self.run(ops::get_children(&self.inner.chroot, path)?).await
     }
 
     /// The names of the znode's children and its Stat.
@@ -31,9 +28,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_children_with_stat(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::GetChildren2(GetChildrenRequest { path, watch: false });
-        children2_result(self.call(req, None).await?)
+        self.run(ops::get_children_with_stat(&self.inner.chroot, path)?)
+            .await
     }
 
     /// Like [`get_children_with_stat`](Self::get_children_with_stat), and leaves a watch that
@@ -54,10 +50,8 @@ impl Client {
         &self,
         path: &str,
     ) -> Result<(Vec<String>, Stat, OneshotWatch), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Child);
-        let req = Request::GetChildren2(GetChildrenRequest { path, watch: true });
-        let (children, stat) = children2_result(self.call(req, Some(reg)).await?)?;
+        let call = ops::get_children_with_stat(&self.inner.chroot, path)?;
+        let ((children, stat), watch) = self.run_watched(call).await?;
         Ok((children, stat, watch))
     }
 }

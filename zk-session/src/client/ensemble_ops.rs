@@ -18,10 +18,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_ephemerals(&self, prefix: &str) -> Result<Vec<String>, Error> {
-        let prefix_path = self.server_path(prefix, PathKind::Plain)?;
-        let req = Request::GetEphemerals(GetEphemeralsRequest { prefix_path });
-        let r: GetEphemeralsResponse = narrow(self.call(req, None).await?)?;
-        Ok(r.ephemerals.iter().map(|p| self.client_path(p)).collect())
+        self.run(ops::get_ephemerals(&self.inner.chroot, prefix)?)
+            .await
     }
 
     /// The number of descendants of `path`.
@@ -34,10 +32,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_all_children_number(&self, path: &str) -> Result<i32, Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::GetAllChildrenNumber(GetAllChildrenNumberRequest { path });
-        let r: GetAllChildrenNumberResponse = narrow(self.call(req, None).await?)?;
-        Ok(r.total_number)
+        self.run(ops::get_all_children_number(&self.inner.chroot, path)?)
+            .await
     }
 
     /// The identities this session is authenticated as.
@@ -51,8 +47,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn who_am_i(&self) -> Result<Vec<ClientInfo>, Error> {
-        let r: WhoAmIResponse = narrow(self.call(Request::WhoAmI, None).await?)?;
-        Ok(r.client_info)
+        self.run(ops::who_am_i()).await
     }
 
     /// Authenticates the session (and every later connection of it) with `scheme`/`auth`.
@@ -95,11 +90,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_config(&self) -> Result<(Bytes, Stat), Error> {
-        let req = Request::GetData(GetDataRequest {
-            path: CONFIG_NODE.to_owned(),
-            watch: false,
-        });
-        data_result(self.call(req, None).await?)
+        self.run(ops::get_config()).await
     }
 
     /// Changes the ensemble's membership: incrementally (`joining`/`leaving`, comma-separated
@@ -126,12 +117,7 @@ impl Client {
         new_members: Option<&str>,
         from_config: Option<i64>,
     ) -> Result<(Bytes, Stat), Error> {
-        let req = Request::Reconfig(ReconfigRequest {
-            joining_servers: joining.map(str::to_owned),
-            leaving_servers: leaving.map(str::to_owned),
-            new_members: new_members.map(str::to_owned),
-            cur_config_id: from_config.unwrap_or(-1),
-        });
-        data_result(self.call(req, None).await?)
+        let call = ops::reconfig(joining, leaving, new_members, from_config);
+        self.run(call).await
     }
 }

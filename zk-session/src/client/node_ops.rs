@@ -3,48 +3,6 @@
 use super::*;
 
 impl Client {
-    fn create_request(
-        &self,
-        path: &str,
-        data: &[u8],
-        options: &CreateOptions,
-    ) -> Result<Request, Error> {
-        let mode = options.mode();
-        let kind = if mode.is_sequential() {
-            PathKind::Sequential
-        } else {
-            PathKind::Plain
-        };
-        let path = self.server_path(path, kind)?;
-        let data = Some(Bytes::copy_from_slice(data));
-        let acl = options.acl().to_vec();
-        if mode.is_ttl() {
-            let ttl = options
-                .ttl_duration()
-                .ok_or(Error::InvalidArgument(crate::ArgumentError::TtlMissing))?;
-            if ttl.as_millis() == 0 || ttl.as_millis() > (1u128 << 40) {
-                return Err(crate::ArgumentError::TtlOutOfRange { ttl }.into());
-            }
-            let ttl = ttl.as_millis();
-            return Ok(Request::CreateTtl(CreateTtlRequest {
-                path,
-                data,
-                acl,
-                mode,
-                ttl: ttl as i64,
-            }));
-        }
-        if options.ttl_duration().is_some() {
-            return Err(crate::ArgumentError::TtlNotAllowed { mode }.into());
-        }
-        Ok(Request::Create2(CreateRequest {
-            path,
-            data,
-            acl,
-            mode,
-        }))
-    }
-
     /// Creates a znode and returns its path (with the sequence suffix for sequential modes).
     ///
     /// ```no_run
@@ -67,21 +25,8 @@ impl Client {
         data: &[u8],
         options: CreateOptions,
     ) -> Result<String, Error> {
-        let mut req = self.create_request(path, data, &options)?;
-        // Plain modes use opcode 1, which returns no Stat.
-        if let Request::Create2(r) = req {
-            req = if r.mode == CreateMode::Container {
-                Request::CreateContainer(r)
-            } else {
-                Request::Create(r)
-            };
-        }
-        // createContainer answers with the Stat, which create leaves out.
-        let path = match self.call(req, None).await? {
-            Response::Create2(r) => r.path,
-            other => narrow::<CreateResponse>(other)?.path,
-        };
-        Ok(self.client_path(&path))
+        self.run(ops::create(&self.inner.chroot, path, data, &options)?)
+            .await
     }
 
     /// Creates a znode and returns its path and Stat.
@@ -102,16 +47,8 @@ impl Client {
         data: &[u8],
         options: CreateOptions,
     ) -> Result<(String, Stat), Error> {
-        let mut req = self.create_request(path, data, &options)?;
-        if let Request::Create2(r) = req {
-            req = if r.mode == CreateMode::Container {
-                Request::CreateContainer(r)
-            } else {
-                Request::Create2(r)
-            };
-        }
-        let r: Create2Response = narrow(self.call(req, None).await?)?;
-        Ok((self.client_path(&r.path), r.stat))
+        let call = ops::create_with_stat(&self.inner.chroot, path, data, &options)?;
+        self.run(call).await
     }
 
     /// Deletes a znode if its version matches.
@@ -129,12 +66,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn delete(&self, path: &str, version: Version) -> Result<(), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::Delete(DeleteRequest {
-            path,
-            version: version.as_i32(),
-        });
-        self.call(req, None).await.map(drop)
+        self.run(ops::delete(&self.inner.chroot, path, version)?)
+            .await
     }
 
     /// The znode's Stat, or `None` if it does not exist.
@@ -148,9 +81,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>, Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::Exists(ExistsRequest { path, watch: false });
-        exists_result(self.call(req, None).await)
+        self.run(ops::exists(&self.inner.chroot, path)?).await
     }
 
     /// Like [`exists`](Self::exists), and leaves a watch that fires when the znode is created,
@@ -167,11 +98,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn exists_watch(&self, path: &str) -> Result<(Option<Stat>, OneshotWatch), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Data);
-        let req = Request::Exists(ExistsRequest { path, watch: true });
-        let stat = exists_result(self.call(req, Some(reg)).await)?;
-        Ok((stat, watch))
+        self.run_watched(ops::exists(&self.inner.chroot, path)?)
+            .await
     }
 
     /// The znode's data (a slice of the reply frame, not a copy; empty for null data) and Stat.
@@ -188,9 +116,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_data(&self, path: &str) -> Result<(Bytes, Stat), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::GetData(GetDataRequest { path, watch: false });
-        data_result(self.call(req, None).await?)
+        self.run(ops::get_data(&self.inner.chroot, path)?).await
     }
 
     /// Like [`get_data`](Self::get_data), and leaves a watch that fires when the data changes
@@ -211,10 +137,9 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn get_data_watch(&self, path: &str) -> Result<(Bytes, Stat, OneshotWatch), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let (reg, watch) = self.oneshot_watch(&path, WatchKind::Data);
-        let req = Request::GetData(GetDataRequest { path, watch: true });
-        let (data, stat) = data_result(self.call(req, Some(reg)).await?)?;
+        let ((data, stat), watch) = self
+            .run_watched(ops::get_data(&self.inner.chroot, path)?)
+            .await?;
         Ok((data, stat, watch))
     }
 
@@ -234,13 +159,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn set_data(&self, path: &str, data: &[u8], version: Version) -> Result<Stat, Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::SetData(SetDataRequest {
-            path,
-            data: Some(Bytes::copy_from_slice(data)),
-            version: version.as_i32(),
-        });
-        narrow(self.call(req, None).await?)
+        self.run(ops::set_data(&self.inner.chroot, path, data, version)?)
+            .await
     }
 
     /// Waits until the server this session is connected to has caught up with the leader.
@@ -254,9 +174,6 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn sync(&self, path: &str) -> Result<(), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        self.call(Request::Sync(SyncRequest { path }), None)
-            .await
-            .map(drop)
+        self.run(ops::sync(&self.inner.chroot, path)?).await
     }
 }

@@ -4,7 +4,7 @@
 use std::{sync::Weak, time::Duration};
 
 use super::*;
-use crate::{connect_string::ConnectString, ensemble_config};
+use crate::ensemble_config;
 
 impl Client {
     /// Replaces the servers this client connects to, e.g. after the ensemble was
@@ -25,12 +25,8 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn update_server_list(&self, servers: &str) -> Result<(), Error> {
-        let cs = ConnectString::parse(servers)?;
-        if !cs.chroot.is_root() && cs.chroot != self.inner.chroot {
-            let servers = servers.to_owned();
-            return Err(crate::ArgumentError::OtherChroot { servers }.into());
-        }
-        self.set_server_list(cs.hosts).await
+        self.set_server_list(ops::server_list(&self.inner.chroot, servers)?)
+            .await
     }
 
     async fn set_server_list(&self, hosts: Vec<(String, u16)>) -> Result<(), Error> {
@@ -48,12 +44,7 @@ impl Client {
     /// Like [`get_config`](Self::get_config), and leaves a watch that fires when the
     /// configuration changes. The config znode is outside any chroot.
     pub async fn get_config_watch(&self) -> Result<(Bytes, Stat, OneshotWatch), Error> {
-        let (reg, watch) = self.oneshot_watch(CONFIG_NODE, WatchKind::Data);
-        let req = Request::GetData(GetDataRequest {
-            path: CONFIG_NODE.to_owned(),
-            watch: true,
-        });
-        let (data, stat) = data_result(self.call(req, Some(reg)).await?)?;
+        let ((data, stat), watch) = self.run_watched(ops::get_config()).await?;
         Ok((data, stat, watch))
     }
 

@@ -28,11 +28,8 @@ impl Client {
         path: &str,
         mode: AddWatchMode,
     ) -> Result<PersistentWatch, Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let kind = match mode {
-            AddWatchMode::Persistent => WatchKind::Persistent,
-            AddWatchMode::PersistentRecursive => WatchKind::PersistentRecursive,
-        };
+        let call = ops::add_watch(&self.inner.chroot, path, mode)?;
+        let ops::Stream { path, kind } = call.watch;
         let (tx, rx) = stream_channel(self.inner.persistent_watch_buffer);
         let id = self.inner.shared.watch_id();
         let notice = DropNotice {
@@ -41,21 +38,9 @@ impl Client {
             kind,
             id,
         };
-        let reg = WatchReg::Stream {
-            path: path.clone(),
-            kind,
-            id,
-            tx,
-        };
-        let req = Request::AddWatch(AddWatchRequest { path, mode });
-        // The server answers with an ErrorResponse; an empty body is taken as success too.
-        match self.call(req, Some(reg)).await? {
-            Response::Empty => Ok(PersistentWatch::new(rx, notice)),
-            other => match narrow::<ErrorResponse>(other)?.err {
-                0 => Ok(PersistentWatch::new(rx, notice)),
-                err => Err(Error::Code(ErrorCode::from_code(err))),
-            },
-        }
+        let reg = WatchReg::Stream { path, kind, id, tx };
+        (call.decode)(self.call(call.request, Some(reg)).await)?;
+        Ok(PersistentWatch::new(rx, notice))
     }
 
     /// Removes this session's watches of `watcher_type` on `path`, on the server and here:
@@ -73,13 +58,10 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn remove_watches(&self, path: &str, watcher_type: WatcherType) -> Result<(), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let reg = WatchReg::Remove {
-            path: path.clone(),
-            watcher_type,
-        };
-        let req = Request::RemoveWatches(RemoveWatchesRequest { path, watcher_type });
-        self.call(req, Some(reg)).await.map(drop)
+        let call = ops::remove_watches(&self.inner.chroot, path, watcher_type)?;
+        let ops::Remove { path, watcher_type } = call.watch;
+        let reg = WatchReg::Remove { path, watcher_type };
+        (call.decode)(self.call(call.request, Some(reg)).await)
     }
 
     /// Succeeds if this session has a watch of `watcher_type` on `path`; `NoWatcher` if not.
@@ -95,8 +77,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn check_watches(&self, path: &str, watcher_type: WatcherType) -> Result<(), Error> {
-        let path = self.server_path(path, PathKind::Plain)?;
-        let req = Request::CheckWatches(RemoveWatchesRequest { path, watcher_type });
-        self.call(req, None).await.map(drop)
+        self.run(ops::check_watches(&self.inner.chroot, path, watcher_type)?)
+            .await
     }
 }
