@@ -49,7 +49,11 @@ impl InterProcessMutex {
             }
             // Whatever happens to the holder's node, compete again.
             let pause = match until_changed(client, &holder).await {
-                Ok(()) => Duration::ZERO,
+                // The session answered: a later failure starts from the shortest pause.
+                Ok(()) => {
+                    pauses.reset();
+                    Duration::ZERO
+                }
                 Err(e) if e.is_retryable() => pauses.next_delay(),
                 Err(e) => return Err(e.into()),
             };
