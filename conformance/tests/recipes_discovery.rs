@@ -15,7 +15,8 @@ use recipes_support::{
     soon, unique,
 };
 use zk_recipes::{
-    ProviderStrategy, RecipeError, ServiceDiscovery, ServiceInstance, ServiceType, UriSpec,
+    CacheStatus, DiscoveryStatus, LostReason, ProviderStrategy, RecipeError, ServiceDiscovery,
+    ServiceInstance, ServiceType, UriSpec,
 };
 
 fn instance(name: &str, id: &str, port: u16) -> ServiceInstance {
@@ -117,6 +118,81 @@ async fn each_kind_registers_updates_unregisters_and_closes_as_it_should() {
     // Close removes all but the PERMANENT one (Curator removes it too: CURATOR-94).
     d.close().await.unwrap();
     assert_eq!(children(&admin, &format!("{base}/api")).await, ["perm"]);
+}
+
+/// The recipes' lifecycle: start returns once the builder's instance is registered, status
+/// says Ready then how it ended (closed, or the client's end), close and drop unregister.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_discovery_starts_registered_reports_its_status_and_ends() {
+    let (c, admin) = (client(&shared()).await, client(&shared()).await);
+    let base = unique("discovery-lifecycle");
+    let stat = ServiceInstance::builder("api")
+        .id("static")
+        .service_type(ServiceType::Static)
+        .build();
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "me", 80))
+        .this_instance(stat.clone())
+        .start()
+        .await
+        .unwrap();
+    // Registered by the time start returns.
+    assert_eq!(
+        children(&admin, &format!("{base}/api")).await,
+        ["me", "static"]
+    );
+    let mut status = d.status();
+    assert_eq!(status.get(), DiscoveryStatus::Ready);
+    // Registering the same id and type again writes over it: the same node.
+    let (_, before) = admin.get_data(&format!("{base}/api/me")).await.unwrap();
+    d.register(&instance("api", "me", 81)).await.unwrap();
+    let (data, after) = admin.get_data(&format!("{base}/api/me")).await.unwrap();
+    assert_eq!(after.czxid, before.czxid, "deleted and created again");
+    assert_eq!(ServiceInstance::from_json(&data).unwrap().port(), Some(81));
+    d.close().await.unwrap();
+    assert_eq!(status.changed().await.unwrap(), DiscoveryStatus::Closed);
+    assert!(children(&admin, &format!("{base}/api")).await.is_empty());
+
+    // Dropped: both kinds unregistered in the background.
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "me", 80))
+        .this_instance(stat)
+        .start()
+        .await
+        .unwrap();
+    let mut status = d.status();
+    drop(d);
+    assert_eq!(status.changed().await.unwrap(), DiscoveryStatus::Closed);
+    eventually("the dropped discovery's instances go", || {
+        let (admin, dir) = (admin.clone(), format!("{base}/api"));
+        async move { children(&admin, &dir).await.is_empty() }
+    })
+    .await;
+
+    // The client's end is the discovery's.
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "me", 80))
+        .start()
+        .await
+        .unwrap();
+    let provider = d.provider("api").start().await.unwrap();
+    assert_eq!(provider.status().get(), CacheStatus::Initialized);
+    let mut status = d.status();
+    c.close().await.unwrap();
+    let ended = soon("the discovery ends", status.wait_for(|s| s.has_ended())).await;
+    assert_eq!(ended.unwrap(), DiscoveryStatus::Ended(LostReason::Closed));
+    assert!(matches!(
+        d.register(&instance("api", "late", 1)).await,
+        Err(RecipeError::Lost(LostReason::Closed))
+    ));
+    assert!(matches!(
+        ServiceDiscovery::builder(c.clone(), &base).start().await,
+        Err(RecipeError::Lost(_))
+    ));
+    let mut p = provider.status();
+    let ended = soon("the provider ends", p.wait_for(|s| s.has_ended())).await;
+    assert!(matches!(ended.unwrap(), CacheStatus::Ended(_)));
+    assert!(children(&admin, &format!("{base}/api")).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

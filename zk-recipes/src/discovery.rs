@@ -11,6 +11,7 @@ mod instance;
 mod jackson;
 mod service_cache;
 mod service_discovery;
+mod status;
 mod strategy;
 mod uri_spec;
 
@@ -18,6 +19,7 @@ pub use self::{
     instance::{ServiceInstance, ServiceInstanceBuilder, ServiceType},
     service_cache::{ServiceCache, ServiceCacheBuilder, ServiceProvider, ServiceProviderBuilder},
     service_discovery::{ServiceDiscovery, ServiceDiscoveryBuilder},
+    status::DiscoveryStatus,
     strategy::{DownInstancePolicy, InstancePicker, ProviderStrategy},
     uri_spec::{UriPart, UriSpec},
 };

@@ -116,8 +116,8 @@ pub use counter::{
 };
 #[cfg(feature = "discovery")]
 pub use discovery::{
-    DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceCache,
-    ServiceCacheBuilder, ServiceDiscovery, ServiceDiscoveryBuilder, ServiceInstance,
+    DiscoveryStatus, DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy,
+    ServiceCache, ServiceCacheBuilder, ServiceDiscovery, ServiceDiscoveryBuilder, ServiceInstance,
     ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriPart, UriSpec,
 };
 pub use distributed_barrier::DistributedBarrier;

@@ -235,6 +235,11 @@ impl ServiceProvider {
         picker.note_error(instance, Instant::now());
     }
 
+    /// The state of the cache the provider reads (the recipes' one status).
+    pub fn status(&self) -> ValueWatch<CacheStatus> {
+        self.cache.status()
+    }
+
     /// The cache the provider reads.
     pub fn cache(&self) -> &ServiceCache {
         &self.cache
