@@ -3,7 +3,9 @@
 //! register, update, unregister and query each kind of instance; a reconnect within the
 //! session leaves our instance alone (Curator's deletes and re-creates it), an expiry
 //! re-registers it; the cache and provider follow changes; Curator finds ours and we find
-//! Curator's, URIs rendered alike.
+//! Curator's, URIs rendered alike. Side by side with a Curator process, a reconnect of both
+//! within their sessions makes a watcher see Curator's instance deleted and created again,
+//! and nothing of ours. The recipe's lifecycle: start registers, status, close and drop.
 
 mod recipes_support;
 
@@ -11,8 +13,8 @@ use std::{sync::OnceLock, time::Duration};
 
 use conformance::peers::{self, JavaProgram};
 use recipes_support::{
-    children, client, cut_and_reconnect, eventually, expire_and_renew, peer::Peer, proxied, shared,
-    soon, unique,
+    children, client, cut_and_reconnect, eventually, expire_and_renew, peer::Peer, proxied,
+    proxied_for, shared, soon, unique, OpCode, Proxy,
 };
 use zk_recipes::{
     CacheStatus, DiscoveryStatus, LostReason, ProviderStrategy, RecipeError, ServiceDiscovery,
@@ -379,6 +381,123 @@ async fn curator_finds_ours_and_we_find_curators() {
         }
     })
     .await;
+    d.close().await.unwrap();
+    peer.finish().await;
+}
+
+/// Deleted and created events per path, as a persistent recursive watch saw them.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(zk_session::EventType, String)>>>;
+
+fn count(seen: &Seen, kind: zk_session::EventType, path: &str) -> usize {
+    let seen = seen.lock().unwrap();
+    seen.iter().filter(|(k, p)| *k == kind && p == path).count()
+}
+
+/// Issue 31's flap, beside Curator: both connections cut and re-made within the session.
+/// Curator deletes its instance and creates it again (on the same session), so a watcher
+/// sees it leave and come back; ours is left alone: no event at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_flaps_curators_instance_and_not_ours() {
+    use zk_session::{AddWatchMode, EventType};
+    let base = unique("discovery-flap");
+    let theirs_proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
+    let mut cmd = curator().command();
+    cmd.args([theirs_proxy.connect_string(), base.clone()]);
+    let mut peer = Peer::start("Curator", cmd).await;
+    peer.send("register api java-1 10.0.0.9 8080").await;
+    peer.expect("REGISTERED").await;
+    let (ours_proxy, c) = proxied_for(Duration::from_secs(20)).await;
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "rust-1", 9090))
+        .start()
+        .await
+        .unwrap();
+    let (java, rust) = (format!("{base}/api/java-1"), format!("{base}/api/rust-1"));
+    let watcher = client(&shared()).await;
+    let stat = |path: String| {
+        let watcher = watcher.clone();
+        async move { watcher.exists(&path).await.unwrap().expect(&path) }
+    };
+    let (java_before, rust_before) = (stat(java.clone()).await, stat(rust.clone()).await);
+    let mut events = watcher
+        .add_watch(&base, AddWatchMode::PersistentRecursive)
+        .await
+        .unwrap();
+    let seen = Seen::default();
+    let collector = {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(e)) = events.next().await {
+                seen.lock()
+                    .unwrap()
+                    .push((e.event_type(), e.path().to_owned()));
+            }
+        })
+    };
+
+    let creates = ours_proxy.count(OpCode::Create2);
+    theirs_proxy.cut_connections();
+    cut_and_reconnect(&ours_proxy, &c).await;
+    eventually("Curator's instance is deleted and created again", || {
+        let seen = seen.clone();
+        let java = java.clone();
+        async move {
+            count(&seen, EventType::NodeDeleted, &java) >= 1
+                && count(&seen, EventType::NodeCreated, &java) >= 1
+        }
+    })
+    .await;
+    // Ours has checked its node since the reconnect (a create answered NodeExists)...
+    eventually("our instance was checked after the reconnect", || async {
+        ours_proxy.count(OpCode::Create2) > creates
+    })
+    .await;
+    // ...and every event before a marker written now has reached the watcher.
+    let marker = format!("{base}/marker");
+    watcher
+        .create(&marker, b"", zk_session::CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    eventually("the marker's event", || {
+        let (seen, marker) = (seen.clone(), marker.clone());
+        async move { count(&seen, EventType::NodeCreated, &marker) == 1 }
+    })
+    .await;
+
+    let java_after = stat(java.clone()).await;
+    assert_eq!(
+        java_after.ephemeral_owner, java_before.ephemeral_owner,
+        "Curator's session survived the cut"
+    );
+    assert_ne!(java_after.czxid, java_before.czxid, "and its node is new");
+    let rust_after = stat(rust.clone()).await;
+    assert_eq!(
+        (rust_after.ephemeral_owner, rust_after.czxid),
+        (rust_before.ephemeral_owner, rust_before.czxid),
+        "ours: the same session, the same node"
+    );
+    let flaps = |path: &str| {
+        (
+            count(&seen, EventType::NodeDeleted, path),
+            count(&seen, EventType::NodeCreated, path),
+        )
+    };
+    let (java_flaps, rust_flaps) = (flaps(&java), flaps(&rust));
+    println!("deleted/created on a reconnect: Curator's {java_flaps:?}, ours {rust_flaps:?}");
+    assert_eq!(rust_flaps, (0, 0), "a watcher saw ours leave or come back");
+    let events_on_ours = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| *p == rust)
+        .count();
+    assert_eq!(
+        events_on_ours,
+        0,
+        "any event on ours: {:?}",
+        seen.lock().unwrap()
+    );
+    collector.abort();
     d.close().await.unwrap();
     peer.finish().await;
 }
