@@ -267,8 +267,9 @@ async fn the_provider_follows_the_cache_and_skips_instances_in_error() {
     assert_eq!(picks, ["a", "b", "a", "b"]);
     let a = provider
         .all_instances()
-        .into_iter()
+        .iter()
         .find(|i| i.id() == "a")
+        .cloned()
         .unwrap();
     provider.note_error(&a);
     provider.note_error(&a);
