@@ -51,7 +51,7 @@ async fn only(env: &Env, ids: &[&str], watched: &[&str]) -> Result<(), String> {
     })
     .await?;
     env.clean(&paths(ids), &paths(watched)).await?;
-    let left = child_watches(&env.c, &[dir.clone()])
+    let left = child_watches(&env.c, std::slice::from_ref(&dir))
         .await
         .map_err(|e| format!("checkWatches: {e}"))?;
     left.is_empty()
