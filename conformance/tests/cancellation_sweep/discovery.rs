@@ -175,6 +175,37 @@ pub(super) async fn discovery_register_update_unregister(pause: conformance::swe
     }
 }
 
+/// Sweeps the start and the close of a follower of service "api" (`$make` on the
+/// discovery: a cache or a provider, whose `$list` gives its instances): after each drop,
+/// nothing of the session's is left but the other client's instance.
+macro_rules! sweep_follower {
+    ($env:expr, $d:expr, $what:literal, $make:ident, $list:ident) => {
+        let (env, d) = ($env, $d);
+        let report = sweep(&env.plan, |k| async move {
+            let start = async {
+                let follower = d.$make("api").start().await?;
+                Ok::<_, RecipeError>(follower.$list().len())
+            };
+            let done = poll_then_drop(start, k, env.plan.pause).await;
+            loaded(&done)?;
+            only(env, &["dyn"], &[]).await.map(|()| done.is_some())
+        })
+        .await;
+        assert_swept(concat!($what, " start"), &report, true);
+        let report = sweep(&env.plan, |k| async move {
+            let follower = d.$make("api").start().await;
+            let follower = follower.map_err(|e| e.to_string())?;
+            let done = poll_then_drop(follower.close(), k, env.plan.pause).await;
+            if let Some(r) = &done {
+                r.as_ref().map_err(|e| e.to_string())?;
+            }
+            only(env, &["dyn"], &[]).await.map(|()| done.is_some())
+        })
+        .await;
+        assert_swept(concat!($what, " close"), &report, true);
+    };
+}
+
 /// The cache and the provider on a service with one instance (another client's).
 pub(super) async fn service_cache_and_provider(pause: conformance::sweep::Pause) {
     let env = Env::new("discovery-cache", pause).await;
@@ -188,50 +219,8 @@ pub(super) async fn service_cache_and_provider(pause: conformance::sweep::Pause)
         .start()
         .await
         .unwrap();
-    let report = sweep(&env.plan, |k| async move {
-        let start = async {
-            let cache = d.service_cache("api").start().await?;
-            Ok::<_, RecipeError>(cache.instances().len())
-        };
-        let done = poll_then_drop(start, k, env.plan.pause).await;
-        loaded(&done)?;
-        only(env, &["dyn"], &[]).await.map(|()| done.is_some())
-    })
-    .await;
-    assert_swept("ServiceCache start", &report, true);
-    let report = sweep(&env.plan, |k| async move {
-        let start = async {
-            let provider = d.provider("api").start().await?;
-            Ok::<_, RecipeError>(provider.all_instances().len())
-        };
-        let done = poll_then_drop(start, k, env.plan.pause).await;
-        loaded(&done)?;
-        only(env, &["dyn"], &[]).await.map(|()| done.is_some())
-    })
-    .await;
-    assert_swept("ServiceProvider start", &report, true);
-    let report = sweep(&env.plan, |k| async move {
-        let cache = d.service_cache("api").start().await;
-        let cache = cache.map_err(|e| e.to_string())?;
-        let done = poll_then_drop(cache.close(), k, env.plan.pause).await;
-        if let Some(r) = &done {
-            r.as_ref().map_err(|e| e.to_string())?;
-        }
-        only(env, &["dyn"], &[]).await.map(|()| done.is_some())
-    })
-    .await;
-    assert_swept("ServiceCache close", &report, true);
-    let report = sweep(&env.plan, |k| async move {
-        let provider = d.provider("api").start().await;
-        let provider = provider.map_err(|e| e.to_string())?;
-        let done = poll_then_drop(provider.close(), k, env.plan.pause).await;
-        if let Some(r) = &done {
-            r.as_ref().map_err(|e| e.to_string())?;
-        }
-        only(env, &["dyn"], &[]).await.map(|()| done.is_some())
-    })
-    .await;
-    assert_swept("ServiceProvider close", &report, true);
+    sweep_follower!(env, d, "ServiceCache", service_cache, instances);
+    sweep_follower!(env, d, "ServiceProvider", provider, all_instances);
     theirs.close().await.unwrap();
 }
 
