@@ -18,6 +18,8 @@ mod recipes_support;
 // The coordination recipes' sweeps, beside this file's.
 #[path = "cancellation_sweep/coordination.rs"]
 mod coordination;
+#[path = "cancellation_sweep/discovery.rs"]
+mod discovery;
 #[path = "cancellation_sweep/holds.rs"]
 mod holds;
 #[path = "cancellation_sweep/queues.rs"]
@@ -34,6 +36,9 @@ use conformance::{
     },
 };
 use coordination::{barrier_and_nodes, counters, rw_lock_acquires, semaphore_acquire_and_release};
+use discovery::{
+    discovery_register_update_unregister, discovery_start_and_close, service_cache_and_provider,
+};
 use holds::{
     distributed_barrier_operations, multi_lock_acquire_and_release,
     semaphore_tries_and_semaphore_mutex,
@@ -656,5 +661,8 @@ with_both_pauses!(
     distributed_queue_operations,
     simple_queue_operations,
     kazoo_queue_operations,
-    kazoo_locking_queue_operations
+    kazoo_locking_queue_operations,
+    discovery_start_and_close,
+    discovery_register_update_unregister,
+    service_cache_and_provider
 );

@@ -3,7 +3,9 @@
 //! register, update, unregister and query each kind of instance; a reconnect within the
 //! session leaves our instance alone (Curator's deletes and re-creates it), an expiry
 //! re-registers it; the cache and provider follow changes; Curator finds ours and we find
-//! Curator's, URIs rendered alike.
+//! Curator's, URIs rendered alike. Side by side with a Curator process, a reconnect of both
+//! within their sessions makes a watcher see Curator's instance deleted and created again,
+//! and nothing of ours. The recipe's lifecycle: start registers, status, close and drop.
 
 mod recipes_support;
 
@@ -11,11 +13,12 @@ use std::{sync::OnceLock, time::Duration};
 
 use conformance::peers::{self, JavaProgram};
 use recipes_support::{
-    children, client, cut_and_reconnect, eventually, expire_and_renew, peer::Peer, proxied, shared,
-    soon, unique,
+    children, client, cut_and_reconnect, eventually, expire_and_renew, peer::Peer, proxied,
+    proxied_for, shared, soon, unique, OpCode, Proxy,
 };
 use zk_recipes::{
-    ProviderStrategy, RecipeError, ServiceDiscovery, ServiceInstance, ServiceType, UriSpec,
+    CacheStatus, DiscoveryStatus, LostReason, ProviderStrategy, RecipeError, ServiceDiscovery,
+    ServiceInstance, ServiceType, UriSpec,
 };
 
 fn instance(name: &str, id: &str, port: u16) -> ServiceInstance {
@@ -119,6 +122,81 @@ async fn each_kind_registers_updates_unregisters_and_closes_as_it_should() {
     assert_eq!(children(&admin, &format!("{base}/api")).await, ["perm"]);
 }
 
+/// The recipes' lifecycle: start returns once the builder's instance is registered, status
+/// says Ready then how it ended (closed, or the client's end), close and drop unregister.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_discovery_starts_registered_reports_its_status_and_ends() {
+    let (c, admin) = (client(&shared()).await, client(&shared()).await);
+    let base = unique("discovery-lifecycle");
+    let stat = ServiceInstance::builder("api")
+        .id("static")
+        .service_type(ServiceType::Static)
+        .build();
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "me", 80))
+        .this_instance(stat.clone())
+        .start()
+        .await
+        .unwrap();
+    // Registered by the time start returns.
+    assert_eq!(
+        children(&admin, &format!("{base}/api")).await,
+        ["me", "static"]
+    );
+    let mut status = d.status();
+    assert_eq!(status.get(), DiscoveryStatus::Ready);
+    // Registering the same id and type again writes over it: the same node.
+    let (_, before) = admin.get_data(&format!("{base}/api/me")).await.unwrap();
+    d.register(&instance("api", "me", 81)).await.unwrap();
+    let (data, after) = admin.get_data(&format!("{base}/api/me")).await.unwrap();
+    assert_eq!(after.czxid, before.czxid, "deleted and created again");
+    assert_eq!(ServiceInstance::from_json(&data).unwrap().port(), Some(81));
+    d.close().await.unwrap();
+    assert_eq!(status.changed().await.unwrap(), DiscoveryStatus::Closed);
+    assert!(children(&admin, &format!("{base}/api")).await.is_empty());
+
+    // Dropped: both kinds unregistered in the background.
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "me", 80))
+        .this_instance(stat)
+        .start()
+        .await
+        .unwrap();
+    let mut status = d.status();
+    drop(d);
+    assert_eq!(status.changed().await.unwrap(), DiscoveryStatus::Closed);
+    eventually("the dropped discovery's instances go", || {
+        let (admin, dir) = (admin.clone(), format!("{base}/api"));
+        async move { children(&admin, &dir).await.is_empty() }
+    })
+    .await;
+
+    // The client's end is the discovery's.
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "me", 80))
+        .start()
+        .await
+        .unwrap();
+    let provider = d.provider("api").start().await.unwrap();
+    assert_eq!(provider.status().get(), CacheStatus::Initialized);
+    let mut status = d.status();
+    c.close().await.unwrap();
+    let ended = soon("the discovery ends", status.wait_for(|s| s.has_ended())).await;
+    assert_eq!(ended.unwrap(), DiscoveryStatus::Ended(LostReason::Closed));
+    assert!(matches!(
+        d.register(&instance("api", "late", 1)).await,
+        Err(RecipeError::Lost(LostReason::Closed))
+    ));
+    assert!(matches!(
+        ServiceDiscovery::builder(c.clone(), &base).start().await,
+        Err(RecipeError::Lost(_))
+    ));
+    let mut p = provider.status();
+    let ended = soon("the provider ends", p.wait_for(|s| s.has_ended())).await;
+    assert!(matches!(ended.unwrap(), CacheStatus::Ended(_)));
+    assert!(children(&admin, &format!("{base}/api")).await.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconnect_leaves_the_instance_alone_and_an_expiry_registers_it_again() {
     let (proxy, c) = proxied().await;
@@ -189,8 +267,9 @@ async fn the_provider_follows_the_cache_and_skips_instances_in_error() {
     assert_eq!(picks, ["a", "b", "a", "b"]);
     let a = provider
         .all_instances()
-        .into_iter()
+        .iter()
         .find(|i| i.id() == "a")
+        .cloned()
         .unwrap();
     provider.note_error(&a);
     provider.note_error(&a);
@@ -303,6 +382,123 @@ async fn curator_finds_ours_and_we_find_curators() {
         }
     })
     .await;
+    d.close().await.unwrap();
+    peer.finish().await;
+}
+
+/// Deleted and created events per path, as a persistent recursive watch saw them.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(zk_session::EventType, String)>>>;
+
+fn count(seen: &Seen, kind: zk_session::EventType, path: &str) -> usize {
+    let seen = seen.lock().unwrap();
+    seen.iter().filter(|(k, p)| *k == kind && p == path).count()
+}
+
+/// Issue 31's flap, beside Curator: both connections cut and re-made within the session.
+/// Curator deletes its instance and creates it again (on the same session), so a watcher
+/// sees it leave and come back; ours is left alone: no event at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_flaps_curators_instance_and_not_ours() {
+    use zk_session::{AddWatchMode, EventType};
+    let base = unique("discovery-flap");
+    let theirs_proxy = Proxy::start(conformance::shared_standalone().client_addr()).await;
+    let mut cmd = curator().command();
+    cmd.args([theirs_proxy.connect_string(), base.clone()]);
+    let mut peer = Peer::start("Curator", cmd).await;
+    peer.send("register api java-1 10.0.0.9 8080").await;
+    peer.expect("REGISTERED").await;
+    let (ours_proxy, c) = proxied_for(Duration::from_secs(20)).await;
+    let d = ServiceDiscovery::builder(c.clone(), &base)
+        .this_instance(instance("api", "rust-1", 9090))
+        .start()
+        .await
+        .unwrap();
+    let (java, rust) = (format!("{base}/api/java-1"), format!("{base}/api/rust-1"));
+    let watcher = client(&shared()).await;
+    let stat = |path: String| {
+        let watcher = watcher.clone();
+        async move { watcher.exists(&path).await.unwrap().expect(&path) }
+    };
+    let (java_before, rust_before) = (stat(java.clone()).await, stat(rust.clone()).await);
+    let mut events = watcher
+        .add_watch(&base, AddWatchMode::PersistentRecursive)
+        .await
+        .unwrap();
+    let seen = Seen::default();
+    let collector = {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(e)) = events.next().await {
+                seen.lock()
+                    .unwrap()
+                    .push((e.event_type(), e.path().to_owned()));
+            }
+        })
+    };
+
+    let creates = ours_proxy.count(OpCode::Create2);
+    theirs_proxy.cut_connections();
+    cut_and_reconnect(&ours_proxy, &c).await;
+    eventually("Curator's instance is deleted and created again", || {
+        let seen = seen.clone();
+        let java = java.clone();
+        async move {
+            count(&seen, EventType::NodeDeleted, &java) >= 1
+                && count(&seen, EventType::NodeCreated, &java) >= 1
+        }
+    })
+    .await;
+    // Ours has checked its node since the reconnect (a create answered NodeExists)...
+    eventually("our instance was checked after the reconnect", || async {
+        ours_proxy.count(OpCode::Create2) > creates
+    })
+    .await;
+    // ...and every event before a marker written now has reached the watcher.
+    let marker = format!("{base}/marker");
+    watcher
+        .create(&marker, b"", zk_session::CreateOptions::ephemeral())
+        .await
+        .unwrap();
+    eventually("the marker's event", || {
+        let (seen, marker) = (seen.clone(), marker.clone());
+        async move { count(&seen, EventType::NodeCreated, &marker) == 1 }
+    })
+    .await;
+
+    let java_after = stat(java.clone()).await;
+    assert_eq!(
+        java_after.ephemeral_owner, java_before.ephemeral_owner,
+        "Curator's session survived the cut"
+    );
+    assert_ne!(java_after.czxid, java_before.czxid, "and its node is new");
+    let rust_after = stat(rust.clone()).await;
+    assert_eq!(
+        (rust_after.ephemeral_owner, rust_after.czxid),
+        (rust_before.ephemeral_owner, rust_before.czxid),
+        "ours: the same session, the same node"
+    );
+    let flaps = |path: &str| {
+        (
+            count(&seen, EventType::NodeDeleted, path),
+            count(&seen, EventType::NodeCreated, path),
+        )
+    };
+    let (java_flaps, rust_flaps) = (flaps(&java), flaps(&rust));
+    println!("deleted/created on a reconnect: Curator's {java_flaps:?}, ours {rust_flaps:?}");
+    assert_eq!(rust_flaps, (0, 0), "a watcher saw ours leave or come back");
+    let events_on_ours = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| *p == rust)
+        .count();
+    assert_eq!(
+        events_on_ours,
+        0,
+        "any event on ours: {:?}",
+        seen.lock().unwrap()
+    );
+    collector.abort();
     d.close().await.unwrap();
     peer.finish().await;
 }

@@ -39,8 +39,8 @@
 //!
 //! [`Cache`], [`LeaderLatch`], [`LeaderSelector`], [`SharedCount`], [`PersistentNode`],
 //! [`GroupMember`], [`DistributedQueue`], [`SimpleDistributedQueue`] and [`SetPartitioner`]
-//! (and, with the `discovery` feature, `ServiceDiscovery`'s cache and provider) share one
-//! shape:
+//! (and, with the `discovery` feature, `ServiceDiscovery` with its `DiscoveryStatus`, and
+//! its cache and provider) share one shape:
 //! - `X::builder(client, path)`, typed options, then `start().await`, which returns once the
 //!   recipe is established (the node exists, the view is loaded, the latch is in line...) and
 //!   fails with [`RecipeError::NoRuntime`] outside a tokio runtime rather than panicking;
@@ -116,8 +116,8 @@ pub use counter::{
 };
 #[cfg(feature = "discovery")]
 pub use discovery::{
-    DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy, ServiceCache,
-    ServiceCacheBuilder, ServiceDiscovery, ServiceDiscoveryBuilder, ServiceInstance,
+    DiscoveryStatus, DownInstancePolicy, InstanceError, InstancePicker, ProviderStrategy,
+    ServiceCache, ServiceCacheBuilder, ServiceDiscovery, ServiceDiscoveryBuilder, ServiceInstance,
     ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriPart, UriSpec,
 };
 pub use distributed_barrier::DistributedBarrier;

@@ -68,7 +68,7 @@ impl ServiceCacheBuilder {
 /// # async fn f(discovery: zk_recipes::ServiceDiscovery) -> zk_recipes::Result<()> {
 /// let cache = discovery.service_cache("api").start().await?;
 /// loop {
-///     for i in cache.instances() {
+///     for i in cache.instances().iter() {
 ///         println!("api at {:?}:{:?}", i.address(), i.port());
 ///     }
 ///     cache.changed().await?;
@@ -83,18 +83,16 @@ pub struct ServiceCache {
     /// The count of changes now.
     generation: watch::Receiver<u64>,
     /// The instances parsed at a count of changes.
-    parsed: StdMutex<Option<(u64, Arc<Vec<ServiceInstance>>)>>,
+    parsed: StdMutex<Option<(u64, Arc<[ServiceInstance]>)>>,
     _counter: AbortOnDrop,
 }
 
 impl ServiceCache {
     /// The instances now, by znode name; znodes whose data is not an instance are left out.
-    pub fn instances(&self) -> Vec<ServiceInstance> {
-        self.snapshot().as_ref().clone()
-    }
-
-    /// The instances, parsed once per change of the service rather than once per call.
-    pub(crate) fn snapshot(&self) -> Arc<Vec<ServiceInstance>> {
+    ///
+    /// Cheap: the list is parsed once per change of the service and shared, so a call is a
+    /// reference count, not a copy.
+    pub fn instances(&self) -> Arc<[ServiceInstance]> {
         let now = *self.generation.borrow();
         let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((at, instances)) = parsed.as_ref() {
@@ -102,7 +100,7 @@ impl ServiceCache {
                 return instances.clone();
             }
         }
-        let instances = Arc::new(self.read_view());
+        let instances: Arc<[ServiceInstance]> = self.read_view().into();
         *parsed = Some((now, instances.clone()));
         instances
     }
@@ -218,13 +216,13 @@ pub struct ServiceProvider {
 impl ServiceProvider {
     /// An instance to use, or `None` when none is registered and up.
     pub fn get_instance(&self) -> Option<ServiceInstance> {
-        let instances = self.cache.snapshot();
+        let instances = self.cache.instances();
         let mut picker = self.picker.lock().unwrap_or_else(|p| p.into_inner());
         picker.pick(&instances, Instant::now()).cloned()
     }
 
-    /// Every registered instance.
-    pub fn all_instances(&self) -> Vec<ServiceInstance> {
+    /// Every registered instance (shared, not copied: see [`ServiceCache::instances`]).
+    pub fn all_instances(&self) -> Arc<[ServiceInstance]> {
         self.cache.instances()
     }
 
@@ -233,6 +231,11 @@ impl ServiceProvider {
     pub fn note_error(&self, instance: &ServiceInstance) {
         let mut picker = self.picker.lock().unwrap_or_else(|p| p.into_inner());
         picker.note_error(instance, Instant::now());
+    }
+
+    /// The state of the cache the provider reads (the recipes' one status).
+    pub fn status(&self) -> ValueWatch<CacheStatus> {
+        self.cache.status()
     }
 
     /// The cache the provider reads.
