@@ -14,11 +14,9 @@ use std::{
     time::Duration,
 };
 
-use bytes::BytesMut;
-
 use super::{
     session::{now, CoreInstant, Locked, Session},
-    stream::{open_tcp, Stream},
+    stream::{open_tcp, ReadBuf, Stream},
 };
 use crate::{security::Security, session::Action};
 
@@ -31,7 +29,7 @@ pub(crate) fn spawn(
     let io = IoThread {
         hosts,
         security,
-        rbuf: BytesMut::new(),
+        rbuf: ReadBuf::for_session(),
         armed: None,
         probe_stop: None,
     };
@@ -45,7 +43,7 @@ struct IoThread {
     hosts: Vec<(String, u16)>,
     /// Plain TCP or TLS, for every server and every reconnect.
     security: Security,
-    rbuf: BytesMut,
+    rbuf: ReadBuf,
     /// The read timeout set on the stream of this generation (`None` inside: none).
     armed: Option<(u64, Option<Duration>)>,
     /// Stops the read-write probe under way, if any.
@@ -98,7 +96,7 @@ impl IoThread {
         };
         let mut g = s.lock();
         if g.conn_gen != gen {
-            self.rbuf.clear();
+            self.rbuf.frames.clear();
             return g;
         }
         let now = now();
@@ -106,7 +104,7 @@ impl IoThread {
             Ok(0) => g.core.handle_disconnected(now),
             Ok(_) => {
                 s.prune_if_handshaking(&mut g);
-                g.core.handle_input(&mut self.rbuf, now);
+                g.core.handle_input(&mut self.rbuf.frames, now);
             }
             Err(e)
                 if matches!(
@@ -130,7 +128,7 @@ impl IoThread {
                 Action::Connect { host, timeout, .. } => self.connect(s, g, host, timeout),
                 Action::Disconnect => {
                     // The stream was dropped when the action was taken.
-                    self.rbuf.clear();
+                    self.rbuf.frames.clear();
                     self.stop_probe();
                     g
                 }
@@ -185,7 +183,7 @@ impl IoThread {
         match r {
             Ok(stream) => {
                 g.conn_gen += 1;
-                self.rbuf.clear();
+                self.rbuf.frames.clear();
                 g.stream = Some(Arc::new(stream));
                 g.core.handle_stream_opened(host, now());
             }
@@ -306,17 +304,17 @@ fn is_read_write(host: &str, port: u16, security: &Security) -> bool {
         return false;
     };
     s.set_read_timeout(Some(wait));
-    let mut answer = BytesMut::with_capacity(2);
+    let mut answer = ReadBuf::new(16);
     // The answer is "rw" or "ro": two bytes, whatever else the peer sends.
     let ok = s.write_all(b"isro").is_ok();
-    while ok && answer.len() < 2 {
+    while ok && answer.frames.len() < 2 {
         match s.read(&mut answer) {
             Ok(n) if n > 0 => {}
             _ => break,
         }
     }
     s.shutdown();
-    answer.starts_with(b"rw")
+    answer.frames.starts_with(b"rw")
 }
 
 #[cfg(test)]
