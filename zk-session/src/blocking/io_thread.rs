@@ -15,7 +15,7 @@ use std::{
 };
 
 use super::{
-    session::{now, CoreInstant, Locked, Session},
+    session::{now, wake_all, CoreInstant, Locked, Session, Wakes},
     stream::{open_tcp, ReadBuf, Stream},
 };
 use crate::{security::Security, session::Action};
@@ -32,6 +32,7 @@ pub(crate) fn spawn(
         rbuf: ReadBuf::for_session(),
         armed: None,
         probe_stop: None,
+        wakes: Wakes::new(),
     };
     std::thread::Builder::new()
         .name("zk-session-io".into())
@@ -48,6 +49,9 @@ struct IoThread {
     armed: Option<(u64, Option<Duration>)>,
     /// Stops the read-write probe under way, if any.
     probe_stop: Option<Arc<AtomicBool>>,
+    /// Callers answered under the lock, woken when this thread next lets go of it: each
+    /// turn of the loop takes the lock once.
+    wakes: Wakes,
 }
 
 impl IoThread {
@@ -61,15 +65,26 @@ impl IoThread {
             let deadline = g.core.poll_timeout();
             g = match g.stream.clone() {
                 Some(stream) => self.read(s, g, stream, deadline),
-                None => sleep(s, g, deadline),
+                None => {
+                    // Rare (no connection): woken under the lock, which the wait lets go.
+                    wake_all(&mut self.wakes);
+                    sleep(s, g, deadline)
+                }
             };
             if g.core.poll_timeout().is_some_and(|d| d <= now()) {
                 g.core.handle_timeout(now());
             }
-            g = settled(s, g);
+            g = s.settle(g, &mut self.wakes);
         }
-        drop(g);
+        self.unlock(g);
         self.stop_probe();
+    }
+
+    /// Lets go of the lock and wakes the callers answered under it: before anything that
+    /// blocks.
+    fn unlock(&mut self, g: MutexGuard<'_, Locked>) {
+        drop(g);
+        wake_all(&mut self.wakes);
     }
 
     /// One read of the stream, up to `deadline`, outside the lock; its bytes (or its end)
@@ -82,7 +97,7 @@ impl IoThread {
         deadline: Option<CoreInstant>,
     ) -> MutexGuard<'s, Locked> {
         let gen = g.conn_gen;
-        drop(g);
+        self.unlock(g);
         let wait = deadline.map(|d| d.saturating_duration_since(now()));
         let r = if wait.is_some_and(|w| w.is_zero()) {
             Err(io::ErrorKind::TimedOut.into())
@@ -138,11 +153,11 @@ impl IoThread {
                 }
                 Action::ProbeTls { host } => {
                     let (h, p) = self.hosts[host].clone();
-                    drop(g);
+                    self.unlock(g);
                     let plain = answers_plain(&h, p);
                     let mut g = s.lock();
                     g.core.handle_tls_probe(host, plain, now());
-                    settled(s, g)
+                    s.settle(g, &mut self.wakes)
                 }
                 Action::ProbeReadWrite { skip } => {
                     self.start_probe(s, skip);
@@ -151,11 +166,11 @@ impl IoThread {
                 #[cfg(feature = "sasl")]
                 Action::Sasl { attempt, work } => {
                     // Kerberos may ask the KDC: outside the lock, so that callers go on.
-                    drop(g);
+                    self.unlock(g);
                     let done = work.run();
                     let mut g = s.lock();
                     g.core.handle_sasl_done(attempt, done, now());
-                    settled(s, g)
+                    s.settle(g, &mut self.wakes)
                 }
             };
         }
@@ -172,7 +187,7 @@ impl IoThread {
         timeout: Duration,
     ) -> MutexGuard<'s, Locked> {
         let gen = g.conn_gen;
-        drop(g);
+        self.unlock(g);
         let (h, p) = self.hosts[host].clone();
         let r = Stream::open(&h, p, &self.security, timeout);
         let mut g = s.lock();
@@ -189,7 +204,7 @@ impl IoThread {
             }
             Err(f) => g.core.handle_connect_failed(host, f, now()),
         }
-        settled(s, g)
+        s.settle(g, &mut self.wakes)
     }
 
     fn start_probe(&mut self, s: &Arc<Session>, skip: usize) {
@@ -246,12 +261,6 @@ fn rearm(armed: Option<Option<Duration>>, wait: Option<Duration>) -> bool {
     }
 }
 
-/// Settles `g` and takes the lock again (the settle may have written outside it).
-fn settled<'s>(s: &'s Session, g: MutexGuard<'s, Locked>) -> MutexGuard<'s, Locked> {
-    s.settle(g);
-    s.lock()
-}
-
 /// Whether `host:port` answers a four-letter word in plain (`None`: no answer in time).
 fn answers_plain(host: &str, port: u16) -> Option<bool> {
     let wait = Duration::from_secs(1);
@@ -291,7 +300,7 @@ fn probe_read_write(
             if !stop.load(Ordering::Acquire) {
                 g.core.handle_read_write_found(i, now());
             }
-            return session.settle(g);
+            return session.settle_and_unlock(g);
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_secs(10));
