@@ -151,9 +151,9 @@ impl<T> SlotRx<T> {
         let mut s = lock(&self.0);
         match &mut *s {
             State::Waiting(waiter) => {
-                if waiter.is_none() {
-                    *waiter = Some(thread::current());
-                }
+                // Always this thread: a watch's end may wait on one thread, time out, and
+                // wait again on another.
+                *waiter = Some(thread::current());
                 None
             }
             State::Full(_) | State::Over => Some(take(&mut s)),
@@ -210,6 +210,32 @@ mod tests {
         let (tx, rx) = slot();
         assert!(tx.fill(6).0.is_none(), "nobody waits yet: no wake owed");
         assert_eq!(rx.wait(), Some(6));
+    }
+
+    #[test]
+    fn a_wait_moved_to_another_thread_is_woken_there() {
+        let (tx, rx) = slot::<u8>();
+        let rx = std::thread::spawn(move || {
+            assert_eq!(rx.wait_timeout(Duration::from_millis(1)), Err(()));
+            rx
+        })
+        .join()
+        .unwrap();
+        let waiter = std::thread::spawn(move || rx.wait_timeout(Duration::from_secs(60)));
+        let b = waiter.thread().id();
+        let until = Instant::now() + Duration::from_secs(10);
+        let registered = loop {
+            if matches!(&*lock(&tx.0), State::Waiting(Some(t)) if t.id() == b) {
+                break true;
+            }
+            if Instant::now() > until {
+                break false;
+            }
+            std::thread::yield_now();
+        };
+        tx.send(9);
+        assert!(registered, "the second thread is the one to wake");
+        assert_eq!(waiter.join().unwrap(), Ok(Some(9)));
     }
 
     #[test]
