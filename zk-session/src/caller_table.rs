@@ -161,6 +161,12 @@ where
         gone
     }
 
+    /// Takes the waiter of request `key`, for a driver that answers it itself.
+    #[cfg_attr(not(feature = "blocking"), allow(dead_code))]
+    pub fn take_reply(&mut self, key: Key) -> Option<C::Reply> {
+        self.replies.take(key)
+    }
+
     /// Applies one output of the core.
     pub fn apply(&mut self, output: Output, published: &impl Published) {
         match output {

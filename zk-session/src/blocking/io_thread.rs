@@ -14,11 +14,9 @@ use std::{
     time::Duration,
 };
 
-use bytes::BytesMut;
-
 use super::{
-    session::{now, CoreInstant, Locked, Session},
-    stream::{open_tcp, Stream},
+    session::{now, wake_all, CoreInstant, Locked, Session, Wakes},
+    stream::{open_tcp, ReadBuf, Stream},
 };
 use crate::{security::Security, session::Action};
 
@@ -31,9 +29,10 @@ pub(crate) fn spawn(
     let io = IoThread {
         hosts,
         security,
-        rbuf: BytesMut::new(),
+        rbuf: ReadBuf::for_session(),
         armed: None,
         probe_stop: None,
+        wakes: Wakes::new(),
     };
     std::thread::Builder::new()
         .name("zk-session-io".into())
@@ -45,11 +44,14 @@ struct IoThread {
     hosts: Vec<(String, u16)>,
     /// Plain TCP or TLS, for every server and every reconnect.
     security: Security,
-    rbuf: BytesMut,
+    rbuf: ReadBuf,
     /// The read timeout set on the stream of this generation (`None` inside: none).
     armed: Option<(u64, Option<Duration>)>,
     /// Stops the read-write probe under way, if any.
     probe_stop: Option<Arc<AtomicBool>>,
+    /// Callers answered under the lock, woken when this thread next lets go of it: each
+    /// turn of the loop takes the lock once.
+    wakes: Wakes,
 }
 
 impl IoThread {
@@ -63,15 +65,26 @@ impl IoThread {
             let deadline = g.core.poll_timeout();
             g = match g.stream.clone() {
                 Some(stream) => self.read(s, g, stream, deadline),
-                None => sleep(s, g, deadline),
+                None => {
+                    // Rare (no connection): woken under the lock, which the wait lets go.
+                    wake_all(&mut self.wakes);
+                    sleep(s, g, deadline)
+                }
             };
             if g.core.poll_timeout().is_some_and(|d| d <= now()) {
                 g.core.handle_timeout(now());
             }
-            g = settled(s, g);
+            g = s.settle(g, &mut self.wakes);
         }
-        drop(g);
+        self.unlock(g);
         self.stop_probe();
+    }
+
+    /// Lets go of the lock and wakes the callers answered under it: before anything that
+    /// blocks.
+    fn unlock(&mut self, g: MutexGuard<'_, Locked>) {
+        drop(g);
+        wake_all(&mut self.wakes);
     }
 
     /// One read of the stream, up to `deadline`, outside the lock; its bytes (or its end)
@@ -84,7 +97,7 @@ impl IoThread {
         deadline: Option<CoreInstant>,
     ) -> MutexGuard<'s, Locked> {
         let gen = g.conn_gen;
-        drop(g);
+        self.unlock(g);
         let wait = deadline.map(|d| d.saturating_duration_since(now()));
         let r = if wait.is_some_and(|w| w.is_zero()) {
             Err(io::ErrorKind::TimedOut.into())
@@ -98,7 +111,7 @@ impl IoThread {
         };
         let mut g = s.lock();
         if g.conn_gen != gen {
-            self.rbuf.clear();
+            self.rbuf.frames.clear();
             return g;
         }
         let now = now();
@@ -106,7 +119,7 @@ impl IoThread {
             Ok(0) => g.core.handle_disconnected(now),
             Ok(_) => {
                 s.prune_if_handshaking(&mut g);
-                g.core.handle_input(&mut self.rbuf, now);
+                g.core.handle_input(&mut self.rbuf.frames, now);
             }
             Err(e)
                 if matches!(
@@ -130,7 +143,7 @@ impl IoThread {
                 Action::Connect { host, timeout, .. } => self.connect(s, g, host, timeout),
                 Action::Disconnect => {
                     // The stream was dropped when the action was taken.
-                    self.rbuf.clear();
+                    self.rbuf.frames.clear();
                     self.stop_probe();
                     g
                 }
@@ -140,11 +153,11 @@ impl IoThread {
                 }
                 Action::ProbeTls { host } => {
                     let (h, p) = self.hosts[host].clone();
-                    drop(g);
+                    self.unlock(g);
                     let plain = answers_plain(&h, p);
                     let mut g = s.lock();
                     g.core.handle_tls_probe(host, plain, now());
-                    settled(s, g)
+                    s.settle(g, &mut self.wakes)
                 }
                 Action::ProbeReadWrite { skip } => {
                     self.start_probe(s, skip);
@@ -153,11 +166,11 @@ impl IoThread {
                 #[cfg(feature = "sasl")]
                 Action::Sasl { attempt, work } => {
                     // Kerberos may ask the KDC: outside the lock, so that callers go on.
-                    drop(g);
+                    self.unlock(g);
                     let done = work.run();
                     let mut g = s.lock();
                     g.core.handle_sasl_done(attempt, done, now());
-                    settled(s, g)
+                    s.settle(g, &mut self.wakes)
                 }
             };
         }
@@ -174,7 +187,7 @@ impl IoThread {
         timeout: Duration,
     ) -> MutexGuard<'s, Locked> {
         let gen = g.conn_gen;
-        drop(g);
+        self.unlock(g);
         let (h, p) = self.hosts[host].clone();
         let r = Stream::open(&h, p, &self.security, timeout);
         let mut g = s.lock();
@@ -185,13 +198,13 @@ impl IoThread {
         match r {
             Ok(stream) => {
                 g.conn_gen += 1;
-                self.rbuf.clear();
+                self.rbuf.frames.clear();
                 g.stream = Some(Arc::new(stream));
                 g.core.handle_stream_opened(host, now());
             }
             Err(f) => g.core.handle_connect_failed(host, f, now()),
         }
-        settled(s, g)
+        s.settle(g, &mut self.wakes)
     }
 
     fn start_probe(&mut self, s: &Arc<Session>, skip: usize) {
@@ -248,12 +261,6 @@ fn rearm(armed: Option<Option<Duration>>, wait: Option<Duration>) -> bool {
     }
 }
 
-/// Settles `g` and takes the lock again (the settle may have written outside it).
-fn settled<'s>(s: &'s Session, g: MutexGuard<'s, Locked>) -> MutexGuard<'s, Locked> {
-    s.settle(g);
-    s.lock()
-}
-
 /// Whether `host:port` answers a four-letter word in plain (`None`: no answer in time).
 fn answers_plain(host: &str, port: u16) -> Option<bool> {
     let wait = Duration::from_secs(1);
@@ -293,7 +300,7 @@ fn probe_read_write(
             if !stop.load(Ordering::Acquire) {
                 g.core.handle_read_write_found(i, now());
             }
-            return session.settle(g);
+            return session.settle_and_unlock(g);
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_secs(10));
@@ -306,17 +313,17 @@ fn is_read_write(host: &str, port: u16, security: &Security) -> bool {
         return false;
     };
     s.set_read_timeout(Some(wait));
-    let mut answer = BytesMut::with_capacity(2);
+    let mut answer = ReadBuf::new(16);
     // The answer is "rw" or "ro": two bytes, whatever else the peer sends.
     let ok = s.write_all(b"isro").is_ok();
-    while ok && answer.len() < 2 {
+    while ok && answer.frames.len() < 2 {
         match s.read(&mut answer) {
             Ok(n) if n > 0 => {}
             _ => break,
         }
     }
     s.shutdown();
-    answer.starts_with(b"rw")
+    answer.frames.starts_with(b"rw")
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ impl ClientBuilder {
             }),
         };
         // The core's first actions (a connect) wait for the thread.
-        session.settle(session.lock());
+        session.settle_and_unlock(session.lock());
         // No thread, no session: the handle's drop ends it.
         io_thread::spawn(session.clone(), hosts, security).map_err(|_| Error::Closed)?;
         let wait = opts.first_connection_wait;

@@ -16,14 +16,14 @@ use std::{
 
 use super::{
     board::Board,
-    slot::SlotTx,
+    slot::{SlotTx, Wake},
     stream::Stream,
     watch::{OneshotTx, StreamTx},
 };
 use crate::{
     caller_table::CallerTable,
     command,
-    session::{Action, SessionCore, WatchId},
+    session::{Action, Output, SessionCore, WatchId},
     Error,
 };
 use zk_proto::Response;
@@ -34,6 +34,15 @@ pub(crate) type CoreInstant = std::time::Instant;
 /// The time now, as the core takes it.
 pub(crate) fn now() -> CoreInstant {
     CoreInstant::now()
+}
+
+/// The callers whose replies were filled under the lock, to wake once it is let go: woken
+/// under it, a caller would run only to wait for the lock.
+pub(crate) type Wakes = Vec<Wake>;
+
+/// Wakes every caller in `wakes`.
+pub(crate) fn wake_all(wakes: &mut Wakes) {
+    wakes.drain(..).for_each(Wake::wake);
 }
 
 /// A request's reply slot.
@@ -125,7 +134,7 @@ impl Session {
             let Locked { core, callers, .. } = &mut *g;
             core.prune_waiting(|k| callers.take_if_gone(k));
         }
-        self.settle(g);
+        self.settle_and_unlock(g);
     }
 
     /// Every handle is gone: the core closes the session.
@@ -133,22 +142,34 @@ impl Session {
         let mut g = self.lock();
         g.handles_gone = true;
         g.core.handle_handles_gone(now());
-        self.settle(g);
+        self.settle_and_unlock(g);
+    }
+
+    /// [`settle`](Self::settle)s, lets go of the lock, and wakes the callers answered.
+    pub fn settle_and_unlock(&self, g: MutexGuard<'_, Locked>) {
+        let mut wakes = Wakes::new();
+        drop(self.settle(g, &mut wakes));
+        wake_all(&mut wakes);
     }
 
     /// After an input: applies the outputs, hands the actions to the I/O thread, and writes
-    /// what the core has to send (see the module documentation).
-    pub fn settle<'s>(&'s self, mut g: MutexGuard<'s, Locked>) {
+    /// what the core has to send (see the module documentation). Gives the lock back held;
+    /// the callers answered are in `wakes`, to wake once it is let go.
+    pub fn settle<'s>(
+        &'s self,
+        mut g: MutexGuard<'s, Locked>,
+        wakes: &mut Wakes,
+    ) -> MutexGuard<'s, Locked> {
         loop {
-            g.apply_outputs(&self.board);
+            g.apply_outputs(&self.board, wakes);
             if g.take_actions() || g.io_sleeping {
                 self.wake.notify_one();
             }
             if g.writing || g.core.transmit().is_empty() {
-                return;
+                return g;
             }
             let Some(stream) = g.stream.clone() else {
-                return;
+                return g;
             };
             // Between handshake and connected the core may hold bytes for a stream not open
             // yet; `stream` is only set once it is.
@@ -157,6 +178,7 @@ impl Session {
             g.core.handle_written(t);
             g.writing = true;
             drop(g);
+            wake_all(wakes);
             let r = stream.write_all(&bytes);
             g = self.lock();
             g.writing = false;
@@ -189,9 +211,17 @@ impl std::fmt::Debug for Session {
 }
 
 impl Locked {
-    fn apply_outputs(&mut self, board: &Board) {
+    fn apply_outputs(&mut self, board: &Board, wakes: &mut Wakes) {
         while let Some(o) = self.core.poll_output() {
-            self.callers.apply(o, board);
+            match o {
+                // The hot path: filled now, in order, woken once the lock is let go.
+                Output::Reply { to, result } => {
+                    if let Some(tx) = self.callers.take_reply(to) {
+                        wakes.push(tx.fill(result));
+                    }
+                }
+                o => self.callers.apply(o, board),
+            }
         }
         board.zxid_seen(self.core.last_zxid());
     }

@@ -1,40 +1,36 @@
 //! A one-shot reply slot: the I/O thread (or whichever thread applies the core's outputs)
-//! fills it once, the caller blocks until then. A Mutex and a Condvar: no channel crate, and
-//! a slot costs one allocation.
+//! fills it once, the caller blocks until then. The caller parks its thread: filling costs
+//! one futex wake when the caller is asleep (none when it has not begun waiting), and the
+//! wake can be left until the filler has let go of the session's lock
+//! ([`SlotTx::fill`]), so that the caller does not wake only to wait for that lock. No
+//! channel crate; a slot costs one allocation.
 
 use std::{
-    sync::{Arc, Condvar, Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard},
+    thread::{self, Thread},
     time::{Duration, Instant},
 };
 
 #[derive(Debug)]
 enum State<T> {
-    Waiting,
+    /// No value yet; the thread that waits for it, once it waits.
+    Waiting(Option<Thread>),
     Full(T),
     /// The value was taken, or the sender went without one.
     Over,
 }
 
-#[derive(Debug)]
-struct Inner<T> {
-    state: Mutex<State<T>>,
-    filled: Condvar,
-}
-
 /// The filling end, kept in the driver's table of callers.
 #[derive(Debug)]
-pub(crate) struct SlotTx<T>(Arc<Inner<T>>);
+pub(crate) struct SlotTx<T>(Arc<Mutex<State<T>>>);
 
 /// The waiting end, the caller's.
 #[derive(Debug)]
-pub(crate) struct SlotRx<T>(Arc<Inner<T>>);
+pub(crate) struct SlotRx<T>(Arc<Mutex<State<T>>>);
 
 /// A new slot's two ends.
 pub(crate) fn slot<T>() -> (SlotTx<T>, SlotRx<T>) {
-    let inner = Arc::new(Inner {
-        state: Mutex::new(State::Waiting),
-        filled: Condvar::new(),
-    });
+    let inner = Arc::new(Mutex::new(State::Waiting(None)));
     (SlotTx(inner.clone()), SlotRx(inner))
 }
 
@@ -42,13 +38,42 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The wake-up a filled slot owes its caller: [`Wake::wake`] it, or drop it (which wakes
+/// too), once no lock the caller will want is held.
+#[derive(Debug)]
+#[must_use = "the caller sleeps until it is woken"]
+pub(crate) struct Wake(Option<Thread>);
+
+impl Wake {
+    pub fn wake(self) {
+        drop(self)
+    }
+}
+
+impl Drop for Wake {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            t.unpark();
+        }
+    }
+}
+
 impl<T> SlotTx<T> {
     /// Fills the slot and wakes the caller.
     pub fn send(self, value: T) {
-        let mut s = lock(&self.0.state);
-        if matches!(*s, State::Waiting) {
-            *s = State::Full(value);
-            self.0.filled.notify_one();
+        self.fill(value).wake();
+    }
+
+    /// Fills the slot; the caller, if it waits already, wakes when the [`Wake`] is woken.
+    pub fn fill(self, value: T) -> Wake {
+        let mut s = lock(&self.0);
+        match &mut *s {
+            State::Waiting(waiter) => {
+                let waiter = waiter.take();
+                *s = State::Full(value);
+                Wake(waiter)
+            }
+            State::Full(_) | State::Over => Wake(None),
         }
     }
 
@@ -70,10 +95,12 @@ impl<T> crate::caller_table::Answer<T> for SlotTx<T> {
 
 impl<T> Drop for SlotTx<T> {
     fn drop(&mut self) {
-        let mut s = lock(&self.0.state);
-        if matches!(*s, State::Waiting) {
+        let mut s = lock(&self.0);
+        if let State::Waiting(waiter) = &mut *s {
+            let waiter = waiter.take();
             *s = State::Over;
-            self.0.filled.notify_one();
+            drop(s);
+            drop(Wake(waiter));
         }
     }
 }
@@ -81,11 +108,14 @@ impl<T> Drop for SlotTx<T> {
 impl<T> SlotRx<T> {
     /// Waits for the value; `None` when the sender went without one.
     pub fn wait(&self) -> Option<T> {
-        let mut s = lock(&self.0.state);
-        while matches!(*s, State::Waiting) {
-            s = self.0.filled.wait(s).unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(v) = self.look() {
+                return v;
+            }
+            // A wake may come early (left from an earlier use of the thread's park): the
+            // loop looks again.
+            thread::park();
         }
-        take(&mut s)
     }
 
     /// Waits for the value up to `timeout`: `Err(())` when it did not come in time (the slot
@@ -95,36 +125,46 @@ impl<T> SlotRx<T> {
         let Some(until) = Instant::now().checked_add(timeout) else {
             return Ok(self.wait());
         };
-        let mut s = lock(&self.0.state);
-        while matches!(*s, State::Waiting) {
+        loop {
+            if let Some(v) = self.look() {
+                return Ok(v);
+            }
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(());
             }
-            s = self
-                .0
-                .filled
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            thread::park_timeout(left);
         }
-        Ok(take(&mut s))
     }
 
     /// The value if it is there, without waiting: `Err(())` while it is not.
     pub fn try_take(&self) -> Result<Option<T>, ()> {
-        let mut s = lock(&self.0.state);
-        if matches!(*s, State::Waiting) {
+        let mut s = lock(&self.0);
+        if matches!(*s, State::Waiting(_)) {
             return Err(());
         }
         Ok(take(&mut s))
+    }
+
+    /// The outcome if there is one; otherwise this thread is the one to wake.
+    fn look(&self) -> Option<Option<T>> {
+        let mut s = lock(&self.0);
+        match &mut *s {
+            State::Waiting(waiter) => {
+                // Always this thread: a watch's end may wait on one thread, time out, and
+                // wait again on another.
+                *waiter = Some(thread::current());
+                None
+            }
+            State::Full(_) | State::Over => Some(take(&mut s)),
+        }
     }
 }
 
 fn take<T>(s: &mut State<T>) -> Option<T> {
     match std::mem::replace(s, State::Over) {
         State::Full(v) => Some(v),
-        State::Waiting | State::Over => None,
+        State::Waiting(_) | State::Over => None,
     }
 }
 
@@ -144,6 +184,58 @@ mod tests {
         assert_eq!(rx.try_take(), Err(()));
         drop(tx);
         assert_eq!(rx.wait_timeout(Duration::from_secs(5)), Ok(None));
+    }
+
+    #[test]
+    fn a_caller_asleep_wakes_only_when_the_wake_is_woken() {
+        let (tx, rx) = slot();
+        let (asleep_tx, asleep) = std::sync::mpsc::channel();
+        let caller = std::thread::spawn(move || {
+            asleep_tx.send(()).unwrap();
+            rx.wait()
+        });
+        asleep.recv().unwrap();
+        // Until the caller is known to wait, the fill may owe it nothing.
+        while !matches!(*lock(&tx.0), State::Waiting(Some(_))) {
+            std::thread::yield_now();
+        }
+        let wake = tx.fill(5);
+        assert!(
+            wake.0.is_some(),
+            "the filler owes the waiting caller a wake"
+        );
+        wake.wake();
+        assert_eq!(caller.join().unwrap(), Some(5));
+
+        let (tx, rx) = slot();
+        assert!(tx.fill(6).0.is_none(), "nobody waits yet: no wake owed");
+        assert_eq!(rx.wait(), Some(6));
+    }
+
+    #[test]
+    fn a_wait_moved_to_another_thread_is_woken_there() {
+        let (tx, rx) = slot::<u8>();
+        let rx = std::thread::spawn(move || {
+            assert_eq!(rx.wait_timeout(Duration::from_millis(1)), Err(()));
+            rx
+        })
+        .join()
+        .unwrap();
+        let waiter = std::thread::spawn(move || rx.wait_timeout(Duration::from_secs(60)));
+        let b = waiter.thread().id();
+        let until = Instant::now() + Duration::from_secs(10);
+        let registered = loop {
+            if matches!(&*lock(&tx.0), State::Waiting(Some(t)) if t.id() == b) {
+                break true;
+            }
+            if Instant::now() > until {
+                break false;
+            }
+            std::thread::yield_now();
+        };
+        tx.send(9);
+        assert!(registered, "the second thread is the one to wake");
+        assert_eq!(waiter.join().unwrap(), Ok(Some(9)));
     }
 
     #[test]

@@ -13,8 +13,52 @@ use bytes::BytesMut;
 
 use crate::{connect_error::ConnectFailure, security::Security};
 
-/// Read room kept for the next read.
+/// The most one read of the socket takes.
 const READ_ROOM: usize = 64 * 1024;
+
+/// What a stream is read into: the bytes not yet taken apart (`frames`, for the core), and
+/// room the socket is read into first. The room is zeroed once, when it is made: reading
+/// straight into `frames`' spare capacity would need it zeroed before every read (no
+/// `unsafe`), a memset of the whole room for a reply of a hundred bytes; copying what a
+/// read brought costs only its length.
+#[derive(Debug)]
+pub(crate) struct ReadBuf {
+    pub frames: BytesMut,
+    room: Vec<u8>,
+    /// TLS records as they come from the socket, before rustls takes them apart.
+    #[cfg(any(feature = "tls", feature = "blocking-tls"))]
+    records: Vec<u8>,
+}
+
+impl ReadBuf {
+    /// A buffer whose reads take at most `room` bytes at a time.
+    pub fn new(room: usize) -> Self {
+        ReadBuf {
+            frames: BytesMut::new(),
+            room: vec![0; room],
+            #[cfg(any(feature = "tls", feature = "blocking-tls"))]
+            records: Vec::new(),
+        }
+    }
+
+    /// The I/O thread's: room for the largest reads.
+    pub fn for_session() -> Self {
+        ReadBuf::new(READ_ROOM)
+    }
+
+    /// Reads once, with `read`, into the room, and appends what came to `frames`.
+    fn fill(&mut self, read: impl FnOnce(&mut [u8]) -> io::Result<usize>) -> io::Result<usize> {
+        let n = read(&mut self.room)?;
+        let got = &self.room[..n];
+        if self.frames.capacity() - self.frames.len() < got.len() {
+            // Room for many more reads than this one: frames are split off the front as
+            // they are taken apart, and the buffer is reclaimed once they are all dropped.
+            self.frames.reserve(got.len().max(READ_ROOM));
+        }
+        self.frames.extend_from_slice(got);
+        Ok(n)
+    }
+}
 
 /// One connection's stream; see the module documentation.
 #[derive(Debug)]
@@ -67,15 +111,13 @@ impl Stream {
         let _ = self.tcp().shutdown(Shutdown::Both);
     }
 
-    /// Reads what comes next (plaintext) into `rbuf`; `Ok(0)` at the end of the stream.
-    pub fn read(&self, rbuf: &mut BytesMut) -> io::Result<usize> {
-        if rbuf.capacity() - rbuf.len() < READ_ROOM / 8 {
-            rbuf.reserve(READ_ROOM);
-        }
+    /// Reads what comes next (plaintext) onto `buf.frames`; `Ok(0)` at the end of the
+    /// stream.
+    pub fn read(&self, buf: &mut ReadBuf) -> io::Result<usize> {
         match self {
-            Stream::Plain(s) => fill(rbuf, |b| (&*s).read(b)),
+            Stream::Plain(s) => buf.fill(|b| (&*s).read(b)),
             #[cfg(any(feature = "tls", feature = "blocking-tls"))]
-            Stream::Tls(s) => s.read(rbuf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 
@@ -87,18 +129,6 @@ impl Stream {
             Stream::Tls(s) => s.write_all(bytes),
         }
     }
-}
-
-/// Reads once, with `read`, into the spare room of `rbuf`.
-fn fill(
-    rbuf: &mut BytesMut,
-    read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
-) -> io::Result<usize> {
-    let len = rbuf.len();
-    rbuf.resize(rbuf.capacity(), 0);
-    let r = read(&mut rbuf[len..]);
-    rbuf.truncate(len + *r.as_ref().unwrap_or(&0));
-    r
 }
 
 /// A TCP stream to `host:port`, each address tried within `timeout` in all.
@@ -135,6 +165,9 @@ mod tls {
 
     use super::*;
     use crate::{tls::TlsConfig, tls_error};
+
+    /// The most one read of TLS records takes (a record is at most 16 KiB and a little).
+    const RECORDS_ROOM: usize = 16 * 1024;
 
     /// rustls over a TCP socket; see the module documentation.
     #[derive(Debug)]
@@ -182,21 +215,24 @@ mod tls {
             })
         }
 
-        /// Plaintext into `rbuf`: what rustls holds already, else one read of the socket
-        /// (outside the lock) taken apart.
-        pub fn read(&self, rbuf: &mut BytesMut) -> io::Result<usize> {
-            let mut raw = vec![0u8; 16 * 1024];
+        /// Plaintext onto `buf.frames`: what rustls holds already, else one read of the
+        /// socket (outside the lock) taken apart.
+        pub fn read(&self, buf: &mut ReadBuf) -> io::Result<usize> {
+            if buf.records.is_empty() {
+                // Zeroed once, like the room.
+                buf.records = vec![0; RECORDS_ROOM];
+            }
             loop {
-                match fill(rbuf, |b| lock(&self.conn).reader().read(b)) {
+                match buf.fill(|b| lock(&self.conn).reader().read(b)) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     r => return r,
                 }
-                let n = (&self.tcp).read(&mut raw)?;
+                let n = (&self.tcp).read(&mut buf.records)?;
                 if n == 0 {
                     return Ok(0);
                 }
                 let mut c = lock(&self.conn);
-                let mut records = &raw[..n];
+                let mut records = &buf.records[..n];
                 while !records.is_empty() {
                     c.read_tls(&mut records)?;
                     c.process_new_packets()
@@ -225,16 +261,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_read_fills_the_spare_room_only() {
+    fn a_read_appends_what_came_to_the_frames() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let mut client = TcpStream::connect(addr).unwrap();
         let (server, _) = listener.accept().unwrap();
         client.write_all(b"abc").unwrap();
-        let mut rbuf = BytesMut::from(&b"xy"[..]);
-        let n = Stream::Plain(server).read(&mut rbuf).unwrap();
+        let mut buf = ReadBuf::new(16);
+        buf.frames.extend_from_slice(b"xy");
+        let n = Stream::Plain(server).read(&mut buf).unwrap();
         assert_eq!(n, 3);
-        assert_eq!(&rbuf[..], b"xyabc");
+        assert_eq!(&buf.frames[..], b"xyabc");
     }
 
     #[test]
