@@ -165,6 +165,12 @@ fn watches_and_auth_survive_a_server_kill() {
         Duration::from_secs(30),
     );
     assert_eq!(c.session_id(), sid);
+    // Reconnected is told as the handshake ends, with the watches' re-registration
+    // (SetWatches) sent but not yet answered. The server replays what a one-shot watch
+    // missed but not what a persistent one did, so a change made before it has the
+    // SetWatches would be lost for good: one round trip on this session (answered after the
+    // SetWatches, in order) makes sure the server has it.
+    c.exists("/").unwrap();
 
     // Changes made through another client after the failover reach the re-registered
     // watches.
