@@ -382,7 +382,32 @@ impl JavaProgram {
     /// and `jars` (from Debian's jar directory; `packages` provide them) on the classpath
     /// and the source's directory on the source path (so peers can share helper classes).
     /// Finds (or installs) Java the way the server harness does.
+    ///
+    /// Once per process for each source and directory: the tests of one binary run in
+    /// parallel, and a second javac rewriting the class files while the first test's JVM
+    /// loads them made it fail with "Truncated class file".
     pub fn compile(
+        source: &Path,
+        classes: &Path,
+        jars: &[&str],
+        packages: &str,
+    ) -> Result<JavaProgram, String> {
+        type Compiled = std::collections::HashMap<(PathBuf, PathBuf), JavaProgram>;
+        static COMPILED: std::sync::OnceLock<Mutex<Compiled>> = std::sync::OnceLock::new();
+        let mut compiled = COMPILED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let key = (source.to_path_buf(), classes.to_path_buf());
+        if let Some(program) = compiled.get(&key) {
+            return Ok(program.clone());
+        }
+        let program = JavaProgram::compile_now(source, classes, jars, packages)?;
+        compiled.insert(key, program.clone());
+        Ok(program)
+    }
+
+    fn compile_now(
         source: &Path,
         classes: &Path,
         jars: &[&str],
